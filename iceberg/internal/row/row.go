@@ -38,6 +38,8 @@ type Schema struct {
 	index  map[string]int
 	once   sync.Once
 	cached []byte // encoded form, built lazily by the coder
+	plan   *plan  // per-column codec plan, built with cached
+	err    error  // error building cached, if any
 }
 
 // NewSchema returns a schema with the given column names and Iceberg types. types may be

@@ -1,0 +1,21 @@
+package row
+
+import "errors"
+
+// Sentinel errors of package row. Errors returned by this package wrap one of them with
+// %w and name the column (dotted path for nested fields) they are about.
+var (
+	// ErrTypeMismatch is wrapped when a value does not match its column's Iceberg type,
+	// or when a conversion would lose information.
+	ErrTypeMismatch = errors.New("value does not match column type")
+	// ErrRequiredNull is wrapped when a required column or element holds null.
+	ErrRequiredNull = errors.New("null in required column")
+	// ErrUnknownColumn is wrapped when a row or struct names a column the schema lacks,
+	// or a struct field has no column.
+	ErrUnknownColumn = errors.New("unknown column")
+	// ErrCorrupt is wrapped when encoded row bytes cannot be decoded.
+	ErrCorrupt = errors.New("corrupt encoded row")
+	// ErrUnsupportedType is wrapped for an Iceberg or Go type the package cannot handle
+	// (variant, geometry, geography, channels, ...).
+	ErrUnsupportedType = errors.New("unsupported type")
+)
