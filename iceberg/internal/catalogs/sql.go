@@ -1,0 +1,151 @@
+package catalogs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"strings"
+	"time"
+
+	ibg "github.com/apache/iceberg-go"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver (pure Go)
+	"github.com/uptrace/bun/driver/sqliteshim"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+)
+
+// sqliteBusyTimeoutMs is the busy timeout added to SQLite DSNs: concurrent
+// writers wait for the lock instead of failing with "database is locked".
+const sqliteBusyTimeoutMs = 10000
+
+// sqlCatalog is iceberg-go's SQL catalog together with the database handle it
+// was built on, so that Close releases both.
+type sqlCatalog struct {
+	*sqlcat.Catalog
+	db *sql.DB
+}
+
+// Close releases the catalog and its connection pool.
+func (c *sqlCatalog) Close() error {
+	return errors.Join(c.Catalog.Close(), c.db.Close())
+}
+
+// Unwrap returns iceberg-go's SQL catalog.
+func (c *sqlCatalog) Unwrap() *sqlcat.Catalog { return c.Catalog }
+
+// sqlDriver resolves the sql.driver property to a registered driver name,
+// its dialect, and whether it is SQLite.
+func sqlDriver(props map[string]string) (driver string, dialect sqlcat.SupportedDialect, sqlite bool, err error) {
+	switch d := strings.ToLower(props[KeySQLDriver]); d {
+	case "", "sqlite", "sqlite3", sqliteshim.ShimName:
+		return sqliteshim.ShimName, sqlcat.SQLite, true, nil
+	case "postgres", "postgresql", "pgx", "pgx/v5":
+		return "pgx", sqlcat.Postgres, false, nil
+	case "mysql":
+		return "mysql", sqlcat.MySQL, false, nil
+	default:
+		return "", "", false, config.Errorf(propKey(KeySQLDriver),
+			"unsupported driver %q; supported: sqlite, sqlite3, postgres, pgx, mysql", props[KeySQLDriver])
+	}
+}
+
+func openSQL(ctx context.Context, name string, props map[string]string) (*sqlCatalog, error) {
+	driver, dialect, sqlite, err := sqlDriver(props)
+	if err != nil {
+		return nil, err
+	}
+	if d := props[KeySQLDialect]; d != "" {
+		dialect = sqlcat.SupportedDialect(strings.ToLower(d))
+	}
+	dsn := strings.TrimPrefix(props[KeyURI], "sql://")
+	if dsn == "" {
+		return nil, config.Errorf(propKey(KeyURI), "missing: the sql catalog needs a DSN")
+	}
+	if sqlite {
+		dsn = SQLiteDSN(dsn)
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if sqlite {
+		// SQLite has one writer at a time; a few connections suffice and keep
+		// lock contention inside the busy timeout.
+		db.SetMaxOpenConns(4)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	p := ibg.Properties(maps.Clone(props))
+	p[KeySQLDialect] = string(dialect)
+	p[KeySQLDriver] = driver
+	// Several workers may create the catalog tables at once; a lost
+	// CREATE TABLE IF NOT EXISTS race is retried.
+	var cat *sqlcat.Catalog
+	for attempt := 0; ; attempt++ {
+		cat, err = sqlcat.NewCatalog(name, db, dialect, p)
+		if err == nil || attempt == 2 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Duration(50*(attempt+1)) * time.Millisecond)
+	}
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &sqlCatalog{Catalog: cat, db: db}, nil
+}
+
+// SQLiteDSN adds WAL journaling, a busy timeout and immediate write
+// transactions to a SQLite DSN when it does not set them, in the syntax of the
+// driver sqliteshim selected (modernc.org/sqlite without cgo, mattn with cgo).
+// A plain path becomes a file: URI; ":memory:" and DSNs that are not file
+// URIs are returned unchanged.
+func SQLiteDSN(dsn string) string {
+	if dsn == "" || strings.HasPrefix(dsn, ":memory:") || strings.Contains(dsn, "mode=memory") {
+		return dsn
+	}
+	if !strings.HasPrefix(dsn, "file:") {
+		if strings.Contains(dsn, "?") {
+			return dsn
+		}
+		dsn = "file:" + dsn
+	}
+	path, rawQuery, _ := strings.Cut(dsn, "?")
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return dsn
+	}
+	has := func(s string) bool { return strings.Contains(strings.ToLower(rawQuery), s) }
+	var add []string
+	if sqliteshim.DriverName() == "sqlite3" { // mattn/go-sqlite3
+		if !has("journal_mode") && !has("_journal") {
+			add = append(add, "_journal_mode=WAL")
+		}
+		if !has("busy_timeout") && !has("_timeout") {
+			add = append(add, fmt.Sprintf("_busy_timeout=%d", sqliteBusyTimeoutMs))
+		}
+	} else { // modernc.org/sqlite
+		if !has("journal_mode") {
+			add = append(add, "_pragma="+url.QueryEscape("journal_mode(WAL)"))
+		}
+		if !has("busy_timeout") {
+			add = append(add, "_pragma="+url.QueryEscape(fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeoutMs)))
+		}
+	}
+	if q.Get("_txlock") == "" {
+		add = append(add, "_txlock=immediate")
+	}
+	if len(add) == 0 {
+		return dsn
+	}
+	if rawQuery != "" {
+		return path + "?" + rawQuery + "&" + strings.Join(add, "&")
+	}
+	return path + "?" + strings.Join(add, "&")
+}
