@@ -1,0 +1,299 @@
+package write
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+)
+
+// Default bounds of the committer's retry loop.
+const (
+	DefaultMaxAttempts = 10
+	DefaultMinBackoff  = 50 * time.Millisecond
+	DefaultMaxBackoff  = 5 * time.Second
+)
+
+// CommitRequest is one window's worth of changes for one table.
+type CommitRequest struct {
+	// SinkID identifies the sink; its token in the snapshot summary makes commits
+	// idempotent. Required.
+	SinkID string
+	// WindowEndMs is the end of the window being committed, in epoch milliseconds
+	// (for the global window, its max timestamp). A branch whose token for SinkID is at
+	// or past WindowEndMs has this window already.
+	WindowEndMs int64
+	// DataFiles are the new data files. Duplicate paths are committed once.
+	DataFiles []ibg.DataFile
+	// SnapshotProps are extra snapshot summary properties. The committer sets the
+	// token keys itself and overwrites any value given for them.
+	SnapshotProps map[string]string
+	// Branch is the branch to commit to; empty means main.
+	Branch string
+	// Prepare, when set, is called on every attempt with the freshly loaded table and
+	// the row delta that already holds DataFiles. It may add delete files
+	// (AddDeletes), remove superseded deletion vectors (RemoveDeletes) and validate the
+	// delta against the table. An error wrapping config.ErrCommitConflict makes the
+	// committer reload the table and try again (within its bound); any other error ends
+	// the commit. With Prepare set, a request without data files is still committed.
+	Prepare func(ctx context.Context, tbl *table.Table, rd *table.RowDelta) error
+}
+
+// CommitResult describes the snapshot a commit made, or the one that already held the
+// window when the commit was skipped.
+type CommitResult struct {
+	// SnapshotID is the new snapshot, or the snapshot carrying the token when Skipped.
+	// Zero when there was nothing to commit.
+	SnapshotID int64
+	// SequenceNumber is that snapshot's sequence number.
+	SequenceNumber int64
+	// Operation is that snapshot's operation (append, overwrite, delete).
+	Operation string
+	// FilesAdded is the number of data files the snapshot added.
+	FilesAdded int64
+	// RowsAdded is the number of rows the snapshot added.
+	RowsAdded int64
+	// Skipped is true when the window had already been committed (for example by an
+	// earlier run with the same sink id) and nothing new was committed.
+	Skipped bool
+}
+
+// Committer commits windows of data files to tables. Its zero value is ready to use
+// with the default bounds.
+type Committer struct {
+	// MaxAttempts bounds the number of commit attempts (default DefaultMaxAttempts).
+	MaxAttempts int
+	// MinBackoff and MaxBackoff bound the jittered exponential wait between attempts
+	// (defaults DefaultMinBackoff and DefaultMaxBackoff).
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// Commit commits req to the table ident of cat with the default Committer.
+func Commit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, req CommitRequest) (CommitResult, error) {
+	return Committer{}.Commit(ctx, cat, ident, req)
+}
+
+// Commit commits req to the table ident of cat as one snapshot made by a RowDelta,
+// exactly once per (SinkID, WindowEndMs):
+//
+//   - every attempt reloads the table and looks for the sink's token on the branch;
+//     a window already committed is skipped (Skipped=true);
+//   - a conflict (table.ErrCommitFailed, or the "requirement failed" errors with which
+//     SQL, Glue, Hive and Hadoop catalogs report a stale base) is retried with a fresh
+//     transaction after a jittered backoff;
+//   - any other commit error may mean the commit landed (a lost response,
+//     rest.ErrCommitStateUnknown): the next attempt first reloads and looks for the
+//     token, and only commits again when it is absent.
+//
+// The loop is bounded by MaxAttempts; when conflicts exhaust it the error wraps
+// config.ErrCommitConflict. A missing table wraps config.ErrTableNotFound.
+func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, req CommitRequest) (CommitResult, error) {
+	name := strings.Join(ident, ".")
+	fail := func(err error) (CommitResult, error) {
+		return CommitResult{}, fmt.Errorf("iceberg: commit %s: %w", name, err)
+	}
+	if req.SinkID == "" {
+		return fail(fmt.Errorf("%w: empty sink id", config.ErrInvalidConfig))
+	}
+	branch := req.Branch
+	if branch == "" {
+		branch = table.MainBranch
+	}
+	files := dedupeDataFiles(req.DataFiles)
+	if len(files) == 0 && req.Prepare == nil {
+		return CommitResult{}, nil
+	}
+	props := make(ibg.Properties, len(req.SnapshotProps)+2)
+	for k, v := range req.SnapshotProps {
+		props[k] = v
+	}
+	props[SummarySinkID] = req.SinkID
+	props[CommittedThroughKey(req.SinkID)] = strconv.FormatInt(req.WindowEndMs, 10)
+
+	maxAttempts := c.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = DefaultMaxAttempts
+	}
+	var (
+		lastErr  error
+		conflict bool // lastErr is a conflict
+		sent     bool // an earlier attempt reached the catalog and may have committed
+	)
+	for attempt := range maxAttempts {
+		if attempt > 0 {
+			if err := c.sleep(ctx, attempt); err != nil {
+				return fail(errors.Join(err, lastErr))
+			}
+		}
+		tbl, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			if errors.Is(err, catalog.ErrNoSuchTable) {
+				return fail(fmt.Errorf("%w: %w", config.ErrTableNotFound, err))
+			}
+			if ctx.Err() != nil {
+				return fail(err)
+			}
+			lastErr, conflict = err, false
+			continue
+		}
+		tok, found, err := FindToken(tbl.Metadata(), branch, req.SinkID)
+		if err != nil {
+			return fail(err)
+		}
+		if found && tok.CommittedThroughMs >= req.WindowEndMs {
+			res := resultFromToken(tok)
+			// The token was absent (or older) before our first attempt: when an attempt
+			// of ours reached the catalog, the token found now is that commit (whatever
+			// the catalog answered), or that of a duplicate of this very request.
+			res.Skipped = !sent
+			if res.Skipped {
+				log.Infof(ctx, "iceberg: commit %s: sink %s already committed window ending %d (snapshot %d, through %d); skipped",
+					name, req.SinkID, req.WindowEndMs, tok.SnapshotID, tok.CommittedThroughMs)
+			}
+			return res, nil
+		}
+
+		txn, err := tbl.NewTransactionOnBranchWithError(branch)
+		if err != nil {
+			return fail(err)
+		}
+		rd := txn.NewRowDelta(props)
+		if len(files) > 0 {
+			rd.AddRows(files...)
+		}
+		if req.Prepare != nil {
+			if err := req.Prepare(ctx, tbl, rd); err != nil {
+				if errors.Is(err, config.ErrCommitConflict) {
+					lastErr, conflict = err, true
+					continue
+				}
+				return fail(err)
+			}
+		}
+		if err := rd.Commit(ctx); err != nil {
+			if isConflict(err) {
+				lastErr, conflict = err, true
+				continue
+			}
+			return fail(err)
+		}
+		committed, err := txn.Commit(ctx)
+		sent = true
+		switch {
+		case err == nil:
+			return resultFromTable(committed, branch, files)
+		case isConflict(err):
+			log.Infof(ctx, "iceberg: commit %s: attempt %d lost a race, retrying: %v", name, attempt+1, err)
+			lastErr, conflict = err, true
+		case ctx.Err() != nil:
+			return fail(errors.Join(ctx.Err(), err))
+		default:
+			// The catalog may have applied the commit: the next attempt looks for the token.
+			log.Warnf(ctx, "iceberg: commit %s: attempt %d ended in an unknown state, checking: %v", name, attempt+1, err)
+			lastErr, conflict = err, false
+		}
+	}
+	if conflict {
+		return fail(fmt.Errorf("%w: gave up after %d attempts: %w", config.ErrCommitConflict, maxAttempts, lastErr))
+	}
+	return fail(fmt.Errorf("gave up after %d attempts: %w", maxAttempts, lastErr))
+}
+
+// sleep waits the jittered exponential backoff before attempt (1-based retries).
+func (c Committer) sleep(ctx context.Context, attempt int) error {
+	lo, hi := c.MinBackoff, c.MaxBackoff
+	if lo <= 0 {
+		lo = DefaultMinBackoff
+	}
+	if hi <= 0 {
+		hi = DefaultMaxBackoff
+	}
+	if hi < lo {
+		hi = lo
+	}
+	d := lo
+	for i := 1; i < attempt && d < hi; i++ {
+		d *= 2
+	}
+	d = min(d, hi)
+	d = d/2 + rand.N(d/2+1) // full jitter over the upper half
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// isConflict reports whether err says the commit's base was stale and nothing was
+// committed: table.ErrCommitFailed (REST 409, SQL compare-and-swap) or the plain
+// "requirement failed" errors of catalogs that validate requirements themselves.
+func isConflict(err error) bool {
+	if errors.Is(err, table.ErrCommitFailed) {
+		return true
+	}
+	if errors.Is(err, rest.ErrCommitStateUnknown) {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "requirement failed") &&
+		(strings.Contains(msg, "has changed") || strings.Contains(msg, "created concurrently") ||
+			strings.Contains(msg, "is missing"))
+}
+
+// dedupeDataFiles returns files without repeated paths, keeping the first of each.
+func dedupeDataFiles(files []ibg.DataFile) []ibg.DataFile {
+	seen := make(map[string]struct{}, len(files))
+	out := make([]ibg.DataFile, 0, len(files))
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		if _, dup := seen[f.FilePath()]; dup {
+			continue
+		}
+		seen[f.FilePath()] = struct{}{}
+		out = append(out, f)
+	}
+	return out
+}
+
+func resultFromTable(tbl *table.Table, branch string, files []ibg.DataFile) (CommitResult, error) {
+	snap := tbl.Metadata().SnapshotByName(branch)
+	if snap == nil {
+		return CommitResult{}, fmt.Errorf("iceberg: commit %s: branch %s has no snapshot after commit",
+			strings.Join(tbl.Identifier(), "."), branch)
+	}
+	res := CommitResult{SnapshotID: snap.SnapshotID, SequenceNumber: snap.SequenceNumber,
+		FilesAdded: int64(len(files))}
+	if snap.Summary != nil {
+		res.Operation = string(snap.Summary.Operation)
+	}
+	for _, f := range files {
+		res.RowsAdded += f.Count()
+	}
+	return res, nil
+}
+
+func resultFromToken(tok Token) CommitResult {
+	res := CommitResult{SnapshotID: tok.SnapshotID, SequenceNumber: tok.SequenceNumber}
+	if tok.Summary != nil {
+		res.Operation = string(tok.Summary.Operation)
+		res.FilesAdded, _ = strconv.ParseInt(tok.Summary.Properties["added-data-files"], 10, 64)
+		res.RowsAdded, _ = strconv.ParseInt(tok.Summary.Properties["added-records"], 10, 64)
+	}
+	return res
+}

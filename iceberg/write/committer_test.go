@@ -1,0 +1,388 @@
+package write
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+)
+
+// faultCatalog wraps a catalog and injects faults around CommitTable. Tables it loads
+// commit through it.
+type faultCatalog struct {
+	catalog.Catalog
+	mu      sync.Mutex
+	commits int // CommitTable calls so far
+	// before runs before the inner CommitTable of call n (0-based).
+	before func(n int)
+	// after may replace the result of call n after the inner CommitTable ran.
+	after func(n int, err error) error
+}
+
+func (f *faultCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	tbl, err := f.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	return table.New(ident, tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, f), nil
+}
+
+func (f *faultCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
+	f.mu.Lock()
+	n := f.commits
+	f.commits++
+	f.mu.Unlock()
+	if f.before != nil {
+		f.before(n)
+	}
+	meta, loc, err := f.Catalog.CommitTable(ctx, ident, reqs, ups)
+	if f.after != nil {
+		if err2 := f.after(n, err); err2 != nil {
+			return nil, "", err2
+		}
+	}
+	return meta, loc, err
+}
+
+var fastCommitter = Committer{MaxAttempts: 5, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
+
+// snapshotsWithToken counts snapshots of main whose summary carries sinkID's token.
+func snapshotsWithToken(t *testing.T, cat catalog.Catalog, ident table.Identifier, sinkID string) int {
+	t.Helper()
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary != nil && s.Summary.Properties[CommittedThroughKey(sinkID)] != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestCommitFaults(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		// setup returns the fault-injecting hooks; other is the plain catalog.
+		before    func(t *testing.T, other catalog.Catalog, ident table.Identifier) func(n int)
+		after     func(n int, err error) error
+		wantRows  int64 // rows in the table afterwards
+		wantCalls int   // CommitTable calls through the wrapper
+	}{
+		{
+			name: "lost response retries and adds rows once",
+			after: func(n int, err error) error {
+				if n == 0 && err == nil {
+					return errors.New("read tcp: connection reset by peer")
+				}
+				return nil
+			},
+			wantRows:  10,
+			wantCalls: 1,
+		},
+		{
+			name: "commit state unknown from REST adds rows once",
+			after: func(n int, err error) error {
+				if n == 0 && err == nil {
+					return fmt.Errorf("%w: 503 service unavailable", rest.ErrCommitStateUnknown)
+				}
+				return nil
+			},
+			wantRows:  10,
+			wantCalls: 1,
+		},
+		{
+			name: "concurrent append between load and commit: both land",
+			before: func(t *testing.T, other catalog.Catalog, ident table.Identifier) func(n int) {
+				return func(n int) {
+					if n != 0 {
+						return
+					}
+					tbl, err := other.LoadTable(ctx, ident)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					files := writeIDFiles(t, tbl, 1000, 7)
+					txn := tbl.NewTransaction()
+					if err := txn.NewRowDelta(nil).AddRows(files...).Commit(ctx); err != nil {
+						t.Error(err)
+						return
+					}
+					if _, err := txn.Commit(ctx); err != nil {
+						t.Error(err)
+					}
+				}
+			},
+			wantRows:  17,
+			wantCalls: 2,
+		},
+		{
+			name: "conflict reported although the commit landed: not committed twice",
+			after: func(n int, err error) error {
+				if n == 0 {
+					// Pretend the compare-and-swap failed; the inner commit did land, so
+					// the retry must find the token and not commit again.
+					return fmt.Errorf("%w: injected", table.ErrCommitFailed)
+				}
+				return nil
+			},
+			wantRows:  10,
+			wantCalls: 1,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			inner := newTestCatalog(t)
+			tbl := createTestTable(t, inner, "t", idNameSchema())
+			ident := tbl.Identifier()
+			fc := &faultCatalog{Catalog: inner, after: tc.after}
+			if tc.before != nil {
+				fc.before = tc.before(t, inner, ident)
+			}
+			files := writeIDFiles(t, tbl, 0, 10)
+			res, err := fastCommitter.Commit(ctx, fc, ident, CommitRequest{
+				SinkID: "s1", WindowEndMs: 1000, DataFiles: files,
+				SnapshotProps: map[string]string{"app": "test"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Skipped {
+				t.Errorf("Skipped = true, want false")
+			}
+			if res.RowsAdded != 10 || res.FilesAdded != int64(len(files)) {
+				t.Errorf("result = %+v, want 10 rows in %d files", res, len(files))
+			}
+			if got := countRows(t, inner, ident); got != tc.wantRows {
+				t.Errorf("table rows = %d, want %d", got, tc.wantRows)
+			}
+			if got := snapshotsWithToken(t, inner, ident, "s1"); got != 1 {
+				t.Errorf("snapshots with token = %d, want 1", got)
+			}
+			if fc.commits != tc.wantCalls {
+				t.Errorf("CommitTable calls = %d, want %d", fc.commits, tc.wantCalls)
+			}
+			cur, err := inner.LoadTable(ctx, ident)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap := cur.Metadata().SnapshotByID(res.SnapshotID)
+			if snap == nil {
+				t.Fatalf("snapshot %d of the result is not in the table", res.SnapshotID)
+			}
+			want := map[string]string{SummarySinkID: "s1", CommittedThroughKey("s1"): "1000", "app": "test"}
+			for k, v := range want {
+				if got := snap.Summary.Properties[k]; got != v {
+					t.Errorf("summary[%s] = %q, want %q", k, got, v)
+				}
+			}
+		})
+	}
+}
+
+func TestCommitIdempotentWindows(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := createTestTable(t, cat, "t", idNameSchema())
+	ident := tbl.Identifier()
+
+	commit := func(sink string, windowEnd, from int64) CommitResult {
+		t.Helper()
+		res, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{
+			SinkID: sink, WindowEndMs: windowEnd, DataFiles: writeIDFiles(t, tbl, from, 5)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	steps := []struct {
+		name        string
+		sink        string
+		windowEnd   int64
+		wantSkipped bool
+		wantRows    int64 // table rows after the step
+	}{
+		{"first window", "a", 1000, false, 5},
+		{"same window rerun is skipped", "a", 1000, true, 5},
+		{"older window is skipped", "a", 500, true, 5},
+		{"next window commits", "a", 2000, false, 10},
+		{"other sink same window commits", "b", 2000, false, 15},
+		{"other sink rerun is skipped", "b", 2000, true, 15},
+	}
+	var first CommitResult
+	for i, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			res := commit(st.sink, st.windowEnd, int64(i)*100)
+			if i == 0 {
+				first = res
+			}
+			if res.Skipped != st.wantSkipped {
+				t.Errorf("Skipped = %v, want %v", res.Skipped, st.wantSkipped)
+			}
+			if res.Operation != string(table.OpAppend) {
+				t.Errorf("Operation = %q, want append", res.Operation)
+			}
+			if got := countRows(t, cat, ident); got != st.wantRows {
+				t.Errorf("rows = %d, want %d", got, st.wantRows)
+			}
+		})
+	}
+	t.Run("skipped result names the committed snapshot", func(t *testing.T) {
+		res := commit("a", 1000, 900)
+		if !res.Skipped || res.SnapshotID == first.SnapshotID || res.RowsAdded != 5 {
+			// The newest token of "a" is the 2000 window's snapshot, not the first.
+			t.Errorf("result = %+v", res)
+		}
+		tok, found, err := FindToken(func() table.Metadata {
+			cur, err := cat.LoadTable(ctx, ident)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return cur.Metadata()
+		}(), "", "a")
+		if err != nil || !found || tok.CommittedThroughMs != 2000 || tok.SnapshotID != res.SnapshotID {
+			t.Errorf("FindToken = %+v, %v, %v", tok, found, err)
+		}
+	})
+}
+
+func TestCommitDedupesPaths(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := createTestTable(t, cat, "t", idNameSchema())
+	files := writeIDFiles(t, tbl, 0, 8)
+	dup := append(append([]ibg.DataFile{}, files...), files...)
+	res, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: dup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesAdded != int64(len(files)) || res.RowsAdded != 8 {
+		t.Errorf("result = %+v, want %d files, 8 rows", res, len(files))
+	}
+	if got := countRows(t, cat, tbl.Identifier()); got != 8 {
+		t.Errorf("rows = %d, want 8", got)
+	}
+}
+
+func TestCommitErrors(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := createTestTable(t, cat, "t", idNameSchema())
+	files := writeIDFiles(t, tbl, 0, 3)
+	always := &faultCatalog{Catalog: cat, before: func(n int) {
+		// Another writer wins every race.
+		cur, err := cat.LoadTable(ctx, tbl.Identifier())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		txn := cur.NewTransaction()
+		if err := txn.NewRowDelta(nil).AddRows(writeIDFiles(t, cur, int64(100*(n+1)), 1)...).Commit(ctx); err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := txn.Commit(ctx); err != nil {
+			t.Error(err)
+		}
+	}}
+	tests := []struct {
+		name    string
+		cat     catalog.Catalog
+		ident   table.Identifier
+		req     CommitRequest
+		wantErr error
+	}{
+		{"empty sink id", cat, tbl.Identifier(), CommitRequest{DataFiles: files}, config.ErrInvalidConfig},
+		{"missing table", cat, table.Identifier{"db", "nope"}, CommitRequest{SinkID: "s", DataFiles: files}, config.ErrTableNotFound},
+		{"conflicts exhaust the bound", always, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: files}, config.ErrCommitConflict},
+		{"prepare error ends the commit", cat, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: files,
+			Prepare: func(context.Context, *table.Table, *table.RowDelta) error { return config.ErrUnsupported }}, config.ErrUnsupported},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := fastCommitter.Commit(ctx, tc.cat, tc.ident, tc.req)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+		})
+	}
+	if got := snapshotsWithToken(t, cat, tbl.Identifier(), "s"); got != 0 {
+		t.Errorf("failed commits left %d token snapshots", got)
+	}
+}
+
+func TestCommitPrepareConflictRetries(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := createTestTable(t, cat, "t", idNameSchema())
+	calls := 0
+	res, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), CommitRequest{
+		SinkID: "s", WindowEndMs: 7, DataFiles: writeIDFiles(t, tbl, 0, 2),
+		Prepare: func(_ context.Context, cur *table.Table, rd *table.RowDelta) error {
+			calls++
+			if calls == 1 {
+				return fmt.Errorf("stale positions: %w", config.ErrCommitConflict)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 || res.RowsAdded != 2 {
+		t.Errorf("calls = %d, result = %+v", calls, res)
+	}
+}
+
+func TestIsConflict(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("x: %w", table.ErrCommitFailed), true},
+		{errors.New(`requirement failed: branch "main" has changed: expected id 1, found 2`), true},
+		{errors.New(`requirement failed: branch "main" was created concurrently`), true},
+		{fmt.Errorf("%w: 502", rest.ErrCommitStateUnknown), false},
+		{errors.New("connection reset"), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.err.Error(), func(t *testing.T) {
+			if got := isConflict(tc.err); got != tc.want {
+				t.Errorf("isConflict = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFindTokenCorrupt(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := createTestTable(t, cat, "t", idNameSchema())
+	txn := tbl.NewTransaction()
+	props := ibg.Properties{CommittedThroughKey("s"): "yesterday"}
+	if err := txn.NewRowDelta(props).AddRows(writeIDFiles(t, tbl, 0, 1)...).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := txn.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := FindToken(cur.Metadata(), "main", "s"); err == nil {
+		t.Fatal("FindToken accepted a non-integer token")
+	}
+	_ = strconv.Itoa
+}
