@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
