@@ -1,0 +1,104 @@
+package config
+
+// Managed configuration keys. They are the keys of Dataflow's managed Iceberg I/O, plus a
+// few icebeam additions (snapshot_id, as_of_timestamp, branch, delete_format). Every key is
+// the managed tag of exactly one field of ReadConfig or WriteConfig.
+const (
+	// KeyTable is the table identifier ("db.table"); for writes it may be a template such
+	// as "db.events_{region}". Read and write.
+	KeyTable = "table"
+	// KeyCatalogName is the name of the catalog that holds the table. Read and write.
+	KeyCatalogName = "catalog_name"
+	// KeyCatalogProperties are the properties that build the catalog; "type" is required.
+	// Read and write.
+	KeyCatalogProperties = "catalog_properties"
+	// KeyConfigProperties are Hadoop configuration properties. icebeam does not use Hadoop:
+	// any entry is rejected with ErrUnsupported. Read and write.
+	KeyConfigProperties = "config_properties"
+	// KeyFilter is a SQL predicate (Calcite syntax) applied during the scan. Read.
+	KeyFilter = "filter"
+	// KeyKeep lists the only columns to read (read) or to keep before writing (write).
+	KeyKeep = "keep"
+	// KeyDrop lists columns to leave out of the read (read) or to drop before writing (write).
+	KeyDrop = "drop"
+	// KeySnapshotID reads the table as of this snapshot. Read.
+	KeySnapshotID = "snapshot_id"
+	// KeyAsOfTimestamp reads the table as of this time: RFC 3339 or epoch milliseconds. Read.
+	KeyAsOfTimestamp = "as_of_timestamp"
+	// KeyBranch reads the head of this branch or tag instead of main. Read.
+	KeyBranch = "branch"
+
+	// KeyMode is the write mode: "append" (default) or "merge-on-read". Write.
+	KeyMode = "mode"
+	// KeyChangeTypeColumn names the column holding each row's change type. Merge-on-read.
+	KeyChangeTypeColumn = "change_type_column"
+	// KeyChangeTypeMap maps change_type_column values to INSERT, UPDATE_BEFORE,
+	// UPDATE_AFTER or DELETE. Merge-on-read.
+	KeyChangeTypeMap = "change_type_map"
+	// KeyEqualityColumns are the columns that identify a row (the key). Merge-on-read.
+	KeyEqualityColumns = "equality_columns"
+	// KeySequenceNumberColumn names the INT64 column that orders the changes of one key.
+	// Merge-on-read; default "_commit_snapshot_sequence_number".
+	KeySequenceNumberColumn = "sequence_number_column"
+	// KeyUpsert applies only after-images, as upserts. Merge-on-read; default false.
+	KeyUpsert = "upsert"
+	// KeyDeleteFormat is how prior rows are deleted: "dv" (deletion vectors) or "equality";
+	// empty means dv on format-version 3 and equality on 2. Merge-on-read; icebeam addition.
+	KeyDeleteFormat = "delete_format"
+	// KeyNumShards is the number of key-hash shards per destination. Merge-on-read; default 16.
+	KeyNumShards = "num_shards"
+	// KeyShardsPerPartition bounds the shards one partition's rows may use (1..num_shards;
+	// default num_shards). Merge-on-read.
+	KeyShardsPerPartition = "shards_per_partition"
+	// KeyAutoSharding adjusts the number of writers to the data volume. Needs
+	// distribution_mode "hash". Write.
+	KeyAutoSharding = "auto_sharding"
+	// KeyDistributionMode is "none" (default: no shuffle) or "hash" (shuffle by partition). Write.
+	KeyDistributionMode = "distribution_mode"
+	// KeySorterMemoryMB is the in-memory sort buffer in MB before spilling to disk.
+	// Merge-on-read; default 100.
+	KeySorterMemoryMB = "sorter_memory_mb"
+	// KeyDirectWriteByteLimit is the bundle size up to which a streaming write takes the
+	// direct write path. Write.
+	KeyDirectWriteByteLimit = "direct_write_byte_limit"
+	// KeyAllowedLatenessSeconds is how far behind the watermark a row may be before it goes
+	// to the dead letter output. Write; default 21600 (6 hours).
+	KeyAllowedLatenessSeconds = "allowed_lateness_seconds"
+	// KeySinkID is the stable id that namespaces the sink's idempotency tokens. Write;
+	// default: a fresh UUID per pipeline construction.
+	KeySinkID = "sink_id"
+	// KeySnapshotProperties are extra snapshot summary properties; keys under "beam.cdc."
+	// are reserved. Write.
+	KeySnapshotProperties = "snapshot_properties"
+	// KeyTokenHeartbeatSeconds makes the sink commit empty token refreshes while idle.
+	// Streaming writes; default disabled.
+	KeyTokenHeartbeatSeconds = "token_heartbeat_seconds"
+	// KeyTriggeringFrequencySeconds is how often a streaming write commits. Write.
+	KeyTriggeringFrequencySeconds = "triggering_frequency_seconds"
+	// KeyPartitionFields is the partition spec of a table the write creates. Write.
+	KeyPartitionFields = "partition_fields"
+	// KeySortFields is the sort order of a table the write creates. Write.
+	KeySortFields = "sort_fields"
+	// KeyTableProperties are the properties of a table the write creates. Write.
+	KeyTableProperties = "table_properties"
+	// KeyWriteProperties are properties of the file writers (Parquet settings). Write.
+	KeyWriteProperties = "write_properties"
+	// KeyOnly names the single record field to write. Write.
+	KeyOnly = "only"
+	// KeyMaximumTableCacheSize is the number of table metadata entries cached in memory. Write.
+	KeyMaximumTableCacheSize = "maximum_table_cache_size"
+	// KeyTableCacheRefreshIntervalSeconds is how often cached table metadata is refreshed
+	// in streaming pipelines. Write.
+	KeyTableCacheRefreshIntervalSeconds = "table_cache_refresh_interval_seconds"
+	// KeyTableCachePollingBuckets is the number of parallel catalog pollers during a
+	// refresh. Write; default 1.
+	KeyTableCachePollingBuckets = "table_cache_polling_buckets"
+	// KeyUseSideInputTableCache shares table metadata between workers through a side input. Write.
+	KeyUseSideInputTableCache = "use_side_input_table_cache"
+)
+
+// ReadKeys returns the managed keys ReadConfig accepts, in field order.
+func ReadKeys() []string { return append([]string(nil), readSchema.keys...) }
+
+// WriteKeys returns the managed keys WriteConfig accepts, in field order.
+func WriteKeys() []string { return append([]string(nil), writeSchema.keys...) }

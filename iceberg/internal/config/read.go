@@ -1,0 +1,112 @@
+package config
+
+import (
+	"reflect"
+	"time"
+)
+
+// ReadConfig configures a read of one Iceberg table. Each managed field is tagged with its
+// managed key; the zero value of a field means "not set".
+type ReadConfig struct {
+	// Table is the table identifier, e.g. "shop.orders". Required.
+	Table string `managed:"table"`
+	// CatalogName is the name of the catalog holding the table. Required.
+	CatalogName string `managed:"catalog_name"`
+	// CatalogProperties build the catalog; "type" is required. Values of secret keys (see
+	// IsSecretKey) are never logged or put in errors.
+	CatalogProperties map[string]string `managed:"catalog_properties"`
+	// ConfigProperties are Hadoop properties. Not supported: any entry is an error.
+	ConfigProperties map[string]string `managed:"config_properties"`
+	// Filter is a SQL predicate (Calcite syntax) pushed into the scan.
+	Filter string `managed:"filter"`
+	// Keep lists the only columns to read. Exclusive with Drop.
+	Keep []string `managed:"keep"`
+	// Drop lists the columns not to read. Exclusive with Keep.
+	Drop []string `managed:"drop"`
+	// SnapshotID reads the table as of this snapshot; nil reads the current snapshot.
+	// Exclusive with AsOfTimestamp and Branch.
+	SnapshotID *int64 `managed:"snapshot_id"`
+	// AsOfTimestamp reads the snapshot current at this time: RFC 3339 or epoch
+	// milliseconds. Exclusive with SnapshotID and Branch.
+	AsOfTimestamp string `managed:"as_of_timestamp"`
+	// Branch reads the head of this branch or tag instead of main. Exclusive with
+	// SnapshotID and AsOfTimestamp.
+	Branch string `managed:"branch"`
+	// OutputType is the struct type the read emits instead of Row. Not a managed key: it is
+	// set by a typed option only and never appears in Map.
+	OutputType reflect.Type `managed:"-"`
+}
+
+// ReadOption changes a ReadConfig. Options store values; Validate judges them.
+type ReadOption func(*ReadConfig)
+
+// With returns a copy of c with opts applied in order (nil options are skipped). It does
+// not validate: call Validate on the result.
+func (c ReadConfig) With(opts ...ReadOption) ReadConfig {
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// ParseReadConfig builds a ReadConfig from a managed-style map (as decoded from YAML or
+// JSON, or built in Go) and validates it. Every problem is reported at once: the error
+// is a *ConfigError or a list of them (use errors.As / errors.Is with ErrInvalidConfig).
+func ParseReadConfig(m map[string]any) (ReadConfig, error) {
+	var c ReadConfig
+	errs := readSchema.decode(m, reflect.ValueOf(&c), writeSchema)
+	if err := merge(errs, c.Validate()).Err(); err != nil {
+		return ReadConfig{}, err
+	}
+	return c, nil
+}
+
+// Map returns the managed-style map of the keys set in c: the inverse of ParseReadConfig.
+// OutputType is not included.
+func (c ReadConfig) Map() map[string]any {
+	return readSchema.encode(reflect.ValueOf(c))
+}
+
+// AsOf returns AsOfTimestamp as a time, or the zero time when it is not set.
+func (c ReadConfig) AsOf() (time.Time, error) {
+	if c.AsOfTimestamp == "" {
+		return time.Time{}, nil
+	}
+	t, err := ParseTimestamp(c.AsOfTimestamp)
+	if err != nil {
+		return time.Time{}, &ConfigError{Key: KeyAsOfTimestamp, Err: err}
+	}
+	return t, nil
+}
+
+// Validate reports every problem of c at once (see ParseReadConfig for the error form).
+func (c ReadConfig) Validate() error {
+	var errs Errors
+	checkCommon(&errs, c.Table, c.CatalogName, c.CatalogProperties, c.ConfigProperties)
+	set := map[string]bool{
+		KeyKeep: len(c.Keep) > 0, KeyDrop: len(c.Drop) > 0,
+		KeySnapshotID: c.SnapshotID != nil, KeyAsOfTimestamp: c.AsOfTimestamp != "",
+		KeyBranch: c.Branch != "",
+	}
+	checkExclusive(&errs, set, KeyKeep, KeyDrop)
+	checkColumns(&errs, KeyKeep, c.Keep)
+	checkColumns(&errs, KeyDrop, c.Drop)
+	checkExclusive(&errs, set, KeySnapshotID, KeyAsOfTimestamp, KeyBranch)
+	if c.SnapshotID != nil && *c.SnapshotID <= 0 {
+		errs.Add(Errorf(KeySnapshotID, "must be positive, got %d", *c.SnapshotID))
+	}
+	if c.AsOfTimestamp != "" {
+		if _, err := ParseTimestamp(c.AsOfTimestamp); err != nil {
+			errs.Add(&ConfigError{Key: KeyAsOfTimestamp, Err: err})
+		}
+	}
+	if c.Branch != "" && blank(c.Branch) {
+		errs.Add(Errorf(KeyBranch, "blank branch name"))
+	}
+	if c.OutputType != nil && c.OutputType.Kind() != reflect.Struct {
+		errs.Add(Errorf("OutputType", "must be a struct type, got %s", c.OutputType))
+	}
+	return errs.Err()
+}

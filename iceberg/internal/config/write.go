@@ -1,0 +1,421 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Mode is the write mode of the mode key.
+type Mode string
+
+// Write modes.
+const (
+	// Append appends every row as new data. The default.
+	Append Mode = "append"
+	// MergeOnRead applies every row as a change (INSERT, UPDATE_BEFORE, UPDATE_AFTER,
+	// DELETE) to the row with the same equality_columns, deleting prior rows with deletion
+	// vectors (or equality deletes, see DeleteFormat).
+	MergeOnRead Mode = "merge-on-read"
+)
+
+// DeleteFormat is how a merge-on-read write deletes prior rows (the delete_format key).
+type DeleteFormat string
+
+// Delete formats. The empty DeleteFormat means DV on format-version 3 tables and
+// Equality on format-version 2 tables.
+const (
+	// DeleteFormatDV writes Iceberg V3 binary deletion vectors (Puffin files).
+	DeleteFormatDV DeleteFormat = "dv"
+	// DeleteFormatEquality writes equality delete files.
+	DeleteFormatEquality DeleteFormat = "equality"
+)
+
+// DistributionMode is how rows reach the file writers (the distribution_mode key).
+type DistributionMode string
+
+// Distribution modes.
+const (
+	// DistributionNone writes rows where they are, without a shuffle. The default.
+	DistributionNone DistributionMode = "none"
+	// DistributionHash shuffles rows by partition key before writing.
+	DistributionHash DistributionMode = "hash"
+)
+
+// Change types of change_type_map values and of merge-on-read rows.
+const (
+	ChangeInsert       = "INSERT"
+	ChangeUpdateBefore = "UPDATE_BEFORE"
+	ChangeUpdateAfter  = "UPDATE_AFTER"
+	ChangeDelete       = "DELETE"
+)
+
+// Defaults. WriteDefaults and WriteConfig.Resolved are built from these values only.
+const (
+	DefaultMode                     = Append
+	DefaultDistributionMode         = DistributionNone
+	DefaultNumShards                = 16
+	DefaultSorterMemoryMB           = 100
+	DefaultAllowedLatenessSeconds   = 21600
+	DefaultTableCachePollingBuckets = 1
+	DefaultSequenceNumberColumn     = "_commit_snapshot_sequence_number"
+)
+
+// writeDefaults holds every write default by key. Merge-on-read-only keys apply only in
+// that mode. shards_per_partition defaults to the effective num_shards.
+var writeDefaults = map[string]any{
+	KeyMode:                     string(DefaultMode),
+	KeyDistributionMode:         string(DefaultDistributionMode),
+	KeyAllowedLatenessSeconds:   DefaultAllowedLatenessSeconds,
+	KeyTableCachePollingBuckets: DefaultTableCachePollingBuckets,
+	KeyNumShards:                DefaultNumShards,
+	KeySorterMemoryMB:           DefaultSorterMemoryMB,
+	KeySequenceNumberColumn:     DefaultSequenceNumberColumn,
+}
+
+// mergeOnReadOnly are the keys that only apply to mode merge-on-read; setting one in
+// append mode is an error (never a silent no-op).
+var mergeOnReadOnly = []string{
+	KeyChangeTypeColumn, KeyChangeTypeMap, KeyEqualityColumns, KeySequenceNumberColumn,
+	KeyUpsert, KeyDeleteFormat, KeyNumShards, KeyShardsPerPartition, KeySorterMemoryMB,
+}
+
+// WriteDefaults returns the default of every write key that has one. The merge-on-read
+// keys among them (num_shards, sorter_memory_mb, sequence_number_column) apply only in
+// that mode; sink_id defaults to a fresh UUID assigned by the write transform.
+func WriteDefaults() map[string]any {
+	out := make(map[string]any, len(writeDefaults))
+	for k, v := range writeDefaults {
+		out[k] = v
+	}
+	return out
+}
+
+// MergeOnReadOnlyKeys returns the write keys that are valid only with mode merge-on-read.
+func MergeOnReadOnlyKeys() []string { return slices.Clone(mergeOnReadOnly) }
+
+// WriteConfig configures a write to one or more Iceberg tables. Each managed field is
+// tagged with its managed key; the zero value of a field (nil for pointers) means "not set",
+// and Resolved fills in defaults.
+type WriteConfig struct {
+	// Table is the table identifier, or a template such as "db.events_{region}" whose
+	// {column} placeholders are filled from each row. Required.
+	Table string `managed:"table"`
+	// CatalogName is the name of the catalog holding the tables. Required.
+	CatalogName string `managed:"catalog_name"`
+	// CatalogProperties build the catalog; "type" is required. Values of secret keys (see
+	// IsSecretKey) are never logged or put in errors.
+	CatalogProperties map[string]string `managed:"catalog_properties"`
+	// ConfigProperties are Hadoop properties. Not supported: any entry is an error.
+	ConfigProperties map[string]string `managed:"config_properties"`
+	// Mode is Append (default) or MergeOnRead.
+	Mode Mode `managed:"mode"`
+	// ChangeTypeColumn names the column with each row's change type. Merge-on-read.
+	ChangeTypeColumn string `managed:"change_type_column"`
+	// ChangeTypeMap maps ChangeTypeColumn values to INSERT, UPDATE_BEFORE, UPDATE_AFTER
+	// or DELETE. Merge-on-read; needs ChangeTypeColumn.
+	ChangeTypeMap map[string]string `managed:"change_type_map"`
+	// EqualityColumns identify a row (the key). Merge-on-read.
+	EqualityColumns []string `managed:"equality_columns"`
+	// SequenceNumberColumn names the INT64 column ordering a key's changes. Merge-on-read;
+	// default DefaultSequenceNumberColumn.
+	SequenceNumberColumn string `managed:"sequence_number_column"`
+	// Upsert applies only after-images, as upserts. Merge-on-read.
+	Upsert bool `managed:"upsert"`
+	// DeleteFormat is DeleteFormatDV or DeleteFormatEquality; empty picks by the table's
+	// format version. Merge-on-read.
+	DeleteFormat DeleteFormat `managed:"delete_format"`
+	// NumShards is the number of key-hash shards per destination (>= 1). Merge-on-read;
+	// default DefaultNumShards.
+	NumShards *int `managed:"num_shards"`
+	// ShardsPerPartition bounds the shards of one partition (1..NumShards). Merge-on-read;
+	// default NumShards.
+	ShardsPerPartition *int `managed:"shards_per_partition"`
+	// AutoSharding adjusts the number of writers to the volume. Needs DistributionHash.
+	AutoSharding bool `managed:"auto_sharding"`
+	// DistributionMode is DistributionNone (default) or DistributionHash.
+	DistributionMode DistributionMode `managed:"distribution_mode"`
+	// SorterMemoryMB is the in-memory sort buffer before spilling (>= 1). Merge-on-read;
+	// default DefaultSorterMemoryMB.
+	SorterMemoryMB *int `managed:"sorter_memory_mb"`
+	// DirectWriteByteLimit is the bundle size up to which streaming writes go direct (>= 1).
+	DirectWriteByteLimit *int `managed:"direct_write_byte_limit"`
+	// AllowedLatenessSeconds is how late a row may be before it goes to the dead letter
+	// output (>= 0); default DefaultAllowedLatenessSeconds.
+	AllowedLatenessSeconds *int `managed:"allowed_lateness_seconds"`
+	// SinkID namespaces the idempotency tokens; empty means a fresh UUID assigned when the
+	// write transform is constructed. Set it (stable across restarts) for exactly-once.
+	SinkID string `managed:"sink_id"`
+	// SnapshotProperties are added to every snapshot summary; keys under "beam.cdc." are
+	// reserved.
+	SnapshotProperties map[string]string `managed:"snapshot_properties"`
+	// TokenHeartbeatSeconds makes the sink commit empty token refreshes while idle (>= 1);
+	// nil disables. Streaming.
+	TokenHeartbeatSeconds *int `managed:"token_heartbeat_seconds"`
+	// TriggeringFrequencySeconds is the commit interval of streaming writes (>= 1).
+	TriggeringFrequencySeconds *int `managed:"triggering_frequency_seconds"`
+	// PartitionFields is the partition spec of tables the write creates (see
+	// ParsePartitionField).
+	PartitionFields []string `managed:"partition_fields"`
+	// SortFields is the sort order of tables the write creates (see ParseSortField).
+	SortFields []string `managed:"sort_fields"`
+	// TableProperties are set on tables the write creates.
+	TableProperties map[string]string `managed:"table_properties"`
+	// WriteProperties configure the file writers (e.g. Parquet settings).
+	WriteProperties map[string]string `managed:"write_properties"`
+	// Keep lists the only fields kept before writing. Exclusive with Drop and Only.
+	Keep []string `managed:"keep"`
+	// Drop lists fields dropped before writing. Exclusive with Keep and Only.
+	Drop []string `managed:"drop"`
+	// Only names the single record field to write. Exclusive with Keep and Drop.
+	Only string `managed:"only"`
+	// MaximumTableCacheSize is the number of table metadata entries cached (>= 1).
+	MaximumTableCacheSize *int `managed:"maximum_table_cache_size"`
+	// TableCacheRefreshIntervalSeconds is how often cached metadata is refreshed (>= 1).
+	TableCacheRefreshIntervalSeconds *int `managed:"table_cache_refresh_interval_seconds"`
+	// TableCachePollingBuckets is the number of parallel pollers during a refresh (>= 1);
+	// default DefaultTableCachePollingBuckets.
+	TableCachePollingBuckets *int `managed:"table_cache_polling_buckets"`
+	// UseSideInputTableCache shares table metadata between workers through a side input.
+	UseSideInputTableCache bool `managed:"use_side_input_table_cache"`
+}
+
+// WriteOption changes a WriteConfig. Options store values; Validate judges them.
+type WriteOption func(*WriteConfig)
+
+// With returns a copy of c with opts applied in order (nil options are skipped). It does
+// not validate: call Validate on the result.
+func (c WriteConfig) With(opts ...WriteOption) WriteConfig {
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// ParseWriteConfig builds a WriteConfig from a managed-style map and validates it. Every
+// problem is reported at once (see ParseReadConfig). SinkID stays empty when not given.
+func ParseWriteConfig(m map[string]any) (WriteConfig, error) {
+	var c WriteConfig
+	errs := writeSchema.decode(m, reflect.ValueOf(&c), readSchema)
+	if err := merge(errs, c.Validate()).Err(); err != nil {
+		return WriteConfig{}, err
+	}
+	return c, nil
+}
+
+// Map returns the managed-style map of the keys set in c: the inverse of ParseWriteConfig.
+func (c WriteConfig) Map() map[string]any {
+	return writeSchema.encode(reflect.ValueOf(c))
+}
+
+// IsMergeOnRead reports whether c writes in merge-on-read mode.
+func (c WriteConfig) IsMergeOnRead() bool { return c.Mode == MergeOnRead }
+
+// Resolved returns a copy of c with every unset key that has a default set to it (see
+// WriteDefaults); merge-on-read defaults apply only in that mode, and shards_per_partition
+// defaults to num_shards. SinkID and DeleteFormat are left as they are. The result
+// validates exactly when c does.
+func (c WriteConfig) Resolved() WriteConfig {
+	v := reflect.ValueOf(&c).Elem()
+	mor := c.Mode == MergeOnRead
+	for key, def := range writeDefaults {
+		if !mor && slices.Contains(mergeOnReadOnly, key) {
+			continue
+		}
+		if writeSchema.isSet(v, key) {
+			continue
+		}
+		f := writeSchema.fields[key]
+		if err := decodeField(f, def, v.Field(f.index)); err != nil {
+			panic(fmt.Sprintf("config: bad default for %s: %v", key, err))
+		}
+	}
+	if mor && c.ShardsPerPartition == nil && c.NumShards != nil {
+		n := *c.NumShards
+		c.ShardsPerPartition = &n
+	}
+	return c
+}
+
+// PartitionSpec parses PartitionFields (see ParsePartitionFields).
+func (c WriteConfig) PartitionSpec() ([]PartitionField, error) {
+	return ParsePartitionFields(c.PartitionFields)
+}
+
+// SortOrder parses SortFields (see ParseSortFields).
+func (c WriteConfig) SortOrder() ([]SortField, error) {
+	return ParseSortFields(c.SortFields)
+}
+
+// Validate reports every problem of c at once (see ParseReadConfig for the error form).
+func (c WriteConfig) Validate() error {
+	var errs Errors
+	v := reflect.ValueOf(c)
+	checkCommon(&errs, c.Table, c.CatalogName, c.CatalogProperties, c.ConfigProperties)
+	checkTemplate(&errs, c.Table)
+
+	switch c.Mode {
+	case "", Append, MergeOnRead:
+	default:
+		errs.Add(Errorf(KeyMode, "unknown mode %q (want %q or %q)", c.Mode, Append, MergeOnRead))
+	}
+	if c.Mode != MergeOnRead {
+		for _, k := range mergeOnReadOnly {
+			if writeSchema.isSet(v, k) {
+				errs.Add(Errorf(k, "applies only to mode %q (mode is %q)", MergeOnRead, Append))
+			}
+		}
+	}
+
+	// Change rows.
+	checkColumn(&errs, KeyChangeTypeColumn, c.ChangeTypeColumn)
+	checkColumn(&errs, KeySequenceNumberColumn, c.SequenceNumberColumn)
+	checkMapKeys(&errs, KeyChangeTypeMap, c.ChangeTypeMap)
+	for _, k := range sortedKeys(c.ChangeTypeMap) {
+		switch c.ChangeTypeMap[k] {
+		case ChangeInsert, ChangeUpdateBefore, ChangeUpdateAfter, ChangeDelete:
+		default:
+			errs.Add(Errorf(KeyChangeTypeMap+"."+k, "unknown change type %q (want %s, %s, %s or %s)",
+				c.ChangeTypeMap[k], ChangeInsert, ChangeUpdateBefore, ChangeUpdateAfter, ChangeDelete))
+		}
+	}
+	if len(c.ChangeTypeMap) > 0 && c.ChangeTypeColumn == "" {
+		errs.Add(Errorf(KeyChangeTypeMap, "needs %s: the map translates that column's values", KeyChangeTypeColumn))
+	}
+	seqCol := c.SequenceNumberColumn
+	if seqCol == "" {
+		seqCol = DefaultSequenceNumberColumn
+	}
+	if c.Mode == MergeOnRead && c.ChangeTypeColumn != "" && c.ChangeTypeColumn == seqCol {
+		errs.Add(Errorf(KeyChangeTypeColumn, "is the same column as %s (%q)", KeySequenceNumberColumn, seqCol))
+	}
+	checkColumns(&errs, KeyEqualityColumns, c.EqualityColumns)
+	for _, col := range c.EqualityColumns {
+		if c.Mode == MergeOnRead && (col == c.ChangeTypeColumn || col == seqCol) {
+			errs.Add(Errorf(KeyEqualityColumns, "column %q is a control column (change type or sequence number), stripped before writing", col))
+		}
+	}
+
+	// Projection.
+	set := map[string]bool{KeyKeep: len(c.Keep) > 0, KeyDrop: len(c.Drop) > 0, KeyOnly: c.Only != ""}
+	checkExclusive(&errs, set, KeyKeep, KeyDrop, KeyOnly)
+	checkColumns(&errs, KeyKeep, c.Keep)
+	checkColumns(&errs, KeyDrop, c.Drop)
+	checkColumn(&errs, KeyOnly, c.Only)
+	if c.Mode == MergeOnRead {
+		for _, col := range c.EqualityColumns {
+			if slices.Contains(c.Drop, col) {
+				errs.Add(Errorf(KeyDrop, "drops equality column %q", col))
+			}
+			if len(c.Keep) > 0 && !slices.Contains(c.Keep, col) {
+				errs.Add(Errorf(KeyKeep, "does not keep equality column %q", col))
+			}
+		}
+	}
+
+	// Formats and distribution.
+	switch c.DeleteFormat {
+	case "", DeleteFormatDV, DeleteFormatEquality:
+	default:
+		errs.Add(Errorf(KeyDeleteFormat, "unknown delete format %q (want %q or %q)", c.DeleteFormat, DeleteFormatDV, DeleteFormatEquality))
+	}
+	if fv, ok := c.TableProperties["format-version"]; ok {
+		switch fv {
+		case "1", "2", "3":
+			if c.DeleteFormat == DeleteFormatDV && fv != "3" {
+				errs.Add(Errorf(KeyDeleteFormat, "%q needs format-version 3, table_properties sets %s", DeleteFormatDV, fv))
+			}
+		default:
+			errs.Add(Errorf(KeyTableProperties+".format-version", "want 1, 2 or 3, got %q", fv))
+		}
+	}
+	switch c.DistributionMode {
+	case "", DistributionNone, DistributionHash:
+	default:
+		errs.Add(Errorf(KeyDistributionMode, "unknown distribution mode %q (want %q or %q)", c.DistributionMode, DistributionNone, DistributionHash))
+	}
+	if c.AutoSharding && c.DistributionMode != DistributionHash {
+		errs.Add(Errorf(KeyAutoSharding, "needs %s %q", KeyDistributionMode, DistributionHash))
+	}
+
+	// Numbers.
+	const maxI = math.MaxInt32
+	checkIntRange(&errs, KeyNumShards, c.NumShards, 1, maxI)
+	numShards := DefaultNumShards
+	if c.NumShards != nil && *c.NumShards >= 1 {
+		numShards = *c.NumShards
+	}
+	checkIntRange(&errs, KeyShardsPerPartition, c.ShardsPerPartition, 1, numShards)
+	checkIntRange(&errs, KeySorterMemoryMB, c.SorterMemoryMB, 1, maxI)
+	checkIntRange(&errs, KeyDirectWriteByteLimit, c.DirectWriteByteLimit, 1, maxI)
+	checkIntRange(&errs, KeyAllowedLatenessSeconds, c.AllowedLatenessSeconds, 0, maxI)
+	checkIntRange(&errs, KeyTokenHeartbeatSeconds, c.TokenHeartbeatSeconds, 1, maxI)
+	checkIntRange(&errs, KeyTriggeringFrequencySeconds, c.TriggeringFrequencySeconds, 1, maxI)
+	checkIntRange(&errs, KeyMaximumTableCacheSize, c.MaximumTableCacheSize, 1, maxI)
+	checkIntRange(&errs, KeyTableCacheRefreshIntervalSeconds, c.TableCacheRefreshIntervalSeconds, 1, maxI)
+	checkIntRange(&errs, KeyTableCachePollingBuckets, c.TableCachePollingBuckets, 1, maxI)
+
+	// Sink identity and properties.
+	if c.SinkID != "" && blank(c.SinkID) {
+		errs.Add(Errorf(KeySinkID, "blank sink id"))
+	}
+	checkMapKeys(&errs, KeySnapshotProperties, c.SnapshotProperties)
+	for _, k := range sortedKeys(c.SnapshotProperties) {
+		if strings.HasPrefix(k, "beam.cdc.") {
+			errs.Add(Errorf(KeySnapshotProperties+"."+k, "keys under \"beam.cdc.\" are reserved for the sink's tokens"))
+		}
+	}
+	checkMapKeys(&errs, KeyTableProperties, c.TableProperties)
+	checkMapKeys(&errs, KeyWriteProperties, c.WriteProperties)
+
+	// Table layout.
+	if _, err := ParsePartitionFields(c.PartitionFields); err != nil {
+		errs.Add(err)
+	}
+	if _, err := ParseSortFields(c.SortFields); err != nil {
+		errs.Add(err)
+	}
+	return flatten(errs).Err()
+}
+
+// checkTemplate reports unbalanced braces and empty placeholders in a table template.
+func checkTemplate(errs *Errors, table string) {
+	depth := 0
+	start := 0
+	for i, r := range table {
+		switch r {
+		case '{':
+			if depth > 0 {
+				errs.Add(Errorf(KeyTable, "nested { in table template"))
+				return
+			}
+			depth, start = 1, i
+		case '}':
+			if depth == 0 {
+				errs.Add(Errorf(KeyTable, "unmatched } in table template"))
+				return
+			}
+			if blank(table[start+1 : i]) {
+				errs.Add(Errorf(KeyTable, "empty {} placeholder in table template"))
+				return
+			}
+			depth = 0
+		}
+	}
+	if depth > 0 {
+		errs.Add(Errorf(KeyTable, "unclosed { in table template"))
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
