@@ -1,0 +1,168 @@
+package write
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/codec"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+)
+
+// FileOptions tunes how WriteDataFiles writes Parquet files.
+type FileOptions struct {
+	// TargetFileSizeBytes overrides the table's write.target-file-size-bytes when > 0.
+	TargetFileSizeBytes int64
+	// WriteProperties override the table's write properties for this write only
+	// (write.parquet.compression-codec, write.parquet.row-group-limit,
+	// write.target-file-size-bytes, write.metadata.metrics.*, ...). They are never
+	// committed to the table.
+	WriteProperties map[string]string
+	// WriteUUID, when set, names the files of this write (otherwise a random UUID).
+	WriteUUID *uuid.UUID
+}
+
+// WriteDataFiles writes batches, whose schema is sc, to new Parquet data files of tbl,
+// partitioned by the table's default spec, and returns the complete DataFiles without
+// committing them. Each batch is released once consumed, also on error; files written
+// before an error stay in storage, unreferenced.
+func WriteDataFiles(ctx context.Context, tbl *table.Table, sc *arrow.Schema, batches []arrow.RecordBatch, opts FileOptions) ([]ibg.DataFile, error) {
+	name := strings.Join(tbl.Identifier(), ".")
+	next := 0
+	defer func() { // release what WriteRecords did not consume
+		for _, b := range batches[next:] {
+			b.Release()
+		}
+	}()
+	target := tbl
+	if len(opts.WriteProperties) > 0 {
+		var err error
+		if target, err = withWriteProperties(tbl, opts.WriteProperties); err != nil {
+			return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
+		}
+	}
+	var wopts []table.WriteRecordOption
+	if opts.TargetFileSizeBytes > 0 {
+		wopts = append(wopts, table.WithTargetFileSize(opts.TargetFileSizeBytes))
+	}
+	if opts.WriteUUID != nil {
+		wopts = append(wopts, table.WithWriteUUID(*opts.WriteUUID))
+	}
+	recs := iter.Seq2[arrow.RecordBatch, error](func(yield func(arrow.RecordBatch, error) bool) {
+		for next < len(batches) {
+			b := batches[next]
+			next++
+			if !yield(b, nil) {
+				return
+			}
+		}
+	})
+	var out []ibg.DataFile
+	for df, err := range table.WriteRecords(ctx, target, sc, recs, wopts...) {
+		if err != nil {
+			return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
+		}
+		out = append(out, df)
+	}
+	return out, nil
+}
+
+// withWriteProperties returns a copy of tbl whose properties are overlaid with props;
+// the copy is only used to write files and never committed.
+func withWriteProperties(tbl *table.Table, props map[string]string) (*table.Table, error) {
+	b, err := table.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
+	if err != nil {
+		return nil, err
+	}
+	merged := maps.Clone(tbl.Properties())
+	if merged == nil {
+		merged = ibg.Properties{}
+	}
+	maps.Copy(merged, props)
+	if err := b.SetProperties(merged); err != nil {
+		return nil, fmt.Errorf("write_properties: %w", err)
+	}
+	meta, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("write_properties: %w", err)
+	}
+	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, nil), nil
+}
+
+// EncodedDataFile is a DataFile in a form that crosses workers: the Avro manifest-entry
+// encoding of iceberg-go's codec package plus what the receiver needs to decode it.
+type EncodedDataFile struct {
+	// Data is codec.EncodeDataFile's output.
+	Data []byte
+	// SpecID is the partition spec the file was written with.
+	SpecID int
+	// SchemaID is the table schema the file was encoded with.
+	SchemaID int
+	// FormatVersion is the table's format version at encoding.
+	FormatVersion int
+	// Path is the file's location (for logs and deduplication without decoding).
+	Path string
+	// Rows is the file's record count.
+	Rows int64
+}
+
+// EncodeDataFiles encodes files of the table described by meta (whose current schema
+// they were written with).
+func EncodeDataFiles(meta table.Metadata, files []ibg.DataFile) ([]EncodedDataFile, error) {
+	sc := meta.CurrentSchema()
+	out := make([]EncodedDataFile, 0, len(files))
+	for _, f := range files {
+		spec := meta.PartitionSpecByID(int(f.SpecID()))
+		if spec == nil {
+			return nil, fmt.Errorf("encode data file %s: unknown partition spec %d", f.FilePath(), f.SpecID())
+		}
+		b, err := codec.EncodeDataFile(f, *spec, sc, meta.Version())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, EncodedDataFile{Data: b, SpecID: spec.ID(), SchemaID: sc.ID,
+			FormatVersion: meta.Version(), Path: f.FilePath(), Rows: f.Count()})
+	}
+	return out, nil
+}
+
+// DecodeDataFiles decodes files encoded by EncodeDataFiles against meta, which must
+// still hold their partition spec and schema and have the same format version.
+func DecodeDataFiles(meta table.Metadata, enc []EncodedDataFile) ([]ibg.DataFile, error) {
+	schemas := make(map[int]*ibg.Schema)
+	for _, s := range meta.Schemas() {
+		schemas[s.ID] = s
+	}
+	out := make([]ibg.DataFile, 0, len(enc))
+	for _, e := range enc {
+		if e.FormatVersion != meta.Version() {
+			return nil, fmt.Errorf("decode data file %s: written for format version %d, table is version %d",
+				e.Path, e.FormatVersion, meta.Version())
+		}
+		spec := meta.PartitionSpecByID(e.SpecID)
+		if spec == nil {
+			return nil, fmt.Errorf("decode data file %s: table has no partition spec %d", e.Path, e.SpecID)
+		}
+		sc, ok := schemas[e.SchemaID]
+		if !ok {
+			return nil, fmt.Errorf("decode data file %s: table has no schema %d", e.Path, e.SchemaID)
+		}
+		df, err := codec.DecodeDataFile(e.Data, *spec, sc, e.FormatVersion)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, df)
+	}
+	return out, nil
+}
+
+// String returns the file's path and row count.
+func (e EncodedDataFile) String() string {
+	return e.Path + " (" + strconv.FormatInt(e.Rows, 10) + " rows)"
+}
