@@ -1,0 +1,213 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseReadConfigAccepts(t *testing.T) {
+	tests := []struct {
+		name string
+		m    map[string]any
+		want func(c ReadConfig) bool
+	}{
+		{"minimal", baseRead(), func(c ReadConfig) bool {
+			return c.Table == "shop.orders" && c.CatalogName == "lake" && c.CatalogProperties["type"] == "sql"
+		}},
+		{"keep as []any", with(baseRead(), KeyKeep, []any{"a", "b"}), func(c ReadConfig) bool {
+			return reflect.DeepEqual(c.Keep, []string{"a", "b"})
+		}},
+		{"drop as []string", with(baseRead(), KeyDrop, []string{"a"}), func(c ReadConfig) bool {
+			return reflect.DeepEqual(c.Drop, []string{"a"})
+		}},
+		{"empty list is unset", with(baseRead(), KeyKeep, []any{}), func(c ReadConfig) bool { return c.Keep == nil }},
+		{"null is unset", with(baseRead(), KeyFilter, nil, KeyBranch, nil), func(c ReadConfig) bool { return c.Filter == "" }},
+		{"filter", with(baseRead(), KeyFilter, "id > 5 AND status = 'ACTIVE'"), func(c ReadConfig) bool {
+			return c.Filter == "id > 5 AND status = 'ACTIVE'"
+		}},
+		{"snapshot id from float64", with(baseRead(), KeySnapshotID, float64(1234)), func(c ReadConfig) bool {
+			return c.SnapshotID != nil && *c.SnapshotID == 1234
+		}},
+		{"snapshot id int64", with(baseRead(), KeySnapshotID, int64(8744736658442914487)), func(c ReadConfig) bool {
+			return *c.SnapshotID == 8744736658442914487
+		}},
+		{"as of RFC 3339", with(baseRead(), KeyAsOfTimestamp, "2024-05-01T10:00:00Z"), func(c ReadConfig) bool {
+			t, err := c.AsOf()
+			return err == nil && t.Equal(time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC))
+		}},
+		{"as of epoch millis int", with(baseRead(), KeyAsOfTimestamp, 1714557600000), func(c ReadConfig) bool {
+			t, err := c.AsOf()
+			return c.AsOfTimestamp == "1714557600000" && err == nil && t.Equal(time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC))
+		}},
+		{"as of time.Time from YAML", with(baseRead(), KeyAsOfTimestamp, time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)), func(c ReadConfig) bool {
+			return c.AsOfTimestamp == "2024-05-01T10:00:00Z"
+		}},
+		{"branch", with(baseRead(), KeyBranch, "audit"), func(c ReadConfig) bool { return c.Branch == "audit" }},
+		{"catalog props map[any]any", with(baseRead(), KeyCatalogProperties, map[any]any{"type": "rest"}), func(c ReadConfig) bool {
+			return c.CatalogProperties["type"] == "rest"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseReadConfig(tt.m)
+			if err != nil {
+				t.Fatalf("ParseReadConfig: %v", err)
+			}
+			if !tt.want(c) {
+				t.Errorf("unexpected config %+v", c)
+			}
+			back, err := ParseReadConfig(c.Map())
+			if err != nil {
+				t.Fatalf("ParseReadConfig(Map()): %v", err)
+			}
+			if !reflect.DeepEqual(back, c) {
+				t.Errorf("round trip: got %+v, want %+v", back, c)
+			}
+		})
+	}
+}
+
+func TestParseReadConfigRejects(t *testing.T) {
+	tests := []struct {
+		name   string
+		m      map[string]any
+		substr string
+		keys   []string
+	}{
+		{"missing table", with(baseRead(), KeyTable, nil), "required", []string{KeyTable}},
+		{"blank table", with(baseRead(), KeyTable, "  "), "required", []string{KeyTable}},
+		{"missing catalog name", with(baseRead(), KeyCatalogName, nil), "required", []string{KeyCatalogName}},
+		{"missing catalog type", with(baseRead(), KeyCatalogProperties, map[string]any{"uri": "x"}), "type", []string{"catalog_properties.type"}},
+		{"no catalog properties", with(baseRead(), KeyCatalogProperties, nil), "", []string{"catalog_properties.type"}},
+		{"unknown key with hint", with(baseRead(), "fliter", "a = 1"), `did you mean "filter"`, []string{"fliter"}},
+		{"camel case hint", with(baseRead(), "catalogName", "x"), `did you mean "catalog_name"`, []string{"catalogName"}},
+		{"write key on read", with(baseRead(), KeyMode, "append"), "is a write key", []string{KeyMode}},
+		{"unknown key no hint", with(baseRead(), "zzzzzzzzzzz", 1), "unknown key", []string{"zzzzzzzzzzz"}},
+		{"table wrong type", with(baseRead(), KeyTable, 5), "want a string, got an integer", []string{KeyTable}},
+		{"keep wrong type", with(baseRead(), KeyKeep, "a,b"), "want a list", []string{KeyKeep}},
+		{"keep element wrong type", with(baseRead(), KeyKeep, []any{"a", 3}), "element 1", []string{KeyKeep}},
+		{"catalog property not string", with(baseRead(), KeyCatalogProperties, map[string]any{"type": "sql", "x": true}), "want a string value, got a boolean", []string{"catalog_properties.x"}},
+		{"catalog properties not map", with(baseRead(), KeyCatalogProperties, []any{"type"}), "want a map", []string{KeyCatalogProperties}},
+		{"map with int key", with(baseRead(), KeyCatalogProperties, map[any]any{"type": "sql", 1: "x"}), "string keys", []string{KeyCatalogProperties}},
+		{"config properties unsupported", with(baseRead(), KeyConfigProperties, map[string]any{"fs.defaultFS": "hdfs://x"}), "Hadoop configuration is not used", []string{KeyConfigProperties}},
+		{"keep and drop", with(baseRead(), KeyKeep, []any{"a"}, KeyDrop, []any{"b"}), "mutually exclusive", []string{KeyDrop}},
+		{"empty column", with(baseRead(), KeyKeep, []any{"a", ""}), "empty column", []string{KeyKeep}},
+		{"duplicate column", with(baseRead(), KeyDrop, []any{"a", "a"}), "duplicate", []string{KeyDrop}},
+		{"snapshot and as of", with(baseRead(), KeySnapshotID, 7, KeyAsOfTimestamp, "2024-01-01T00:00:00Z"), "mutually exclusive", []string{KeyAsOfTimestamp}},
+		{"snapshot and branch", with(baseRead(), KeySnapshotID, 7, KeyBranch, "b"), "mutually exclusive", []string{KeyBranch}},
+		{"negative snapshot", with(baseRead(), KeySnapshotID, -3), "positive", []string{KeySnapshotID}},
+		{"zero snapshot", with(baseRead(), KeySnapshotID, 0), "positive", []string{KeySnapshotID}},
+		{"fractional snapshot", with(baseRead(), KeySnapshotID, 1.5), "fractional", []string{KeySnapshotID}},
+		{"quoted snapshot", with(baseRead(), KeySnapshotID, "12"), "remove the quotes", []string{KeySnapshotID}},
+		{"bad timestamp", with(baseRead(), KeyAsOfTimestamp, "yesterday"), "RFC 3339", []string{KeyAsOfTimestamp}},
+		{"negative epoch", with(baseRead(), KeyAsOfTimestamp, -5), "negative", []string{KeyAsOfTimestamp}},
+		{"as of bool", with(baseRead(), KeyAsOfTimestamp, true), "epoch milliseconds", []string{KeyAsOfTimestamp}},
+		{"bool for string", with(baseRead(), KeyBranch, true), "got a boolean", []string{KeyBranch}},
+		{"many problems at once",
+			map[string]any{KeyKeep: []any{"a"}, KeyDrop: []any{"a", "a"}, "tabel": "x", KeyFilter: 3, KeyConfigProperties: map[string]any{"a": "b"}},
+			"configuration problems",
+			[]string{KeyTable, KeyCatalogName, "catalog_properties.type", KeyDrop, KeyDrop, "tabel", KeyFilter, KeyConfigProperties}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseReadConfig(tt.m)
+			wantErrorKeys(t, err, tt.substr, tt.keys...)
+			if !reflect.DeepEqual(c, ReadConfig{}) {
+				t.Errorf("config on error = %+v, want zero", c)
+			}
+		})
+	}
+}
+
+func TestReadValidateTyped(t *testing.T) {
+	base := ReadConfig{Table: "t", CatalogName: "c", CatalogProperties: map[string]string{"type": "sql"}}
+	if err := base.Validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	neg := int64(-1)
+	tests := []struct {
+		name string
+		c    ReadConfig
+		keys []string
+	}{
+		{"output type not struct", base.With(func(c *ReadConfig) { c.OutputType = reflect.TypeFor[int]() }), []string{"OutputType"}},
+		{"negative snapshot", base.With(func(c *ReadConfig) { c.SnapshotID = &neg }), []string{KeySnapshotID}},
+		{"zero time", base.With(func(c *ReadConfig) { c.AsOfTimestamp = time.Time{}.Format(time.RFC3339Nano) }), []string{KeyAsOfTimestamp}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantErrorKeys(t, tt.c.Validate(), "", tt.keys...)
+		})
+	}
+	t.Run("struct output type", func(t *testing.T) {
+		c := base.With(func(c *ReadConfig) { c.OutputType = reflect.TypeFor[struct{ A int }]() })
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := c.Map()["OutputType"]; ok || len(c.Map()) != 3 {
+			t.Errorf("Map() = %v, want only the three set keys", c.Map())
+		}
+	})
+}
+
+func TestSecretsNeverInErrors(t *testing.T) {
+	const secret = "hunter2-SECRET-VALUE"
+	tests := []struct {
+		name string
+		m    map[string]any
+	}{
+		{"wrong typed secret", with(baseRead(), KeyCatalogProperties, map[string]any{"type": "rest", "credential": []any{secret}})},
+		{"missing type with secret", with(baseRead(), KeyCatalogProperties, map[string]any{"token": secret})},
+		{"secret in config_properties", with(baseRead(), KeyConfigProperties, map[string]any{"fs.s3a.secret.key": secret})},
+		{"empty key", with(baseRead(), KeyCatalogProperties, map[string]any{"type": "rest", "": secret})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseReadConfig(tt.m)
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error leaks a secret: %v", err)
+			}
+			_, werr := ParseWriteConfig(tt.m)
+			if werr == nil || strings.Contains(werr.Error(), secret) {
+				t.Errorf("write error %v: nil or leaks a secret", werr)
+			}
+		})
+	}
+}
+
+func TestIsSecretKeyAndRedacted(t *testing.T) {
+	for k, want := range map[string]bool{
+		"s3.secret-access-key": true, "credential": true, "rest.auth.TOKEN": true, "gcs.oauth2.token": true,
+		"password": true, "s3.access-key-id": true, "uri": false, "type": false, "warehouse": false,
+	} {
+		t.Run(k, func(t *testing.T) {
+			if got := IsSecretKey(k); got != want {
+				t.Errorf("IsSecretKey(%q) = %v, want %v", k, got, want)
+			}
+		})
+	}
+	r := Redacted(map[string]string{"uri": "u", "token": "t"})
+	if r["uri"] != "u" || r["token"] != "<redacted>" {
+		t.Errorf("Redacted = %v", r)
+	}
+	if Redacted(nil) != nil {
+		t.Error("Redacted(nil) != nil")
+	}
+}
+
+func TestConfigErrorWrapsCause(t *testing.T) {
+	_, err := ParseReadConfig(with(baseRead(), KeyConfigProperties, map[string]any{"a": "b"}))
+	if !errors.Is(err, ErrUnsupported) || !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("error %v should wrap ErrUnsupported and ErrInvalidConfig", err)
+	}
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != KeyConfigProperties {
+		t.Errorf("errors.As: %v", ce)
+	}
+}

@@ -1,0 +1,188 @@
+package config
+
+import (
+	"reflect"
+	"testing"
+)
+
+func mor(kv ...any) map[string]any {
+	return with(with(baseWrite(), KeyMode, "merge-on-read"), kv...)
+}
+
+func TestParseWriteConfigAccepts(t *testing.T) {
+	tests := []struct {
+		name string
+		m    map[string]any
+		want func(c WriteConfig) bool
+	}{
+		{"minimal append", baseWrite(), func(c WriteConfig) bool { return c.Mode == "" && !c.IsMergeOnRead() }},
+		{"template table", with(baseWrite(), KeyTable, "db.events_{region}_{a.b}"), func(c WriteConfig) bool { return c.Table == "db.events_{region}_{a.b}" }},
+		{"cdc", mor(
+			KeyChangeTypeColumn, "op",
+			KeyChangeTypeMap, map[string]any{"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE", "b": "UPDATE_BEFORE"},
+			KeyEqualityColumns, []any{"order_id"},
+			KeyNumShards, 4, KeyShardsPerPartition, 2, KeySorterMemoryMB, 64.0,
+			KeyUpsert, true, KeyDeleteFormat, "dv", KeySinkID, "orders-cdc",
+			KeySequenceNumberColumn, "seq",
+		), func(c WriteConfig) bool {
+			return c.Mode == MergeOnRead && c.ChangeTypeMap["u"] == "UPDATE_AFTER" && *c.NumShards == 4 &&
+				*c.ShardsPerPartition == 2 && *c.SorterMemoryMB == 64 && c.Upsert && c.DeleteFormat == DeleteFormatDV
+		}},
+		{"allowed lateness zero", with(baseWrite(), KeyAllowedLatenessSeconds, 0), func(c WriteConfig) bool {
+			return c.AllowedLatenessSeconds != nil && *c.AllowedLatenessSeconds == 0
+		}},
+		{"upsert false in append", with(baseWrite(), KeyUpsert, false), func(c WriteConfig) bool { return !c.Upsert }},
+		{"hash with auto sharding", with(baseWrite(), KeyDistributionMode, "hash", KeyAutoSharding, true), func(c WriteConfig) bool {
+			return c.AutoSharding && c.DistributionMode == DistributionHash
+		}},
+		{"layout", with(baseWrite(),
+			KeyPartitionFields, []any{"region", "bucket(16, id)", "truncate(name, 4)", "bucket[8](k)", "day(ts)", "void(x)"},
+			KeySortFields, []any{"id desc nulls first", "bucket(id, 4)", "ts"},
+			KeyTableProperties, map[string]any{"format-version": "3"},
+			KeyWriteProperties, map[string]any{"write.parquet.compression-codec": "zstd"},
+		), func(c WriteConfig) bool {
+			ps, err1 := c.PartitionSpec()
+			ss, err2 := c.SortOrder()
+			return err1 == nil && err2 == nil && len(ps) == 6 && len(ss) == 3 && ss[0].Descending && ss[0].NullsFirst
+		}},
+		{"streaming", with(baseWrite(), KeyTriggeringFrequencySeconds, 60, KeyTokenHeartbeatSeconds, 3600,
+			KeyDirectWriteByteLimit, 1<<20, KeyMaximumTableCacheSize, 10, KeyTableCacheRefreshIntervalSeconds, 30,
+			KeyTableCachePollingBuckets, 2, KeyUseSideInputTableCache, true,
+			KeySnapshotProperties, map[string]any{"app": "x"}, KeyOnly, "payload"), func(c WriteConfig) bool {
+			return *c.TriggeringFrequencySeconds == 60 && c.UseSideInputTableCache && c.Only == "payload"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseWriteConfig(tt.m)
+			if err != nil {
+				t.Fatalf("ParseWriteConfig: %v", err)
+			}
+			if !tt.want(c) {
+				t.Errorf("unexpected config %+v", c)
+			}
+			back, err := ParseWriteConfig(c.Map())
+			if err != nil {
+				t.Fatalf("ParseWriteConfig(Map()): %v", err)
+			}
+			if !reflect.DeepEqual(back, c) {
+				t.Errorf("round trip: got %+v, want %+v", back, c)
+			}
+			if err := c.Resolved().Validate(); err != nil {
+				t.Errorf("Resolved().Validate(): %v", err)
+			}
+		})
+	}
+}
+
+func TestParseWriteConfigRejects(t *testing.T) {
+	tests := []struct {
+		name   string
+		m      map[string]any
+		substr string
+		keys   []string
+	}{
+		{"bad mode", with(baseWrite(), KeyMode, "upsert"), "unknown mode", []string{KeyMode}},
+		{"read key on write", with(baseWrite(), KeyFilter, "a = 1"), "is a read key", []string{KeyFilter}},
+		{"typo hint", with(baseWrite(), "num_shard", 3), `did you mean "num_shards"`, []string{"num_shard"}},
+		{"mor keys in append", with(baseWrite(), KeyEqualityColumns, []any{"id"}, KeyNumShards, 4, KeyUpsert, true, KeyDeleteFormat, "dv"),
+			"applies only to mode", []string{KeyEqualityColumns, KeyNumShards, KeyUpsert, KeyDeleteFormat}},
+		{"mor key in explicit append", with(baseWrite(), KeyMode, "append", KeySorterMemoryMB, 10), "applies only", []string{KeySorterMemoryMB}},
+		{"bad change type", mor(KeyChangeTypeColumn, "op", KeyChangeTypeMap, map[string]any{"c": "CREATE"}), "unknown change type", []string{"change_type_map.c"}},
+		{"map without column", mor(KeyChangeTypeMap, map[string]any{"c": "INSERT"}), "needs change_type_column", []string{KeyChangeTypeMap}},
+		{"same control columns", mor(KeyChangeTypeColumn, "x", KeySequenceNumberColumn, "x"), "same column", []string{KeyChangeTypeColumn}},
+		{"equality is control", mor(KeyChangeTypeColumn, "op", KeyEqualityColumns, []any{"op"}), "control column", []string{KeyEqualityColumns}},
+		{"equality duplicate", mor(KeyEqualityColumns, []any{"id", "id"}), "duplicate", []string{KeyEqualityColumns}},
+		{"drop equality column", mor(KeyEqualityColumns, []any{"id"}, KeyDrop, []any{"id"}), "drops equality", []string{KeyDrop}},
+		{"keep misses equality column", mor(KeyEqualityColumns, []any{"id"}, KeyKeep, []any{"v"}), "does not keep", []string{KeyKeep}},
+		{"keep drop only", with(baseWrite(), KeyKeep, []any{"a"}, KeyOnly, "b"), "mutually exclusive", []string{KeyOnly}},
+		{"reserved snapshot property", with(baseWrite(), KeySnapshotProperties, map[string]any{"beam.cdc.sink-id": "x", "ok": "y"}), "reserved", []string{"snapshot_properties.beam.cdc.sink-id"}},
+		{"negative shards", mor(KeyNumShards, -1), "negative", []string{KeyNumShards}},
+		{"zero shards", mor(KeyNumShards, 0), "at least 1", []string{KeyNumShards}},
+		{"shards per partition above num shards", mor(KeyNumShards, 4, KeyShardsPerPartition, 5), "at most 4", []string{KeyShardsPerPartition}},
+		{"shards per partition above default", mor(KeyShardsPerPartition, 17), "at most 16", []string{KeyShardsPerPartition}},
+		{"negative lateness", with(baseWrite(), KeyAllowedLatenessSeconds, -1), "negative", []string{KeyAllowedLatenessSeconds}},
+		{"int32 overflow", with(baseWrite(), KeyTriggeringFrequencySeconds, int64(1)<<40), "out of range", []string{KeyTriggeringFrequencySeconds}},
+		{"zero heartbeat", with(baseWrite(), KeyTokenHeartbeatSeconds, 0), "at least 1", []string{KeyTokenHeartbeatSeconds}},
+		{"every int key negative", with(baseWrite(),
+			KeyDirectWriteByteLimit, -1, KeyMaximumTableCacheSize, -1, KeyTableCacheRefreshIntervalSeconds, -1,
+			KeyTableCachePollingBuckets, -1, KeyTriggeringFrequencySeconds, -1, KeyTokenHeartbeatSeconds, -1),
+			"negative", []string{KeyDirectWriteByteLimit, KeyMaximumTableCacheSize, KeyTableCacheRefreshIntervalSeconds,
+				KeyTableCachePollingBuckets, KeyTriggeringFrequencySeconds, KeyTokenHeartbeatSeconds}},
+		{"bad delete format", mor(KeyDeleteFormat, "position"), "unknown delete format", []string{KeyDeleteFormat}},
+		{"dv on v2", mor(KeyDeleteFormat, "dv", KeyTableProperties, map[string]any{"format-version": "2"}), "format-version 3", []string{KeyDeleteFormat}},
+		{"bad format version", with(baseWrite(), KeyTableProperties, map[string]any{"format-version": "4"}), "want 1, 2 or 3", []string{"table_properties.format-version"}},
+		{"bad distribution", with(baseWrite(), KeyDistributionMode, "range"), "unknown distribution", []string{KeyDistributionMode}},
+		{"auto sharding without hash", with(baseWrite(), KeyAutoSharding, true), "needs distribution_mode", []string{KeyAutoSharding}},
+		{"bool as string", with(baseWrite(), KeyUseSideInputTableCache, "true"), "want a boolean", []string{KeyUseSideInputTableCache}},
+		{"bad partition", with(baseWrite(), KeyPartitionFields, []any{"bucket(id)", "week(ts)"}), "bucket", []string{KeyPartitionFields, KeyPartitionFields}},
+		{"redundant partition", with(baseWrite(), KeyPartitionFields, []any{"day(ts)", "hour(ts)"}), "redundant", []string{KeyPartitionFields}},
+		{"bad sort", with(baseWrite(), KeySortFields, []any{"id sideways"}), "unexpected", []string{KeySortFields}},
+		{"unbalanced template", with(baseWrite(), KeyTable, "db.t_{region"), "unclosed", []string{KeyTable}},
+		{"empty placeholder", with(baseWrite(), KeyTable, "db.t_{}"), "empty", []string{KeyTable}},
+		{"blank sink id", with(baseWrite(), KeySinkID, " "), "blank", []string{KeySinkID}},
+		{"many problems", map[string]any{KeyMode: "x", KeyNumShards: "4", KeyCatalogName: "c", KeyCatalogProperties: map[string]any{"type": "sql"}, KeyUpsert: 1},
+			"configuration problems", []string{KeyTable, KeyMode, KeyNumShards, KeyUpsert}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseWriteConfig(tt.m)
+			wantErrorKeys(t, err, tt.substr, tt.keys...)
+			if !reflect.DeepEqual(c, WriteConfig{}) {
+				t.Errorf("config on error = %+v, want zero", c)
+			}
+		})
+	}
+}
+
+func TestWriteResolved(t *testing.T) {
+	base := WriteConfig{Table: "t", CatalogName: "c", CatalogProperties: map[string]string{"type": "sql"}}
+	t.Run("append", func(t *testing.T) {
+		r := base.Resolved()
+		if r.Mode != Append || r.DistributionMode != DistributionNone || *r.AllowedLatenessSeconds != 21600 ||
+			*r.TableCachePollingBuckets != 1 || r.NumShards != nil || r.SequenceNumberColumn != "" || r.SinkID != "" {
+			t.Errorf("Resolved() = %+v", r)
+		}
+		if err := r.Validate(); err != nil {
+			t.Errorf("Validate: %v", err)
+		}
+		if base.Mode != "" || base.AllowedLatenessSeconds != nil {
+			t.Error("Resolved changed its receiver")
+		}
+	})
+	t.Run("merge-on-read", func(t *testing.T) {
+		n := 8
+		c := base.With(func(c *WriteConfig) { c.Mode = MergeOnRead; c.NumShards = &n })
+		r := c.Resolved()
+		if *r.NumShards != 8 || *r.ShardsPerPartition != 8 || *r.SorterMemoryMB != 100 ||
+			r.SequenceNumberColumn != DefaultSequenceNumberColumn || r.DeleteFormat != "" {
+			t.Errorf("Resolved() = %+v", r)
+		}
+		if err := r.Validate(); err != nil {
+			t.Errorf("Validate: %v", err)
+		}
+		r2 := base.With(func(c *WriteConfig) { c.Mode = MergeOnRead }).Resolved()
+		if *r2.NumShards != DefaultNumShards || *r2.ShardsPerPartition != DefaultNumShards {
+			t.Errorf("default shards: %+v", r2)
+		}
+	})
+	t.Run("explicit value kept", func(t *testing.T) {
+		zero := 0
+		r := base.With(func(c *WriteConfig) { c.AllowedLatenessSeconds = &zero }).Resolved()
+		if *r.AllowedLatenessSeconds != 0 {
+			t.Errorf("lateness = %d, want 0", *r.AllowedLatenessSeconds)
+		}
+	})
+	t.Run("defaults table", func(t *testing.T) {
+		d := WriteDefaults()
+		d[KeyNumShards] = 1
+		if WriteDefaults()[KeyNumShards] != DefaultNumShards {
+			t.Error("WriteDefaults returned shared state")
+		}
+		for k := range d {
+			if _, ok := writeSchema.fields[k]; !ok {
+				t.Errorf("default for unknown key %q", k)
+			}
+		}
+	})
+}
