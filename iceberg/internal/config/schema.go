@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // tagName is the struct tag that names a field's managed key.
@@ -247,6 +248,9 @@ func describe(v any) string {
 
 func asString(v any) (string, error) {
 	if s, ok := v.(string); ok {
+		if !utf8.ValidString(s) {
+			return "", fmt.Errorf("string is not valid UTF-8")
+		}
 		return s, nil
 	}
 	return "", fmt.Errorf("want a string, got %s", describe(v))
@@ -320,7 +324,7 @@ func floatToInt(f float64) (int64, error) {
 func asTimestamp(v any) (string, error) {
 	switch t := v.(type) {
 	case string:
-		return t, nil
+		return asString(t)
 	case time.Time:
 		return t.UTC().Format(time.RFC3339Nano), nil
 	}
@@ -334,10 +338,11 @@ func asTimestamp(v any) (string, error) {
 func asList(key string, v any) ([]string, error) {
 	switch l := v.(type) {
 	case []string:
-		if len(l) == 0 {
-			return nil, nil
+		anys := make([]any, len(l))
+		for i, s := range l {
+			anys[i] = s
 		}
-		return append([]string(nil), l...), nil
+		return asList(key, anys)
 	case []any:
 		if len(l) == 0 {
 			return nil, nil
@@ -345,9 +350,9 @@ func asList(key string, v any) ([]string, error) {
 		out := make([]string, len(l))
 		var errs Errors
 		for i, e := range l {
-			s, ok := e.(string)
-			if !ok {
-				errs.Add(Errorf(key, "element %d: want a string, got %s", i, describe(e)))
+			s, err := asString(e)
+			if err != nil {
+				errs.Add(Errorf(key, "element %d: %w", i, err))
 				continue
 			}
 			out[i] = s
@@ -364,17 +369,24 @@ func asMap(key string, v any) (map[string]string, error) {
 	var errs Errors
 	out := map[string]string{}
 	put := func(k string, val any) {
-		s, ok := val.(string)
-		if !ok {
-			errs.Add(Errorf(key+"."+k, "want a string value, got %s (quote it)", describe(val)))
+		if !utf8.ValidString(k) {
+			errs.Add(Errorf(key, "property name is not valid UTF-8"))
 			return
 		}
-		out[k] = s
+		s, ok := val.(string)
+		switch {
+		case !ok:
+			errs.Add(Errorf(key+"."+k, "want a string value, got %s (quote it)", describe(val)))
+		case !utf8.ValidString(s):
+			errs.Add(Errorf(key+"."+k, "value is not valid UTF-8"))
+		default:
+			out[k] = s
+		}
 	}
 	switch mm := v.(type) {
 	case map[string]string:
 		for k, val := range mm {
-			out[k] = val
+			put(k, val)
 		}
 	case map[string]any:
 		for k, val := range mm {
