@@ -110,3 +110,21 @@ func (c ReadConfig) Validate() error {
 	}
 	return errs.Err()
 }
+
+// AsOfMillis returns AsOfTimestamp in milliseconds since the Unix epoch, or 0 when it is
+// not set.
+func (c ReadConfig) AsOfMillis() (int64, error) {
+	t, err := c.AsOf()
+	if err != nil || t.IsZero() {
+		return 0, err
+	}
+	return t.UnixMilli(), nil
+}
+
+// SnapshotIDValue returns *SnapshotID, or 0 when it is not set.
+func (c ReadConfig) SnapshotIDValue() int64 {
+	if c.SnapshotID == nil {
+		return 0
+	}
+	return *c.SnapshotID
+}

@@ -211,3 +211,30 @@ func TestConfigErrorWrapsCause(t *testing.T) {
 		t.Errorf("errors.As: %v", ce)
 	}
 }
+
+func TestReadAccessors(t *testing.T) {
+	id := int64(99)
+	tests := []struct {
+		name   string
+		c      ReadConfig
+		millis int64
+		snap   int64
+		err    bool
+	}{
+		{"unset", ReadConfig{}, 0, 0, false},
+		{"rfc3339", ReadConfig{AsOfTimestamp: "1970-01-01T00:00:01.5Z", SnapshotID: &id}, 1500, 99, false},
+		{"millis", ReadConfig{AsOfTimestamp: "1714557600000"}, 1714557600000, 0, false},
+		{"bad", ReadConfig{AsOfTimestamp: "x"}, 0, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ms, err := tt.c.AsOfMillis()
+			if (err != nil) != tt.err || ms != tt.millis {
+				t.Errorf("AsOfMillis() = %d, %v; want %d, error %v", ms, err, tt.millis, tt.err)
+			}
+			if got := tt.c.SnapshotIDValue(); got != tt.snap {
+				t.Errorf("SnapshotIDValue() = %d, want %d", got, tt.snap)
+			}
+		})
+	}
+}
