@@ -1,0 +1,64 @@
+package read
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+
+	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+)
+
+// planFn plans the scan once at run time (after an Impulse) with the filter pushed
+// down to manifest, partition and column-statistics pruning, and emits one Task per
+// file scan task.
+type planFn struct {
+	// Spec is the JSON-encoded Spec.
+	Spec string
+
+	spec         Spec
+	filesPlanned beam.Counter
+	bytesPlanned beam.Counter
+}
+
+func (fn *planFn) Setup() error {
+	spec, err := DecodeSpec(fn.Spec)
+	if err != nil {
+		return err
+	}
+	fn.spec = spec
+	fn.filesPlanned = beam.NewCounter(metricsNamespace, "files_planned")
+	fn.bytesPlanned = beam.NewCounter(metricsNamespace, "bytes_planned")
+	return nil
+}
+
+func (fn *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(Task)) error {
+	tbl, err := catalogs.LoadTable(ctx, fn.spec.CatalogName, fn.spec.Props(), fn.spec.Table, 0)
+	if err != nil {
+		return err
+	}
+	scan, err := fn.spec.NewScan(tbl)
+	if err != nil {
+		return err
+	}
+	defer scan.Close()
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		return fmt.Errorf("iceberg: read %s: plan: %w", fn.spec.Table, err)
+	}
+	meta, loc := tbl.Metadata(), tbl.MetadataLocation()
+	var bytes int64
+	for _, t := range tasks {
+		task, err := newTask(meta, loc, t)
+		if err != nil {
+			return fmt.Errorf("iceberg: read %s: %w", fn.spec.Table, err)
+		}
+		bytes += task.Size
+		emit(task)
+	}
+	fn.filesPlanned.Inc(ctx, int64(len(tasks)))
+	fn.bytesPlanned.Inc(ctx, bytes)
+	log.Infof(ctx, "iceberg: read %s: planned %d file scan tasks (%d bytes)", fn.spec.Table, len(tasks), bytes)
+	return nil
+}

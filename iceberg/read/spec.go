@@ -1,0 +1,249 @@
+package read
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+)
+
+// Spec is everything a worker needs to plan and read a table scan. It is built and
+// validated at pipeline construction and travels to workers as JSON, so it holds no
+// maps and no clients.
+type Spec struct {
+	// CatalogName and CatalogProps identify the catalog (props as sorted key/value pairs).
+	CatalogName  string      `json:"catalog_name"`
+	CatalogProps [][2]string `json:"catalog_props"`
+	// Table is the table identifier, e.g. "db.events".
+	Table string `json:"table"`
+	// SnapshotID pins the snapshot to read (0: the branch's or table's current snapshot).
+	SnapshotID int64 `json:"snapshot_id,omitempty"`
+	// AsOfMs reads the snapshot current at this time (epoch millis; 0: unset).
+	AsOfMs int64 `json:"as_of_ms,omitempty"`
+	// Branch reads the head of a branch or tag instead of main.
+	Branch string `json:"branch,omitempty"`
+	// Filter is the bound-checked row filter in iceberg-go's JSON expression form
+	// (empty: no filter).
+	Filter string `json:"filter,omitempty"`
+	// Columns are the columns emitted, in output order (empty: all columns).
+	Columns []string `json:"columns,omitempty"`
+}
+
+// Props returns the catalog properties as a map.
+func (s Spec) Props() map[string]string {
+	m := make(map[string]string, len(s.CatalogProps))
+	for _, kv := range s.CatalogProps {
+		m[kv[0]] = kv[1]
+	}
+	return m
+}
+
+// SortedProps turns a property map into the sorted pairs Spec carries.
+func SortedProps(m map[string]string) [][2]string {
+	out := make([][2]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, [2]string{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+// Encode returns the JSON form carried by DoFns.
+func (s Spec) Encode() string {
+	b, err := json.Marshal(s)
+	if err != nil { // only plain fields: cannot happen
+		panic(err)
+	}
+	return string(b)
+}
+
+// DecodeSpec parses the JSON form of a Spec.
+func DecodeSpec(js string) (Spec, error) {
+	var s Spec
+	if err := json.Unmarshal([]byte(js), &s); err != nil {
+		return Spec{}, fmt.Errorf("iceberg: read spec: %w", err)
+	}
+	return s, nil
+}
+
+// FilterExpr returns the row filter (AlwaysTrue when none), its literals typed by sc.
+func (s Spec) FilterExpr(sc *ibg.Schema) (ibg.BooleanExpression, error) {
+	if s.Filter == "" {
+		return ibg.AlwaysTrue{}, nil
+	}
+	e, err := ibg.ParseExpr([]byte(s.Filter), sc)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: read %s: decode filter: %w", s.Table, err)
+	}
+	return e, nil
+}
+
+// ScanOptions returns the iceberg-go scan options for the spec.
+func (s Spec) ScanOptions(sc *ibg.Schema) ([]table.ScanOption, error) {
+	filter, err := s.FilterExpr(sc)
+	if err != nil {
+		return nil, err
+	}
+	opts := []table.ScanOption{table.WithRowFilter(filter), table.WithCaseSensitive(true)}
+	if len(s.Columns) > 0 {
+		opts = append(opts, table.WithSelectedFields(s.Columns...))
+	}
+	switch {
+	case s.SnapshotID != 0:
+		opts = append(opts, table.WithSnapshotID(s.SnapshotID))
+	case s.AsOfMs != 0:
+		opts = append(opts, table.WithSnapshotAsOf(s.AsOfMs))
+	}
+	return opts, nil
+}
+
+// NewScan returns the scan of tbl described by the spec.
+func (s Spec) NewScan(tbl *table.Table) (*table.Scan, error) {
+	opts, err := s.ScanOptions(tbl.Schema())
+	if err != nil {
+		return nil, err
+	}
+	scan := tbl.Scan(opts...)
+	if s.Branch != "" && s.SnapshotID == 0 && s.AsOfMs == 0 {
+		scan, err = scan.UseRef(s.Branch)
+		if err != nil {
+			return nil, fmt.Errorf("iceberg: read %s: branch %q: %w", s.Table, s.Branch, err)
+		}
+	}
+	return scan, nil
+}
+
+// Options are the user-facing read settings Resolve validates against a table.
+type Options struct {
+	Filter     string
+	Keep, Drop []string
+	SnapshotID int64
+	AsOfMs     int64
+	Branch     string
+}
+
+// Resolve validates opts against the loaded table and returns the Spec workers run.
+// Every problem is reported at once; each names the key, column or filter position.
+func Resolve(ctx context.Context, catalogName string, props map[string]string, ident string, tbl *table.Table, opts Options) (Spec, error) {
+	spec := Spec{
+		CatalogName:  catalogName,
+		CatalogProps: SortedProps(props),
+		Table:        ident,
+		SnapshotID:   opts.SnapshotID,
+		AsOfMs:       opts.AsOfMs,
+		Branch:       opts.Branch,
+	}
+	sc := tbl.Schema()
+	var errs config.Errors
+
+	if opts.SnapshotID != 0 && tbl.Metadata().SnapshotByID(opts.SnapshotID) == nil {
+		errs.Add(config.Errorf(config.KeySnapshotID, "table %s has no snapshot %d", ident, opts.SnapshotID))
+	}
+	if opts.Branch != "" && tbl.Metadata().SnapshotByName(opts.Branch) == nil {
+		errs.Add(config.Errorf(config.KeyBranch, "table %s has no branch or tag %q", ident, opts.Branch))
+	}
+
+	if strings.TrimSpace(opts.Filter) != "" {
+		expr, err := ParseFilter(opts.Filter, sc)
+		if err != nil {
+			errs.Add(&config.ConfigError{Key: config.KeyFilter, Err: err})
+		} else if _, isTrue := expr.(ibg.AlwaysTrue); !isTrue {
+			js, err := json.Marshal(expr)
+			if err != nil {
+				errs.Add(config.Errorf(config.KeyFilter, "encode %q: %v", opts.Filter, err))
+			} else {
+				spec.Filter = string(js)
+			}
+		}
+	}
+
+	cols, err := projectColumns(sc, opts.Keep, opts.Drop)
+	errs.Add(err)
+	spec.Columns = cols
+	return spec, errs.Err()
+}
+
+// projectColumns turns keep/drop into the ordered list of emitted columns (nil: all).
+func projectColumns(sc *ibg.Schema, keep, drop []string) ([]string, error) {
+	var errs config.Errors
+	top := make([]string, 0, len(sc.Fields()))
+	for _, f := range sc.Fields() {
+		top = append(top, f.Name)
+	}
+	check := func(key, name string) bool {
+		if _, ok := sc.FindFieldByName(name); ok {
+			return true
+		}
+		errs.Add(config.Errorf(key, "unknown column %q%s (columns: %s)", name, didYouMean(name, top), strings.Join(top, ", ")))
+		return false
+	}
+	switch {
+	case len(keep) > 0:
+		for _, c := range keep {
+			check(config.KeyKeep, c)
+		}
+		return slices.Clone(keep), errs.Err()
+	case len(drop) > 0:
+		dropped := map[string]bool{}
+		for _, c := range drop {
+			if check(config.KeyDrop, c) {
+				if !slices.Contains(top, c) {
+					errs.Add(config.Errorf(config.KeyDrop, "column %q is nested: drop takes top-level columns", c))
+				}
+				dropped[c] = true
+			}
+		}
+		var out []string
+		for _, c := range top {
+			if !dropped[c] {
+				out = append(out, c)
+			}
+		}
+		if len(out) == 0 && errs.Err() == nil {
+			errs.Add(config.Errorf(config.KeyDrop, "drops every column of the table"))
+		}
+		return out, errs.Err()
+	}
+	return nil, nil
+}
+
+// didYouMean returns a hint naming the closest candidate, or "".
+func didYouMean(name string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
