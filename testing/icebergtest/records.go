@@ -332,7 +332,9 @@ func appendValue(b array.Builder, typ ibg.Type, v any) error {
 // column each: boolean, int, long, float, double, decimal(10,2), date,
 // time, timestamp, timestamptz, string, uuid, fixed[4], binary), a nested
 // struct, a list and a map. Column "id" (long, required, field ID 1) is the
-// identifier field; every other column is optional.
+// identifier field; every other column is optional. Field IDs are numbered
+// the way iceberg-go's catalogs reassign them on create (depth first), so
+// batches built for this schema match the created table's schema.
 func SampleSchema() *ibg.Schema {
 	p := ibg.PrimitiveTypes
 	opt := func(id int, name string, typ ibg.Type) ibg.NestedField {
@@ -356,11 +358,11 @@ func SampleSchema() *ibg.Schema {
 		opt(14, "fixed_col", ibg.FixedTypeOf(4)),
 		opt(15, "binary_col", p.Binary),
 		opt(16, "struct_col", &ibg.StructType{FieldList: []ibg.NestedField{
-			{ID: 19, Name: "a", Type: p.Int32, Required: true},
-			{ID: 20, Name: "b", Type: p.String},
+			{ID: 17, Name: "a", Type: p.Int32, Required: true},
+			{ID: 18, Name: "b", Type: p.String},
 		}}),
-		opt(17, "list_col", &ibg.ListType{ElementID: 21, Element: p.Int64}),
-		opt(18, "map_col", &ibg.MapType{KeyID: 22, KeyType: p.String, ValueID: 23, ValueType: p.Int32}),
+		opt(19, "list_col", &ibg.ListType{ElementID: 20, Element: p.Int64}),
+		opt(21, "map_col", &ibg.MapType{KeyID: 22, KeyType: p.String, ValueID: 23, ValueType: p.Int32}),
 	)
 }
 
