@@ -1,0 +1,45 @@
+// Package iceberg is icebeam: a Go-native Apache Beam connector for Apache Iceberg, the
+// Go counterpart of Dataflow's managed Iceberg I/O, built on the Beam Go SDK, iceberg-go
+// and arrow-go, without cgo.
+//
+// # Reading
+//
+// Read (and TryRead, which returns the error instead of panicking) reads one table: the
+// current snapshot, or the one named by snapshot_id, as_of_timestamp or branch. A SQL
+// filter (Calcite syntax) is pushed into the scan, keep or drop project columns at the
+// file read, and deletion vectors, position deletes and equality deletes are applied.
+// It emits Row values, or a struct type given with WithOutputType.
+//
+//	rows := iceberg.Read(s, iceberg.ReadConfig{
+//		Table: "shop.orders", CatalogName: "lake", CatalogProperties: props,
+//		Filter: "state = 'NY' AND amount > 100", Keep: []string{"order_id", "amount"},
+//	})
+//
+// # Writing
+//
+// Write (and TryWrite) writes a PCollection of rows (Row or any struct type) in one of
+// two modes. Append writes every row as new data files and commits them once per table
+// and window. MergeOnRead treats every row as a change (INSERT, UPDATE_BEFORE,
+// UPDATE_AFTER, DELETE) to the row with the same equality_columns: each key's changes in
+// a window collapse to their net effect, new rows become data files and replaced rows are
+// deleted with Iceberg V3 deletion vectors (or equality deletes on format-version 2).
+// Every commit carries an idempotency token named by sink_id, so a retried bundle or a
+// restarted job with the same sink_id never commits twice.
+//
+//	res := iceberg.Write(s, iceberg.WriteConfig{
+//		Table: "shop.orders", CatalogName: "lake", CatalogProperties: props,
+//		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "op",
+//		ChangeTypeMap:   map[string]string{"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE"},
+//		EqualityColumns: []string{"order_id"}, SinkID: "orders-cdc",
+//	}, changes)
+//
+// # Configuration
+//
+// ReadConfig and WriteConfig have one field per managed key (the Key constants). The
+// same configuration can come as a managed-style map, or as YAML or JSON, through
+// ParseReadConfig and ParseWriteConfig and their JSON and YAML variants; Map is the inverse.
+// Parsing is strict: an unknown key, a wrong type or a contradiction is a ConfigError
+// naming the key, every problem is reported at once, and all errors wrap ErrInvalidConfig.
+// Options (WithFilter, WithMode, ...) change a config; Validate judges the result, and Read
+// and Write run it again. Secrets in catalog_properties are never logged or put in errors.
+package iceberg

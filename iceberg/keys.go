@@ -1,0 +1,111 @@
+package iceberg
+
+import "github.com/icebeam/icebeam/iceberg/internal/config"
+
+// Managed configuration keys: the keys of Dataflow's managed Iceberg I/O, plus snapshot_id,
+// as_of_timestamp, branch and delete_format. ParseReadConfig and ParseWriteConfig accept
+// exactly these; each is the managed tag of one ReadConfig or WriteConfig field, and
+// README.md lists each with its type, default and meaning.
+const (
+	// KeyTable is the table identifier ("db.table"); for writes it may be a template such
+	// as "db.events_{region}". Read and write.
+	KeyTable = config.KeyTable
+	// KeyCatalogName is the name of the catalog that holds the table. Read and write.
+	KeyCatalogName = config.KeyCatalogName
+	// KeyCatalogProperties are the properties that build the catalog; "type" is required.
+	// Read and write.
+	KeyCatalogProperties = config.KeyCatalogProperties
+	// KeyConfigProperties are Hadoop configuration properties. icebeam does not use Hadoop:
+	// any entry is rejected with ErrUnsupported. Read and write.
+	KeyConfigProperties = config.KeyConfigProperties
+	// KeyFilter is a SQL predicate (Calcite syntax) applied during the scan. Read.
+	KeyFilter = config.KeyFilter
+	// KeyKeep lists the only columns to read (read) or to keep before writing (write).
+	KeyKeep = config.KeyKeep
+	// KeyDrop lists columns to leave out of the read (read) or to drop before writing (write).
+	KeyDrop = config.KeyDrop
+	// KeySnapshotID reads the table as of this snapshot. Read.
+	KeySnapshotID = config.KeySnapshotID
+	// KeyAsOfTimestamp reads the table as of this time: RFC 3339 or epoch milliseconds. Read.
+	KeyAsOfTimestamp = config.KeyAsOfTimestamp
+	// KeyBranch reads the head of this branch or tag instead of main. Read.
+	KeyBranch = config.KeyBranch
+
+	// KeyMode is the write mode: "append" (default) or "merge-on-read". Write.
+	KeyMode = config.KeyMode
+	// KeyChangeTypeColumn names the column holding each row's change type. Merge-on-read.
+	KeyChangeTypeColumn = config.KeyChangeTypeColumn
+	// KeyChangeTypeMap maps change_type_column values to INSERT, UPDATE_BEFORE,
+	// UPDATE_AFTER or DELETE. Merge-on-read.
+	KeyChangeTypeMap = config.KeyChangeTypeMap
+	// KeyEqualityColumns are the columns that identify a row (the key). Merge-on-read.
+	KeyEqualityColumns = config.KeyEqualityColumns
+	// KeySequenceNumberColumn names the INT64 column that orders the changes of one key.
+	// Merge-on-read; default "_commit_snapshot_sequence_number".
+	KeySequenceNumberColumn = config.KeySequenceNumberColumn
+	// KeyUpsert applies only after-images, as upserts. Merge-on-read; default false.
+	KeyUpsert = config.KeyUpsert
+	// KeyDeleteFormat is how prior rows are deleted: "dv" (deletion vectors) or "equality";
+	// empty means dv on format-version 3 and equality on 2. Merge-on-read; icebeam addition.
+	KeyDeleteFormat = config.KeyDeleteFormat
+	// KeyNumShards is the number of key-hash shards per destination. Merge-on-read; default 16.
+	KeyNumShards = config.KeyNumShards
+	// KeyShardsPerPartition bounds the shards one partition's rows may use (1..num_shards;
+	// default num_shards). Merge-on-read.
+	KeyShardsPerPartition = config.KeyShardsPerPartition
+	// KeyAutoSharding adjusts the number of writers to the data volume. Needs
+	// distribution_mode "hash". Write.
+	KeyAutoSharding = config.KeyAutoSharding
+	// KeyDistributionMode is "none" (default: no shuffle) or "hash" (shuffle by partition). Write.
+	KeyDistributionMode = config.KeyDistributionMode
+	// KeySorterMemoryMB is the in-memory sort buffer in MB before spilling to disk.
+	// Merge-on-read; default 100.
+	KeySorterMemoryMB = config.KeySorterMemoryMB
+	// KeyDirectWriteByteLimit is the bundle size up to which a streaming write takes the
+	// direct write path. Write.
+	KeyDirectWriteByteLimit = config.KeyDirectWriteByteLimit
+	// KeyAllowedLatenessSeconds is how far behind the watermark a row may be before it goes
+	// to the dead letter output. Write; default 21600 (6 hours).
+	KeyAllowedLatenessSeconds = config.KeyAllowedLatenessSeconds
+	// KeySinkID is the stable id that namespaces the sink's idempotency tokens. Write;
+	// default: a fresh UUID per pipeline construction.
+	KeySinkID = config.KeySinkID
+	// KeySnapshotProperties are extra snapshot summary properties; keys under "beam.cdc."
+	// are reserved. Write.
+	KeySnapshotProperties = config.KeySnapshotProperties
+	// KeyTokenHeartbeatSeconds makes the sink commit empty token refreshes while idle.
+	// Streaming writes; default disabled.
+	KeyTokenHeartbeatSeconds = config.KeyTokenHeartbeatSeconds
+	// KeyTriggeringFrequencySeconds is how often a streaming write commits. Write.
+	KeyTriggeringFrequencySeconds = config.KeyTriggeringFrequencySeconds
+	// KeyPartitionFields is the partition spec of a table the write creates. Write.
+	KeyPartitionFields = config.KeyPartitionFields
+	// KeySortFields is the sort order of a table the write creates. Write.
+	KeySortFields = config.KeySortFields
+	// KeyTableProperties are the properties of a table the write creates. Write.
+	KeyTableProperties = config.KeyTableProperties
+	// KeyWriteProperties are properties of the file writers (Parquet settings). Write.
+	KeyWriteProperties = config.KeyWriteProperties
+	// KeyOnly names the single record field to write. Write.
+	KeyOnly = config.KeyOnly
+	// KeyMaximumTableCacheSize is the number of table metadata entries cached in memory. Write.
+	KeyMaximumTableCacheSize = config.KeyMaximumTableCacheSize
+	// KeyTableCacheRefreshIntervalSeconds is how often cached table metadata is refreshed
+	// in streaming pipelines. Write.
+	KeyTableCacheRefreshIntervalSeconds = config.KeyTableCacheRefreshIntervalSeconds
+	// KeyTableCachePollingBuckets is the number of parallel catalog pollers during a
+	// refresh. Write; default 1.
+	KeyTableCachePollingBuckets = config.KeyTableCachePollingBuckets
+	// KeyUseSideInputTableCache shares table metadata between workers through a side input. Write.
+	KeyUseSideInputTableCache = config.KeyUseSideInputTableCache
+)
+
+// ReadKeys returns the keys ParseReadConfig accepts, in ReadConfig field order.
+func ReadKeys() []string { return config.ReadKeys() }
+
+// WriteKeys returns the keys ParseWriteConfig accepts, in WriteConfig field order.
+func WriteKeys() []string { return config.WriteKeys() }
+
+// MergeOnReadOnlyKeys returns the write keys valid only with mode merge-on-read; setting
+// one of them in append mode is an error.
+func MergeOnReadOnlyKeys() []string { return config.MergeOnReadOnlyKeys() }
