@@ -30,6 +30,10 @@ var secretWords = []string{"secret", "password", "passwd", "token", "credential"
 // PostgreSQL's "host=h password=pw" form or a query parameter "?password=pw".
 var dsnSecret = regexp.MustCompile(`(?i)\b(password|passwd|pwd|secret|token|sslpassword|access_token)(\s*=\s*)('[^']*'|[^\s&;]+)`)
 
+// userinfoSecret matches the password of scheme://user:password@ anywhere in
+// a string, also where the URI does not parse or sits inside a longer message.
+var userinfoSecret = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@\s/]*@`)
+
 // IsSecretKey reports whether the value of the catalog property key is a secret.
 func IsSecretKey(key string) bool {
 	k := strings.ToLower(key)
@@ -78,15 +82,9 @@ func RedactURI(s string) string {
 				s = u.String()
 				s = strings.Replace(s, ":"+url.QueryEscape(Redacted)+"@", ":"+Redacted+"@", 1)
 			}
-		} else if err != nil {
-			// An unparsable URI may still carry user info: cut it out.
-			if at := strings.LastIndex(s, "@"); at > 0 {
-				if scheme := strings.Index(s, "://"); scheme >= 0 && scheme < at {
-					s = s[:scheme+3] + Redacted + s[at:]
-				}
-			}
 		}
 	}
+	s = userinfoSecret.ReplaceAllString(s, "${1}:"+Redacted+"@")
 	return dsnSecret.ReplaceAllString(s, "${1}${2}"+Redacted)
 }
 
