@@ -2,11 +2,13 @@ package icebergtest
 
 import (
 	"fmt"
+	"strconv"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // maxDiffRows bounds how many missing and extra rows a diff lists.
@@ -93,7 +95,8 @@ func columnNames(sc *arrow.Schema) []string {
 
 // RowStrings renders every row of tbl as "{col=value, ...}" with the
 // columns in the given order (all columns, in schema order, when cols is
-// empty). Equal rows render equally; nulls render as <null>.
+// empty). Equal rows render equally; nulls render as null, top-level
+// strings quoted, other values as arrow's ValueStr (nested values as JSON).
 func RowStrings(tbl arrow.Table, cols []string) []string {
 	if len(cols) == 0 {
 		cols = columnNames(tbl.Schema())
@@ -114,10 +117,25 @@ func RowStrings(tbl arrow.Table, cols []string) []string {
 				}
 				b.WriteString(name)
 				b.WriteByte('=')
-				if chunk.IsNull(i) {
-					b.WriteString("<null>")
-				} else {
-					b.WriteString(chunk.ValueStr(i))
+				switch c := chunk.(type) {
+				case *array.String:
+					if c.IsNull(i) {
+						b.WriteString("null")
+					} else {
+						b.WriteString(strconv.Quote(c.Value(i)))
+					}
+				case *array.LargeString:
+					if c.IsNull(i) {
+						b.WriteString("null")
+					} else {
+						b.WriteString(strconv.Quote(c.Value(i)))
+					}
+				default:
+					if chunk.IsNull(i) {
+						b.WriteString("null")
+					} else {
+						b.WriteString(chunk.ValueStr(i))
+					}
 				}
 				row++
 			}
