@@ -1,5 +1,14 @@
 // Package config holds the configuration types shared by the read, write and cdc
 // packages: ReadConfig, WriteConfig, the managed-style key constants, their parsing from
-// map[string]any, their inverse Map, validation, and the sentinel errors. Package iceberg
-// re-exports them with aliases.
+// map[string]any (and JSON or YAML), their inverse Map, validation, partition and sort
+// term parsing, and the sentinel errors. Package iceberg re-exports them with aliases.
+//
+// Each managed field of a config struct carries its key in a `managed:"<key>"` tag; the
+// tags are the single source of truth for the parser and for Map. A zero field means "not
+// set": integer keys are pointers so that an explicit 0 (allowed_lateness_seconds: 0) is
+// kept apart from "use the default", and the defaults live in one table (WriteDefaults,
+// applied by WriteConfig.Resolved). Parse(cfg.Map()) returns a config equal to cfg.
+//
+// Validation reports every problem at once, each as a *ConfigError naming its key, and never
+// puts a property value in a message, so secrets in catalog_properties cannot leak.
 package config
