@@ -58,6 +58,9 @@ const filterMaxDepth = 200
 // result binds to schema with ibg.BindExpr. An empty or blank filter yields
 // ibg.AlwaysTrue{}. `LIKE 'prefix%'` becomes the equivalent range
 // `col >= 'prefix' AND col < successor` (iceberg-go scans cannot evaluate StartsWith).
+// NOT is pushed down to the predicates with SQL's null semantics (a row whose column is
+// null matches neither a comparison nor its negation), so the result has no Not node;
+// `NOT IN (a, b)` becomes `col <> a AND col <> b` because iceberg-go's NotIn keeps nulls.
 //
 // Every error is a *FilterError naming the position and, when known, the column.
 func ParseFilter(filter string, schema *ibg.Schema) (ibg.BooleanExpression, error) {
@@ -76,10 +79,11 @@ func ParseFilter(filter string, schema *ibg.Schema) (ibg.BooleanExpression, erro
 		return nil, &FilterError{Msg: "cannot index the table schema: " + err.Error()}
 	}
 	p := &parseState{toks: toks, schema: schema, index: index}
-	expr, perr := p.parseFilter()
+	node, perr := p.parseFilter()
 	if perr != nil {
 		return nil, perr
 	}
+	expr := node.lower(false)
 	if _, err := ibg.BindExpr(schema, expr, true); err != nil {
 		return nil, &FilterError{Pos: 1, Msg: "expression does not bind to the table schema: " + err.Error()}
 	}

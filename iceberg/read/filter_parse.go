@@ -17,6 +17,45 @@ var parseReserved = map[string]bool{
 	"DATE": true, "TIME": true, "TIMESTAMP": true,
 }
 
+// filterNode is the parsed filter before lowering to iceberg-go: NOT is kept as a node
+// so that it can be pushed down to the leaves with SQL semantics.
+type filterNode interface{ lower(negated bool) ibg.BooleanExpression }
+
+// filterBinary is AND (and=true) or OR.
+type filterBinary struct {
+	and  bool
+	l, r filterNode
+}
+
+func (b *filterBinary) lower(negated bool) ibg.BooleanExpression {
+	l, r := b.l.lower(negated), b.r.lower(negated)
+	if b.and != negated { // AND, or NOT of OR (De Morgan)
+		return ibg.NewAnd(l, r)
+	}
+	return ibg.NewOr(l, r)
+}
+
+// filterNot is NOT child.
+type filterNot struct{ child filterNode }
+
+func (n *filterNot) lower(negated bool) ibg.BooleanExpression { return n.child.lower(!negated) }
+
+// filterLeaf is a predicate with its lowering and the lowering of its SQL negation.
+// Under SQL's three-valued logic a predicate on a null is unknown and so is its
+// negation: both forms drop null rows (except IS [NOT] NULL, whose negation is exact).
+// iceberg-go's own Negate does not always keep that (NotIn keeps nulls), hence both
+// forms are built here and the result never contains a Not node.
+type filterLeaf struct{ pos, neg ibg.BooleanExpression }
+
+func filterLeafOf(pos, neg ibg.BooleanExpression) *filterLeaf { return &filterLeaf{pos: pos, neg: neg} }
+
+func (l *filterLeaf) lower(negated bool) ibg.BooleanExpression {
+	if negated {
+		return l.neg
+	}
+	return l.pos
+}
+
 // parseState is a recursive-descent parser over the tokens of one filter.
 type parseState struct {
 	toks   []lexToken
@@ -62,7 +101,7 @@ func (p *parseState) unexpected(expected string) *FilterError {
 	return &FilterError{Pos: t.pos, Msg: fmt.Sprintf("unexpected %s, expected %s", t.describe(), expected)}
 }
 
-func (p *parseState) parseFilter() (ibg.BooleanExpression, *FilterError) {
+func (p *parseState) parseFilter() (filterNode, *FilterError) {
 	e, err := p.parseOr()
 	if err != nil {
 		return nil, err
@@ -73,7 +112,7 @@ func (p *parseState) parseFilter() (ibg.BooleanExpression, *FilterError) {
 	return e, nil
 }
 
-func (p *parseState) parseOr() (ibg.BooleanExpression, *FilterError) {
+func (p *parseState) parseOr() (filterNode, *FilterError) {
 	left, err := p.parseAnd()
 	if err != nil {
 		return nil, err
@@ -83,12 +122,12 @@ func (p *parseState) parseOr() (ibg.BooleanExpression, *FilterError) {
 		if err != nil {
 			return nil, err
 		}
-		left = ibg.NewOr(left, right)
+		left = &filterBinary{and: false, l: left, r: right}
 	}
 	return left, nil
 }
 
-func (p *parseState) parseAnd() (ibg.BooleanExpression, *FilterError) {
+func (p *parseState) parseAnd() (filterNode, *FilterError) {
 	left, err := p.parseNot()
 	if err != nil {
 		return nil, err
@@ -98,7 +137,7 @@ func (p *parseState) parseAnd() (ibg.BooleanExpression, *FilterError) {
 		if err != nil {
 			return nil, err
 		}
-		left = ibg.NewAnd(left, right)
+		left = &filterBinary{and: true, l: left, r: right}
 	}
 	return left, nil
 }
@@ -111,7 +150,7 @@ func (p *parseState) enter() *FilterError {
 	return nil
 }
 
-func (p *parseState) parseNot() (ibg.BooleanExpression, *FilterError) {
+func (p *parseState) parseNot() (filterNode, *FilterError) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
@@ -121,12 +160,12 @@ func (p *parseState) parseNot() (ibg.BooleanExpression, *FilterError) {
 		if err != nil {
 			return nil, err
 		}
-		return ibg.NewNot(child), nil
+		return &filterNot{child: child}, nil
 	}
 	return p.parsePredicate()
 }
 
-func (p *parseState) parsePredicate() (ibg.BooleanExpression, *FilterError) {
+func (p *parseState) parsePredicate() (filterNode, *FilterError) {
 	if p.tok().symbol("(") {
 		p.advance()
 		e, err := p.parseOr()
@@ -161,14 +200,15 @@ func (p *parseState) parsePredicate() (ibg.BooleanExpression, *FilterError) {
 	if left.lit != nil {
 		if left.lit.kind == filterLitBool {
 			if left.lit.b {
-				return ibg.AlwaysTrue{}, nil
+				return filterLeafOf(ibg.AlwaysTrue{}, ibg.AlwaysFalse{}), nil
 			}
-			return ibg.AlwaysFalse{}, nil
+			return filterLeafOf(ibg.AlwaysFalse{}, ibg.AlwaysTrue{}), nil
 		}
 		return nil, p.unexpected("a comparison operator")
 	}
 	if _, ok := left.col.field.Type.(ibg.BooleanType); ok {
-		return ibg.EqualTo(ibg.Reference(left.col.name), true), nil
+		ref := ibg.Reference(left.col.name)
+		return filterLeafOf(ibg.EqualTo(ref, true), ibg.EqualTo(ref, false)), nil
 	}
 	return nil, p.unexpected("a comparison operator, IS, IN, BETWEEN or LIKE")
 }
@@ -179,7 +219,7 @@ var parseComparisonOps = map[string]ibg.Operation{
 	"<": ibg.OpLT, "<=": ibg.OpLTEQ, ">": ibg.OpGT, ">=": ibg.OpGTEQ,
 }
 
-func (p *parseState) comparison(left parseOperand, opTok lexToken, right parseOperand) (ibg.BooleanExpression, *FilterError) {
+func (p *parseState) comparison(left parseOperand, opTok lexToken, right parseOperand) (filterNode, *FilterError) {
 	op := parseComparisonOps[opTok.text]
 	switch {
 	case left.col != nil && right.col != nil:
@@ -196,10 +236,11 @@ func (p *parseState) comparison(left parseOperand, opTok lexToken, right parseOp
 	if err != nil {
 		return nil, err
 	}
-	return ibg.LiteralPredicate(op, ibg.Reference(left.col.name), lit), nil
+	ref := ibg.Reference(left.col.name)
+	return filterLeafOf(ibg.LiteralPredicate(op, ref, lit), ibg.LiteralPredicate(op.Negate(), ref, lit)), nil
 }
 
-func (p *parseState) parseIs(left parseOperand) (ibg.BooleanExpression, *FilterError) {
+func (p *parseState) parseIs(left parseOperand) (filterNode, *FilterError) {
 	isTok := p.advance()
 	if left.col == nil {
 		return nil, &FilterError{Pos: isTok.pos, Msg: "IS needs a column on its left"}
@@ -210,9 +251,9 @@ func (p *parseState) parseIs(left parseOperand) (ibg.BooleanExpression, *FilterE
 	case t.keyword("NULL"):
 		p.advance()
 		if not {
-			return ibg.NotNull(ref), nil
+			return filterLeafOf(ibg.NotNull(ref), ibg.IsNull(ref)), nil
 		}
-		return ibg.IsNull(ref), nil
+		return filterLeafOf(ibg.IsNull(ref), ibg.NotNull(ref)), nil
 	case t.keyword("NAN"):
 		p.advance()
 		switch left.col.field.Type.(type) {
@@ -222,15 +263,15 @@ func (p *parseState) parseIs(left parseOperand) (ibg.BooleanExpression, *FilterE
 				Msg: fmt.Sprintf("IS NAN needs a float or double column, not %s", filterTypeName(left.col.field.Type))}
 		}
 		if not {
-			return ibg.NotNaN(ref), nil
+			return filterLeafOf(ibg.NotNaN(ref), ibg.IsNaN(ref)), nil
 		}
-		return ibg.IsNaN(ref), nil
+		return filterLeafOf(ibg.IsNaN(ref), ibg.NotNaN(ref)), nil
 	}
 	return nil, p.unexpected("NULL or NAN")
 }
 
 // parseNegatable parses [NOT] IN, [NOT] BETWEEN and [NOT] LIKE after an operand.
-func (p *parseState) parseNegatable(left parseOperand) (ibg.BooleanExpression, *FilterError) {
+func (p *parseState) parseNegatable(left parseOperand) (filterNode, *FilterError) {
 	not := p.acceptKeyword("NOT")
 	t := p.tok()
 	if !t.keyword("IN") && !t.keyword("BETWEEN") && !t.keyword("LIKE") {
@@ -251,7 +292,7 @@ func (p *parseState) parseNegatable(left parseOperand) (ibg.BooleanExpression, *
 	}
 }
 
-func (p *parseState) parseIn(col *parseColumn, not bool) (ibg.BooleanExpression, *FilterError) {
+func (p *parseState) parseIn(col *parseColumn, not bool) (filterNode, *FilterError) {
 	if !p.tok().symbol("(") {
 		return nil, p.unexpected("'(' after IN")
 	}
@@ -286,14 +327,21 @@ func (p *parseState) parseIn(col *parseColumn, not bool) (ibg.BooleanExpression,
 		}
 		return nil, p.unexpected("',' or ')' in the IN list")
 	}
-	op := ibg.OpIn
-	if not {
-		op = ibg.OpNotIn
+	// iceberg-go's NotIn keeps rows whose value is null, while SQL's NOT IN drops them
+	// (null NOT IN (...) is unknown); `col <> a AND col <> b ...` drops them as SQL does.
+	ref := ibg.Reference(col.name)
+	in := ibg.SetPredicate(ibg.OpIn, ref, lits)
+	var notIn ibg.BooleanExpression = ibg.LiteralPredicate(ibg.OpNEQ, ref, lits[0])
+	for _, lit := range lits[1:] {
+		notIn = ibg.NewAnd(notIn, ibg.LiteralPredicate(ibg.OpNEQ, ref, lit))
 	}
-	return ibg.SetPredicate(op, ibg.Reference(col.name), lits), nil
+	if not {
+		return filterLeafOf(notIn, in), nil
+	}
+	return filterLeafOf(in, notIn), nil
 }
 
-func (p *parseState) parseBetween(col *parseColumn, not bool) (ibg.BooleanExpression, *FilterError) {
+func (p *parseState) parseBetween(col *parseColumn, not bool) (filterNode, *FilterError) {
 	lo, err := p.betweenBound(col)
 	if err != nil {
 		return nil, err
@@ -306,10 +354,12 @@ func (p *parseState) parseBetween(col *parseColumn, not bool) (ibg.BooleanExpres
 		return nil, err
 	}
 	ref := ibg.Reference(col.name)
+	between := ibg.NewAnd(ibg.LiteralPredicate(ibg.OpGTEQ, ref, lo), ibg.LiteralPredicate(ibg.OpLTEQ, ref, hi))
+	outside := ibg.NewOr(ibg.LiteralPredicate(ibg.OpLT, ref, lo), ibg.LiteralPredicate(ibg.OpGT, ref, hi))
 	if not {
-		return ibg.NewOr(ibg.LiteralPredicate(ibg.OpLT, ref, lo), ibg.LiteralPredicate(ibg.OpGT, ref, hi)), nil
+		return filterLeafOf(outside, between), nil
 	}
-	return ibg.NewAnd(ibg.LiteralPredicate(ibg.OpGTEQ, ref, lo), ibg.LiteralPredicate(ibg.OpLTEQ, ref, hi)), nil
+	return filterLeafOf(between, outside), nil
 }
 
 func (p *parseState) betweenBound(col *parseColumn) (ibg.Literal, *FilterError) {
@@ -324,7 +374,7 @@ func (p *parseState) betweenBound(col *parseColumn) (ibg.Literal, *FilterError) 
 	return p.literalFor(col, op.lit)
 }
 
-func (p *parseState) parseLike(col *parseColumn, not bool) (ibg.BooleanExpression, *FilterError) {
+func (p *parseState) parseLike(col *parseColumn, not bool) (filterNode, *FilterError) {
 	patTok := p.tok()
 	if patTok.kind != lexString {
 		return nil, p.unexpected("a string pattern after LIKE")
@@ -349,23 +399,21 @@ func (p *parseState) parseLike(col *parseColumn, not bool) (ibg.BooleanExpressio
 		return nil, ferr
 	}
 	ref := ibg.Reference(col.name)
-	if exact {
-		if not {
-			return ibg.NotEqualTo(ref, prefix), nil
-		}
-		return ibg.EqualTo(ref, prefix), nil
+	var like, unlike ibg.BooleanExpression
+	switch hi, bounded := filterPrefixSuccessor(prefix); {
+	case exact:
+		like, unlike = ibg.EqualTo(ref, prefix), ibg.NotEqualTo(ref, prefix)
+	case !bounded:
+		// Every string is >= '' and no string is < '': nulls stay out either way.
+		like, unlike = ibg.GreaterThanEqual(ref, prefix), ibg.LessThan(ref, prefix)
+	default:
+		like = ibg.NewAnd(ibg.GreaterThanEqual(ref, prefix), ibg.LessThan(ref, hi))
+		unlike = ibg.NewOr(ibg.LessThan(ref, prefix), ibg.GreaterThanEqual(ref, hi))
 	}
-	hi, bounded := filterPrefixSuccessor(prefix)
 	if not {
-		if !bounded {
-			return ibg.LessThan(ref, prefix), nil
-		}
-		return ibg.NewOr(ibg.LessThan(ref, prefix), ibg.GreaterThanEqual(ref, hi)), nil
+		return filterLeafOf(unlike, like), nil
 	}
-	if !bounded {
-		return ibg.GreaterThanEqual(ref, prefix), nil
-	}
-	return ibg.NewAnd(ibg.GreaterThanEqual(ref, prefix), ibg.LessThan(ref, hi)), nil
+	return filterLeafOf(like, unlike), nil
 }
 
 // filterLikePrefix analyses a LIKE pattern. It returns the literal text and exact=true
@@ -392,7 +440,7 @@ func filterLikePrefix(pat lexToken, escape rune) (string, bool, *FilterError) {
 		case r == '%':
 			for j := i + 1; j < len(runes); j++ {
 				if runes[j] != '%' {
-					return "", false, &FilterError{Pos: posOf(j), Err: errFilterUnsupported,
+					return "", false, &FilterError{Pos: posOf(i), Err: errFilterUnsupported,
 						Msg: "LIKE pattern " + filterQuoteString(filterTruncate(pat.text)) + " is not supported: only 'prefix%' patterns and exact strings can be pushed down"}
 				}
 			}
@@ -461,7 +509,9 @@ func (p *parseState) parseOperand() (parseOperand, *FilterError) {
 			}
 		}
 		if parseReserved[upper] && upper != "DATE" && upper != "TIME" && upper != "TIMESTAMP" {
-			return parseOperand{}, p.unexpected("a column or a literal")
+			err := p.unexpected("a column or a literal")
+			err.Msg += fmt.Sprintf(" (a column named like a keyword must be quoted: %s)", filterQuoteIdent(t.text))
+			return parseOperand{}, err
 		}
 		return p.parseColumnPath()
 	}
