@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/coder"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 )
@@ -31,6 +32,8 @@ func init() {
 	t := reflect.TypeOf(Row{})
 	beam.RegisterType(t)
 	beam.RegisterCoder(t, Encode, Decode)
+	// The encoding is deterministic, so rows may be GroupByKey keys and state keys.
+	coder.RegisterDeterministicCoder(t, Encode, Decode)
 }
 
 // node is the compiled codec of one Iceberg type.
@@ -566,7 +569,13 @@ func (r *reader) value(n *node, depth int) (any, error) {
 		return math.Float64frombits(v), err
 	case tagDecimal:
 		d, err := r.decimal()
-		return ibg.Decimal{Val: d, Scale: n.scale}, err
+		if err != nil {
+			return nil, err
+		}
+		if !d.FitsInPrecision(n.prec) {
+			return nil, fmt.Errorf("decimal exceeds precision %d: %w", n.prec, ErrCorrupt)
+		}
+		return ibg.Decimal{Val: d, Scale: n.scale}, nil
 	case tagDate:
 		v, err := r.varint()
 		if v != int64(int32(v)) {
