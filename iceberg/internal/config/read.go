@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"strings"
 	"time"
 )
 
@@ -85,6 +86,9 @@ func (c ReadConfig) AsOf() (time.Time, error) {
 func (c ReadConfig) Validate() error {
 	var errs Errors
 	checkCommon(&errs, c.Table, c.CatalogName, c.CatalogProperties, c.ConfigProperties)
+	if strings.ContainsAny(c.Table, "{}") {
+		errs.Add(Errorf(KeyTable, "table templates ({column}) are only for writes"))
+	}
 	set := map[string]bool{
 		KeyKeep: len(c.Keep) > 0, KeyDrop: len(c.Drop) > 0,
 		KeySnapshotID: c.SnapshotID != nil, KeyAsOfTimestamp: c.AsOfTimestamp != "",

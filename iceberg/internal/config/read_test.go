@@ -79,6 +79,7 @@ func TestParseReadConfigRejects(t *testing.T) {
 	}{
 		{"missing table", with(baseRead(), KeyTable, nil), "required", []string{KeyTable}},
 		{"blank table", with(baseRead(), KeyTable, "  "), "required", []string{KeyTable}},
+		{"template on read", with(baseRead(), KeyTable, "db.t_{region}"), "only for writes", []string{KeyTable}},
 		{"missing catalog name", with(baseRead(), KeyCatalogName, nil), "required", []string{KeyCatalogName}},
 		{"missing catalog type", with(baseRead(), KeyCatalogProperties, map[string]any{"uri": "x"}), "type", []string{"catalog_properties.type"}},
 		{"no catalog properties", with(baseRead(), KeyCatalogProperties, nil), "", []string{"catalog_properties.type"}},
