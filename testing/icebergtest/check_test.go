@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"strings"
@@ -116,6 +117,95 @@ func TestCheckTableValid(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := CheckTable(context.Background(), tc.build(t)); err != nil {
 				t.Fatalf("CheckTable = %v, want nil", err)
+			}
+		})
+	}
+}
+
+func TestCheckTablePositionDeletesNextToDV(t *testing.T) {
+	ctx := context.Background()
+	cat := NewLocalCatalog(t)
+	tbl := CreateTable(t, cat.Catalog, "db.upgraded", checkSchema, WithFormatVersion(2))
+	tbl = AppendRecords(t, tbl, Records(t, checkSchema, [][]any{{int64(0), "a"}, {int64(1), "b"}, {int64(2), "c"}}))
+	path := DataFiles(t, tbl)[0].FilePath()
+	tbl = DeletePositionsV2(t, tbl, map[string][]int64{path: {0}})
+	RequireValid(t, tbl)
+
+	tx := tbl.NewTransaction()
+	if err := tx.UpgradeFormatVersion(3); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := tx.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	RequireValid(t, tbl) // position deletes alone are fine after the upgrade
+	tbl = DeleteRowsDV(t, tbl, map[string][]int64{path: {2}})
+	err = CheckTable(ctx, tbl)
+	if err == nil || !errors.Is(err, ErrInvariant) {
+		t.Fatalf("CheckTable = %v, want a violation", err)
+	}
+	if want := "data file " + path + " has position delete file"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("CheckTable error lacks %q:\n%v", want, err)
+	}
+}
+
+// forgeSummary commits a snapshot that reuses the current manifest list
+// but carries summary value for key, straight through the catalog.
+func forgeSummary(t *testing.T, cat *LocalCatalog, tbl *table.Table, key, value string) *table.Table {
+	t.Helper()
+
+	cur := tbl.CurrentSnapshot()
+	meta := tbl.Metadata()
+	props := maps.Clone(cur.Summary.Properties)
+	props[key] = value
+	next := meta.NextRowID()
+	var zero int64
+	snap := &table.Snapshot{
+		SnapshotID:       cur.SnapshotID + 1,
+		ParentSnapshotID: &cur.SnapshotID,
+		SequenceNumber:   meta.LastSequenceNumber() + 1,
+		TimestampMs:      cur.TimestampMs + 1,
+		ManifestList:     cur.ManifestList,
+		Summary:          &table.Summary{Operation: table.OpAppend, Properties: props},
+		SchemaID:         cur.SchemaID,
+		FirstRowID:       &next,
+		AddedRows:        &zero,
+	}
+	ctx := context.Background()
+	_, _, err := cat.Catalog.CommitTable(ctx, tbl.Identifier(),
+		[]table.Requirement{table.AssertRefSnapshotID("main", &cur.SnapshotID)},
+		[]table.Update{
+			table.NewAddSnapshotUpdate(snap),
+			table.NewSetSnapshotRefUpdate("main", snap.SnapshotID, table.BranchRef, -1, -1, -1),
+		})
+	if err != nil {
+		t.Fatalf("forge summary: %v", err)
+	}
+	out, err := cat.Catalog.LoadTable(ctx, tbl.Identifier())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	return out
+}
+
+func TestCheckTableSummaryTotals(t *testing.T) {
+	for _, key := range []string{SummaryTotalRecords, SummaryTotalDataFiles, SummaryTotalDeleteFiles,
+		SummaryTotalPositionDeletes, SummaryTotalEqualityDeletes} {
+		t.Run(key, func(t *testing.T) {
+			cat := NewLocalCatalog(t)
+			tbl := CreateTable(t, cat.Catalog, "db.sum", checkSchema)
+			tbl = AppendRecords(t, tbl, Records(t, checkSchema, [][]any{{int64(1), "a"}, {int64(2), "b"}}))
+			tbl = DeleteRowsDV(t, tbl, map[string][]int64{DataFiles(t, tbl)[0].FilePath(): {0}})
+			RequireValid(t, tbl)
+			tbl = forgeSummary(t, cat, tbl, key, "42")
+			err := CheckTable(context.Background(), tbl)
+			if err == nil || !errors.Is(err, ErrInvariant) {
+				t.Fatalf("CheckTable = %v, want a violation", err)
+			}
+			if want := "summary " + key + "=42, manifests give"; !strings.Contains(err.Error(), want) {
+				t.Fatalf("CheckTable error lacks %q:\n%v", want, err)
 			}
 		})
 	}
