@@ -2,8 +2,8 @@ package icebergtest
 
 import (
 	"fmt"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 

@@ -1,7 +1,6 @@
 package icebergtest
 
 import (
-	"context"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -76,8 +75,6 @@ func TestSampleRecordsDeterministic(t *testing.T) {
 }
 
 func TestDeletes(t *testing.T) {
-	ctx := context.Background()
-	_ = ctx
 	sc := ibg.NewSchemaWithIdentifiers(0, []int{1},
 		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64, Required: true},
 		ibg.NestedField{ID: 2, Name: "name", Type: ibg.PrimitiveTypes.String},
@@ -168,5 +165,46 @@ func TestReadAllFilterAndColumns(t *testing.T) {
 	ids := idsOf(t, got)
 	if len(ids) != 5 {
 		t.Fatalf("ids = %v, want 0..4", ids)
+	}
+}
+
+func TestPartitionedTableDeletes(t *testing.T) {
+	sc := ibg.NewSchemaWithIdentifiers(0, []int{1},
+		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64, Required: true},
+		ibg.NestedField{ID: 2, Name: "region", Type: ibg.PrimitiveTypes.String, Required: true},
+	)
+	spec := ibg.NewPartitionSpec(ibg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: ibg.IdentityTransform{}})
+	cat := NewLocalCatalog(t)
+	tbl := CreateTable(t, cat.Catalog, "db.parts", sc, WithPartitionSpec(spec), WithProperties(map[string]string{"owner": "test"}))
+	if got := tbl.Properties()["owner"]; got != "test" {
+		t.Fatalf("property owner = %q", got)
+	}
+	if tbl.Metadata().Version() != DefaultFormatVersion {
+		t.Fatalf("format version = %d", tbl.Metadata().Version())
+	}
+	tbl = AppendRecords(t, tbl, Records(t, sc, [][]any{{int64(1), "eu"}, {int64(2), "us"}, {int64(3), "eu"}}))
+	files := DataFiles(t, tbl)
+	if len(files) != 2 {
+		t.Fatalf("data files = %d, want one per region", len(files))
+	}
+	var eu string
+	for _, f := range files {
+		if f.Partition()[1000] == "eu" {
+			eu = f.FilePath()
+		}
+	}
+	if eu == "" {
+		t.Fatalf("no eu partition among %v", files)
+	}
+	tbl = DeleteRowsDV(t, tbl, map[string][]int64{eu: {0}})
+	dvs := LiveDVs(t, tbl)[eu]
+	if len(dvs) != 1 || dvs[0].Partition()[1000] != "eu" || dvs[0].SpecID() != files[0].SpecID() {
+		t.Fatalf("DV of %s = %v, want one in partition eu", eu, dvs)
+	}
+	RequireValid(t, tbl)
+	want := tableOf(t, Records(t, sc, [][]any{{int64(2), "us"}, {int64(3), "eu"}}))
+	EqualRows(t, want, ReadAll(t, tbl, nil))
+	if n := ReadAll(t, tbl, ibg.EqualTo(ibg.Reference("region"), "eu")).NumRows(); n != 1 {
+		t.Fatalf("eu rows = %d, want 1", n)
 	}
 }
