@@ -92,8 +92,29 @@ func compile(t ibg.Type) *node {
 	return n
 }
 
-// structSchema returns the Schema of a struct type's fields, with its plan built.
+// structSchemas caches structSchema by struct type (bounded like the intern table).
+var (
+	structSchemas     sync.Map // *ibg.StructType -> *Schema
+	structSchemaCount atomic.Int64
+)
+
+// structSchema returns the Schema of a struct type's fields, with its plan built. Rows
+// of one struct type share it.
 func structSchema(t *ibg.StructType) *Schema {
+	if v, ok := structSchemas.Load(t); ok {
+		return v.(*Schema)
+	}
+	s := newStructSchema(t)
+	if structSchemaCount.Load() < maxInterned {
+		if v, loaded := structSchemas.LoadOrStore(t, s); loaded {
+			return v.(*Schema)
+		}
+		structSchemaCount.Add(1)
+	}
+	return s
+}
+
+func newStructSchema(t *ibg.StructType) *Schema {
 	names := make([]string, len(t.FieldList))
 	types := make([]ibg.Type, len(t.FieldList))
 	for i, f := range t.FieldList {

@@ -1,0 +1,419 @@
+package row
+
+import (
+	"cmp"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	ibg "github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+)
+
+// StructMapping is the mapping of a struct type's exported fields to column names.
+// A field's column is chosen, in order, by its `iceberg:"name"` tag, its `beam:"name"`
+// tag, then its Go name, matched exactly, then case-insensitively; `iceberg:"-"` skips
+// the field. Unexported fields are ignored.
+type StructMapping struct {
+	// Type is the struct type.
+	Type reflect.Type
+	// Fields are the mapped fields in declaration order.
+	Fields []MappedField
+}
+
+// MappedField is one struct field of a StructMapping.
+type MappedField struct {
+	// Index is the field's index in the struct.
+	Index int
+	// GoName is the Go field name.
+	GoName string
+	// Column is the column name the field wants (tag or Go name).
+	Column string
+	// Tagged reports whether Column came from a tag (tags match exactly only).
+	Tagged bool
+	// Type is the field's Go type.
+	Type reflect.Type
+}
+
+var mappings sync.Map // reflect.Type -> *StructMapping
+
+// MapStruct returns the mapping of struct type t (a pointer to a struct is accepted).
+func MapStruct(t reflect.Type) (*StructMapping, error) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("iceberg: map struct: %w: %v is not a struct type", ErrUnsupportedType, t)
+	}
+	if v, ok := mappings.Load(t); ok {
+		return v.(*StructMapping), nil
+	}
+	m := &StructMapping{Type: t}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		mf := MappedField{Index: i, GoName: f.Name, Column: f.Name, Type: f.Type}
+		if tag, ok := f.Tag.Lookup("iceberg"); ok {
+			name, _, _ := strings.Cut(tag, ",")
+			if name == "-" {
+				continue
+			}
+			if name != "" {
+				mf.Column, mf.Tagged = name, true
+			}
+		} else if tag, ok := f.Tag.Lookup("beam"); ok {
+			name, _, _ := strings.Cut(tag, ",")
+			if name != "" && name != "-" {
+				mf.Column, mf.Tagged = name, true
+			}
+		}
+		m.Fields = append(m.Fields, mf)
+	}
+	mappings.Store(t, m)
+	return m, nil
+}
+
+// Match returns, for each mapped field, the index of its column in columns, or -1 when
+// no column matches. An exact match wins over a case-insensitive one.
+func (m *StructMapping) Match(columns []string) []int {
+	out := make([]int, len(m.Fields))
+	for k, f := range m.Fields {
+		out[k] = slices.Index(columns, f.Column)
+		if out[k] < 0 && !f.Tagged {
+			out[k] = slices.IndexFunc(columns, func(c string) bool { return strings.EqualFold(c, f.Column) })
+		}
+	}
+	return out
+}
+
+// matchAll is Match that fails when a field has no column.
+func (m *StructMapping) matchAll(columns []string) ([]int, error) {
+	idx := m.Match(columns)
+	for k, j := range idx {
+		if j < 0 {
+			f := m.Fields[k]
+			return nil, fmt.Errorf("%w: field %s.%s wants column %q, not in %v", ErrUnknownColumn, m.Type, f.GoName, f.Column, columns)
+		}
+	}
+	return idx, nil
+}
+
+func typeOfStruct(v any) reflect.Type {
+	t := reflect.TypeOf(v)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// StructValues converts struct values of one type to row values in the column order of
+// an Iceberg schema, for the write path.
+type StructValues struct {
+	mapping *StructMapping
+	schema  *ibg.Schema
+	fields  []ibg.NestedField
+	cols    []int // cols[k]: schema column of mapped field k
+	convs   []toValueFn
+}
+
+type toValueFn func(reflect.Value) (any, error)
+
+// NewStructValues returns the converter of struct type t for schema sc. Every mapped
+// field must match a column (else an error wrapping ErrUnknownColumn names the field);
+// columns without a field are null.
+func NewStructValues(t reflect.Type, sc *ibg.Schema) (*StructValues, error) {
+	m, err := MapStruct(t)
+	if err != nil {
+		return nil, err
+	}
+	fs := sc.Fields()
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.Name
+	}
+	cols, err := m.matchAll(names)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: struct values: %w", err)
+	}
+	sv := &StructValues{mapping: m, schema: sc, fields: fs, cols: cols, convs: make([]toValueFn, len(cols))}
+	for k, f := range m.Fields {
+		if sv.convs[k], err = compileToValue(f.Type, 0); err != nil {
+			return nil, fmt.Errorf("iceberg: struct values: %w", inColumn(names[cols[k]], err))
+		}
+	}
+	return sv, nil
+}
+
+// Values returns v's values (v is the struct or a pointer to it) converted to row value
+// types in the schema's column order, validated against the column types.
+func (sv *StructValues) Values(v any) ([]any, error) {
+	vals, err := sv.AppendValues(nil, v)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range sv.fields {
+		if vals[i] == nil {
+			if f.Required {
+				return nil, fmt.Errorf("iceberg: struct values: %w", inColumn(f.Name, ErrRequiredNull))
+			}
+			continue
+		}
+		if vals[i], err = Normalize(vals[i], f.Type); err != nil {
+			return nil, fmt.Errorf("iceberg: struct values: %w", inColumn(f.Name, err))
+		}
+	}
+	return vals, nil
+}
+
+// AppendValues appends v's raw values in schema column order to dst, without
+// validating them against the column types (BatchBuilder does that).
+func (sv *StructValues) AppendValues(dst []any, v any) ([]any, error) {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return dst, fmt.Errorf("iceberg: struct values: %w: nil %T", ErrTypeMismatch, v)
+		}
+		rv = rv.Elem()
+	}
+	if rv.Type() != sv.mapping.Type {
+		return dst, fmt.Errorf("iceberg: struct values: %w: %T, want %s", ErrTypeMismatch, v, sv.mapping.Type)
+	}
+	start := len(dst)
+	for range sv.fields {
+		dst = append(dst, nil)
+	}
+	for k, f := range sv.mapping.Fields {
+		x, err := sv.convs[k](rv.Field(f.Index))
+		if err != nil {
+			return dst[:start], fmt.Errorf("iceberg: struct values: %w", inColumn(sv.fields[sv.cols[k]].Name, err))
+		}
+		dst[start+sv.cols[k]] = x
+	}
+	return dst, nil
+}
+
+// RowValues returns r's values in the column order of sc, matched by name and
+// validated (see Normalize). Columns r lacks are null; a column sc lacks is an error
+// wrapping ErrUnknownColumn.
+func RowValues(r Row, sc *ibg.Schema) ([]any, error) {
+	fs := sc.Fields()
+	vals := make([]any, len(fs))
+	for _, n := range r.Names() {
+		if _, ok := sc.FindFieldByName(n); !ok {
+			return nil, fmt.Errorf("iceberg: row values: %w", inColumn(n, fmt.Errorf("%w: not in schema", ErrUnknownColumn)))
+		}
+	}
+	for i, f := range fs {
+		x, _ := r.Get(f.Name)
+		if x == nil && f.Required {
+			return nil, fmt.Errorf("iceberg: row values: %w", inColumn(f.Name, ErrRequiredNull))
+		}
+		v, err := Normalize(x, f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("iceberg: row values: %w", inColumn(f.Name, err))
+		}
+		vals[i] = v
+	}
+	return vals, nil
+}
+
+var (
+	timeType    = reflect.TypeOf(time.Time{})
+	uuidType    = reflect.TypeOf(uuid.UUID{})
+	bytesType   = reflect.TypeOf([]byte(nil))
+	rowType     = reflect.TypeOf(Row{})
+	entriesType = reflect.TypeOf([]MapEntry(nil))
+	anyType     = reflect.TypeOf((*any)(nil)).Elem()
+)
+
+// isValueType reports whether t is used as is (a Row value type or time.Time).
+func isValueType(t reflect.Type) bool {
+	switch t {
+	case timeType, uuidType, bytesType, rowType, entriesType,
+		reflect.TypeOf(ibg.Decimal{}), reflect.TypeOf(ibg.Date(0)), reflect.TypeOf(ibg.Time(0)),
+		reflect.TypeOf(ibg.Timestamp(0)), reflect.TypeOf(ibg.TimestampNano(0)), reflect.TypeOf([16]byte{}):
+		return true
+	}
+	return false
+}
+
+// compileToValue compiles the conversion of a Go value of type t to a raw row value:
+// pointers are dereferenced (nil is null), basic kinds become their unnamed Go type,
+// slices []any, maps []MapEntry sorted by key, structs Rows named by their mapping.
+func compileToValue(t reflect.Type, depth int) (toValueFn, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("%w: %s nests too deeply", ErrUnsupportedType, t)
+	}
+	if isValueType(t) {
+		return func(v reflect.Value) (any, error) { return v.Interface(), nil }, nil
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		elem, err := compileToValue(t.Elem(), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return func(v reflect.Value) (any, error) {
+			if v.IsNil() {
+				return nil, nil
+			}
+			return elem(v.Elem())
+		}, nil
+	case reflect.Interface:
+		return func(v reflect.Value) (any, error) {
+			if v.IsNil() {
+				return nil, nil
+			}
+			return v.Interface(), nil
+		}, nil
+	case reflect.Bool:
+		return func(v reflect.Value) (any, error) { return v.Bool(), nil }, nil
+	case reflect.Int8:
+		return func(v reflect.Value) (any, error) { return int8(v.Int()), nil }, nil
+	case reflect.Int16:
+		return func(v reflect.Value) (any, error) { return int16(v.Int()), nil }, nil
+	case reflect.Int32:
+		return func(v reflect.Value) (any, error) { return int32(v.Int()), nil }, nil
+	case reflect.Int:
+		return func(v reflect.Value) (any, error) { return int(v.Int()), nil }, nil
+	case reflect.Int64:
+		return func(v reflect.Value) (any, error) { return v.Int(), nil }, nil
+	case reflect.Uint8:
+		return func(v reflect.Value) (any, error) { return uint8(v.Uint()), nil }, nil
+	case reflect.Uint16:
+		return func(v reflect.Value) (any, error) { return uint16(v.Uint()), nil }, nil
+	case reflect.Uint32:
+		return func(v reflect.Value) (any, error) { return uint32(v.Uint()), nil }, nil
+	case reflect.Uint, reflect.Uint64:
+		return func(v reflect.Value) (any, error) { return v.Uint(), nil }, nil
+	case reflect.Float32:
+		return func(v reflect.Value) (any, error) { return float32(v.Float()), nil }, nil
+	case reflect.Float64:
+		return func(v reflect.Value) (any, error) { return v.Float(), nil }, nil
+	case reflect.String:
+		return func(v reflect.Value) (any, error) { return v.String(), nil }, nil
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return func(v reflect.Value) (any, error) {
+				if t.Kind() == reflect.Slice && v.IsNil() {
+					return nil, nil
+				}
+				b := make([]byte, v.Len())
+				reflect.Copy(reflect.ValueOf(b), v)
+				return b, nil
+			}, nil
+		}
+		elem, err := compileToValue(t.Elem(), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return func(v reflect.Value) (any, error) {
+			if t.Kind() == reflect.Slice && v.IsNil() {
+				return nil, nil
+			}
+			out := make([]any, v.Len())
+			for i := range out {
+				x, err := elem(v.Index(i))
+				if err != nil {
+					return nil, inColumn("element", err)
+				}
+				out[i] = x
+			}
+			return out, nil
+		}, nil
+	case reflect.Map:
+		kc, err := compileToValue(t.Key(), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		vc, err := compileToValue(t.Elem(), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return func(v reflect.Value) (any, error) {
+			if v.IsNil() {
+				return nil, nil
+			}
+			out := make([]MapEntry, 0, v.Len())
+			it := v.MapRange()
+			for it.Next() {
+				k, err := kc(it.Key())
+				if err != nil {
+					return nil, inColumn("key", err)
+				}
+				x, err := vc(it.Value())
+				if err != nil {
+					return nil, inColumn("value", err)
+				}
+				out = append(out, MapEntry{Key: k, Value: x})
+			}
+			slices.SortFunc(out, func(a, b MapEntry) int { return compareKeys(a.Key, b.Key) })
+			return out, nil
+		}, nil
+	case reflect.Struct:
+		m, err := MapStruct(t)
+		if err != nil {
+			return nil, err
+		}
+		names := make([]string, len(m.Fields))
+		convs := make([]toValueFn, len(m.Fields))
+		for k, f := range m.Fields {
+			names[k] = f.Column
+			if convs[k], err = compileToValue(f.Type, depth+1); err != nil {
+				return nil, inColumn(f.Column, err)
+			}
+		}
+		s := NewSchema(names, nil)
+		return func(v reflect.Value) (any, error) {
+			vals := make([]any, len(convs))
+			for k, f := range m.Fields {
+				x, err := convs[k](v.Field(f.Index))
+				if err != nil {
+					return nil, inColumn(names[k], err)
+				}
+				vals[k] = x
+			}
+			return Row{schema: s, values: vals}, nil
+		}, nil
+	}
+	return nil, fmt.Errorf("%w: Go type %s", ErrUnsupportedType, t)
+}
+
+// compareKeys orders map keys of one Go type for a deterministic map encoding.
+func compareKeys(a, b any) int {
+	if x, ok := toInt64(a); ok {
+		y, _ := toInt64(b)
+		return cmp.Compare(x, y)
+	}
+	switch x := a.(type) {
+	case string:
+		return cmp.Compare(x, b.(string))
+	case int64:
+		return cmp.Compare(x, b.(int64))
+	case int32:
+		return cmp.Compare(x, b.(int32))
+	case int:
+		return cmp.Compare(x, b.(int))
+	case uint64:
+		return cmp.Compare(x, b.(uint64))
+	case float64:
+		return cmp.Compare(x, b.(float64))
+	case float32:
+		return cmp.Compare(x, b.(float32))
+	case bool:
+		return cmp.Compare(btoi(x), btoi(b.(bool)))
+	}
+	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
