@@ -3,6 +3,7 @@ package write
 import (
 	"context"
 	"database/sql"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"iter"
 	"path/filepath"
 	"testing"
@@ -98,4 +99,14 @@ func countRows(t *testing.T, cat catalog.Catalog, ident table.Identifier) int64 
 	}
 	defer at.Release()
 	return at.NumRows()
+}
+
+// ibgTs is a timestamp value in microseconds.
+func ibgTs(us int64) ibg.Timestamp { return ibg.Timestamp(us) }
+
+// collect gathers the elements of col into *out after the pipeline runs (prism runs in
+// this process, so the slice is filled by the DoFn).
+func collect[T any](s beam.Scope, col beam.PCollection, out *[]T) {
+	key := registerSink(out)
+	beam.ParDo0(s, &collectFn[T]{Key: key}, col)
 }

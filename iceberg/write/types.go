@@ -1,0 +1,43 @@
+package write
+
+import (
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+)
+
+// DeadLetter is a row the write could not write, with where it was going and why.
+type DeadLetter struct {
+	// Row is the row in its String form.
+	Row string
+	// Table is the destination table, empty when none could be rendered.
+	Table string
+	// Reason says why the row was rejected; it names the column when one is at fault.
+	Reason string
+}
+
+// SnapshotInfo describes one commit (or one skipped window) of the write.
+type SnapshotInfo struct {
+	// Table is the destination table ("db.table").
+	Table string
+	// SnapshotID is the snapshot made, or the one already holding the window when
+	// Skipped.
+	SnapshotID int64
+	// SequenceNumber is that snapshot's sequence number.
+	SequenceNumber int64
+	// Operation is that snapshot's operation (append).
+	Operation string
+	// FilesAdded is the number of data files added.
+	FilesAdded int64
+	// RowsAdded is the number of rows added.
+	RowsAdded int64
+	// SinkID is the write's sink id.
+	SinkID string
+	// Skipped is true when the window had already been committed by this sink id.
+	Skipped bool
+}
+
+func init() {
+	beam.RegisterType(reflect.TypeFor[DeadLetter]())
+	beam.RegisterType(reflect.TypeFor[SnapshotInfo]())
+}
