@@ -250,6 +250,14 @@ func compileToValue(t reflect.Type, depth int) (toValueFn, error) {
 		return nil, fmt.Errorf("%w: %s nests too deeply", ErrUnsupportedType, t)
 	}
 	if isValueType(t) {
+		if t.Kind() == reflect.Slice { // []byte, []MapEntry: nil is null
+			return func(v reflect.Value) (any, error) {
+				if v.IsNil() {
+					return nil, nil
+				}
+				return v.Interface(), nil
+			}, nil
+		}
 		return func(v reflect.Value) (any, error) { return v.Interface(), nil }, nil
 	}
 	switch t.Kind() {
