@@ -111,11 +111,11 @@ func FilterColumns(expr ibg.BooleanExpression) []string {
 // filterColumnVisitor collects the column names of an expression.
 type filterColumnVisitor struct{ seen map[string]bool }
 
-func (*filterColumnVisitor) VisitTrue() struct{}                  { return struct{}{} }
-func (*filterColumnVisitor) VisitFalse() struct{}                 { return struct{}{} }
-func (*filterColumnVisitor) VisitNot(struct{}) struct{}           { return struct{}{} }
-func (*filterColumnVisitor) VisitAnd(_, _ struct{}) struct{}      { return struct{}{} }
-func (*filterColumnVisitor) VisitOr(_, _ struct{}) struct{}       { return struct{}{} }
+func (*filterColumnVisitor) VisitTrue() struct{}             { return struct{}{} }
+func (*filterColumnVisitor) VisitFalse() struct{}            { return struct{}{} }
+func (*filterColumnVisitor) VisitNot(struct{}) struct{}      { return struct{}{} }
+func (*filterColumnVisitor) VisitAnd(_, _ struct{}) struct{} { return struct{}{} }
+func (*filterColumnVisitor) VisitOr(_, _ struct{}) struct{}  { return struct{}{} }
 func (v *filterColumnVisitor) VisitUnbound(p ibg.UnboundPredicate) struct{} {
 	if name, ok := filterTermName(p.Term()); ok {
 		v.seen[name] = true

@@ -19,7 +19,9 @@ var parseReserved = map[string]bool{
 
 // filterNode is the parsed filter before lowering to iceberg-go: NOT is kept as a node
 // so that it can be pushed down to the leaves with SQL semantics.
-type filterNode interface{ lower(negated bool) ibg.BooleanExpression }
+type filterNode interface {
+	lower(negated bool) ibg.BooleanExpression
+}
 
 // filterBinary is AND (and=true) or OR.
 type filterBinary struct {
@@ -219,6 +221,22 @@ var parseComparisonOps = map[string]ibg.Operation{
 	"<": ibg.OpLT, "<=": ibg.OpLTEQ, ">": ibg.OpGT, ">=": ibg.OpGTEQ,
 }
 
+// parseFlip mirrors a comparison for swapped operands (`5 < i` is `i > 5`).
+// iceberg-go's Operation.FlipLR panics on = and <>.
+func parseFlip(op ibg.Operation) ibg.Operation {
+	switch op {
+	case ibg.OpLT:
+		return ibg.OpGT
+	case ibg.OpLTEQ:
+		return ibg.OpGTEQ
+	case ibg.OpGT:
+		return ibg.OpLT
+	case ibg.OpGTEQ:
+		return ibg.OpLTEQ
+	}
+	return op
+}
+
 func (p *parseState) comparison(left parseOperand, opTok lexToken, right parseOperand) (filterNode, *FilterError) {
 	op := parseComparisonOps[opTok.text]
 	switch {
@@ -230,7 +248,7 @@ func (p *parseState) comparison(left parseOperand, opTok lexToken, right parseOp
 			Msg: "comparing two literals is not supported: compare a column with a literal"}
 	case left.lit != nil:
 		left, right = right, left
-		op = op.FlipLR()
+		op = parseFlip(op)
 	}
 	lit, err := p.literalFor(left.col, right.lit)
 	if err != nil {

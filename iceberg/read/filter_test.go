@@ -98,11 +98,11 @@ func filterDebug(e ibg.BooleanExpression) string {
 
 type filterDebugVisitor struct{}
 
-func (*filterDebugVisitor) VisitTrue() string               { return "true" }
-func (*filterDebugVisitor) VisitFalse() string              { return "false" }
-func (*filterDebugVisitor) VisitNot(c string) string        { return "Not(" + c + ")" }
-func (*filterDebugVisitor) VisitAnd(l, r string) string     { return "And(" + l + ", " + r + ")" }
-func (*filterDebugVisitor) VisitOr(l, r string) string      { return "Or(" + l + ", " + r + ")" }
+func (*filterDebugVisitor) VisitTrue() string                    { return "true" }
+func (*filterDebugVisitor) VisitFalse() string                   { return "false" }
+func (*filterDebugVisitor) VisitNot(c string) string             { return "Not(" + c + ")" }
+func (*filterDebugVisitor) VisitAnd(l, r string) string          { return "And(" + l + ", " + r + ")" }
+func (*filterDebugVisitor) VisitOr(l, r string) string           { return "Or(" + l + ", " + r + ")" }
 func (*filterDebugVisitor) VisitBound(ibg.BoundPredicate) string { return "bound" }
 func (*filterDebugVisitor) VisitUnbound(p ibg.UnboundPredicate) string {
 	return filterDebug(p)
