@@ -2,6 +2,7 @@ package row
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -25,9 +26,9 @@ type readCol struct {
 	fill fillFn // nil: use get
 }
 
-// fillFn writes the values of arr into dst[i*stride+off] for every row i, column at a
-// time. Null entries are left untouched (dst is zeroed).
-type fillFn func(arr arrow.Array, dst []any, stride, off int)
+// fillFn writes the values of arr for records lo..hi-1 into dst[(i-lo)*stride+off],
+// column at a time. Null entries are left untouched (dst is zeroed).
+type fillFn func(arr arrow.Array, dst []any, stride, off, lo, hi int)
 
 // NewArrowReader returns a converter for batches of schema as. When sc is not nil it
 // gives the exact Iceberg type of each column (matched by the PARQUET:field_id metadata
@@ -84,29 +85,44 @@ func (c *ArrowReader) ArrowSchema() *arrow.Schema { return c.arrowSchema }
 // AppendRows appends one row per record of rec to dst and returns the extended slice.
 // rec must have the reader's Arrow schema (same column count and types). The rows do
 // not reference rec's buffers: rec may be released afterwards.
+//
+// Rows are converted in blocks of readBlock records, column at a time within a block,
+// so that a block's values stay in cache while every column is filled.
 func (c *ArrowReader) AppendRows(rec arrow.RecordBatch, dst []Row) ([]Row, error) {
 	if err := c.check(rec); err != nil {
 		return dst, err
 	}
 	n := int(rec.NumRows())
 	stride := len(c.cols)
-	flat := make([]any, n*stride)
+	gets := make([]getFn, len(c.cols))
 	for j, col := range c.cols {
-		arr := rec.Column(j)
-		if col.fill != nil {
-			col.fill(arr, flat, stride, j)
-			continue
-		}
-		get := col.get(arr)
-		for i := range n {
-			flat[i*stride+j] = get(i)
+		if col.fill == nil {
+			gets[j] = col.get(rec.Column(j))
 		}
 	}
-	for i := range n {
-		dst = append(dst, Row{schema: c.schema, values: flat[i*stride : (i+1)*stride : (i+1)*stride]})
+	dst = slices.Grow(dst, n)
+	for lo := 0; lo < n; lo += readBlock {
+		hi := min(lo+readBlock, n)
+		flat := make([]any, (hi-lo)*stride)
+		for j, col := range c.cols {
+			if col.fill != nil {
+				col.fill(rec.Column(j), flat, stride, j, lo, hi)
+				continue
+			}
+			get := gets[j]
+			for i := lo; i < hi; i++ {
+				flat[(i-lo)*stride+j] = get(i)
+			}
+		}
+		for i := range hi - lo {
+			dst = append(dst, Row{schema: c.schema, values: flat[i*stride : (i+1)*stride : (i+1)*stride]})
+		}
 	}
 	return dst, nil
 }
+
+// readBlock is the number of records AppendRows converts at a time.
+const readBlock = 1024
 
 func (c *ArrowReader) check(rec arrow.RecordBatch) error {
 	rs := rec.Schema()
@@ -137,15 +153,16 @@ func typeWord[T any]() unsafe.Pointer {
 	return (*eface)(unsafe.Pointer(&v)).typ
 }
 
-// boxInto stores vals[i] boxed as an interface into dst[i*stride+off] for valid rows,
+// boxInto stores vals[i] (the value of record lo+i) boxed as an interface into
+// dst[i*stride+off] for valid records,
 // pointing each interface at the element of one slab instead of allocating a box per
 // value. T must not be pointer-shaped (it is only used with scalars, strings, UUIDs and
 // decimals); interfaces never write through their data pointer, so sharing is safe.
-func boxInto[T any](vals []T, arr arrow.Array, dst []any, stride, off int) {
+func boxInto[T any](vals []T, arr arrow.Array, lo int, dst []any, stride, off int) {
 	typ := typeWord[T]()
 	nulls := arr.NullN() > 0
 	for i := range vals {
-		if nulls && arr.IsNull(i) {
+		if nulls && arr.IsNull(lo+i) {
 			continue
 		}
 		*(*eface)(unsafe.Pointer(&dst[i*stride+off])) = eface{typ: typ, data: unsafe.Pointer(&vals[i])}
@@ -157,85 +174,86 @@ func fastFill(dt arrow.DataType, t ibg.Type) fillFn {
 	switch t.(type) {
 	case ibg.BooleanType:
 		if dt.ID() == arrow.BOOL {
-			return func(a arrow.Array, dst []any, stride, off int) {
+			return func(a arrow.Array, dst []any, stride, off, lo, hi int) {
 				x := a.(*array.Boolean)
-				for i := range x.Len() {
+				for i := lo; i < hi; i++ {
 					if x.IsValid(i) {
-						dst[i*stride+off] = x.Value(i) // bools are never allocated
+						dst[(i-lo)*stride+off] = x.Value(i) // bools are never allocated
 					}
 				}
 			}
 		}
 	case ibg.Int32Type:
 		if dt.ID() == arrow.INT32 {
-			return func(a arrow.Array, dst []any, stride, off int) {
-				boxInto(append([]int32(nil), a.(*array.Int32).Int32Values()...), a, dst, stride, off)
+			return func(a arrow.Array, dst []any, stride, off, lo, hi int) {
+				boxInto(append([]int32(nil), a.(*array.Int32).Int32Values()[lo:hi]...), a, lo, dst, stride, off)
 			}
 		}
 	case ibg.Int64Type:
 		if dt.ID() == arrow.INT64 {
-			return func(a arrow.Array, dst []any, stride, off int) {
-				boxInto(append([]int64(nil), a.(*array.Int64).Int64Values()...), a, dst, stride, off)
+			return func(a arrow.Array, dst []any, stride, off, lo, hi int) {
+				boxInto(append([]int64(nil), a.(*array.Int64).Int64Values()[lo:hi]...), a, lo, dst, stride, off)
 			}
 		}
 	case ibg.Float32Type:
 		if dt.ID() == arrow.FLOAT32 {
-			return func(a arrow.Array, dst []any, stride, off int) {
-				boxInto(append([]float32(nil), a.(*array.Float32).Float32Values()...), a, dst, stride, off)
+			return func(a arrow.Array, dst []any, stride, off, lo, hi int) {
+				boxInto(append([]float32(nil), a.(*array.Float32).Float32Values()[lo:hi]...), a, lo, dst, stride, off)
 			}
 		}
 	case ibg.Float64Type:
 		if dt.ID() == arrow.FLOAT64 {
-			return func(a arrow.Array, dst []any, stride, off int) {
-				boxInto(append([]float64(nil), a.(*array.Float64).Float64Values()...), a, dst, stride, off)
+			return func(a arrow.Array, dst []any, stride, off, lo, hi int) {
+				boxInto(append([]float64(nil), a.(*array.Float64).Float64Values()[lo:hi]...), a, lo, dst, stride, off)
 			}
 		}
 	case ibg.DateType:
 		if dt.ID() == arrow.DATE32 {
-			return func(a arrow.Array, dst []any, stride, off int) {
-				src := a.(*array.Date32).Date32Values()
+			return func(a arrow.Array, dst []any, stride, off, lo, hi int) {
+				src := a.(*array.Date32).Date32Values()[lo:hi]
 				vals := make([]ibg.Date, len(src))
 				for i, v := range src {
 					vals[i] = ibg.Date(v)
 				}
-				boxInto(vals, a, dst, stride, off)
+				boxInto(vals, a, lo, dst, stride, off)
 			}
 		}
 	case ibg.TimestampType, ibg.TimestampTzType:
 		if d, ok := dt.(*arrow.TimestampType); ok && d.Unit == arrow.Microsecond {
-			return func(a arrow.Array, dst []any, stride, off int) {
-				src := a.(*array.Timestamp).TimestampValues()
+			return func(a arrow.Array, dst []any, stride, off, lo, hi int) {
+				src := a.(*array.Timestamp).TimestampValues()[lo:hi]
 				vals := make([]ibg.Timestamp, len(src))
 				for i, v := range src {
 					vals[i] = ibg.Timestamp(v)
 				}
-				boxInto(vals, a, dst, stride, off)
+				boxInto(vals, a, lo, dst, stride, off)
 			}
 		}
 	case ibg.DecimalType:
 		if d, ok := dt.(*arrow.Decimal128Type); ok && int(d.Scale) == t.(ibg.DecimalType).Scale() {
 			sc := int(d.Scale)
-			return func(a arrow.Array, dst []any, stride, off int) {
-				src := a.(*array.Decimal128).Values()
+			return func(a arrow.Array, dst []any, stride, off, lo, hi int) {
+				src := a.(*array.Decimal128).Values()[lo:hi]
 				vals := make([]ibg.Decimal, len(src))
 				for i, v := range src {
 					vals[i] = ibg.Decimal{Val: v, Scale: sc}
 				}
-				boxInto(vals, a, dst, stride, off)
+				boxInto(vals, a, lo, dst, stride, off)
 			}
 		}
 	case ibg.StringType:
 		if dt.ID() == arrow.STRING {
-			return func(a arrow.Array, dst []any, stride, off int) {
+			return func(a arrow.Array, dst []any, stride, off, lo, hi int) {
 				x := a.(*array.String)
-				offs := x.ValueOffsets()
-				data := string(x.ValueBytes()) // one copy of the column's bytes
+				offs := x.ValueOffsets()[lo : hi+1]
+				all := x.ValueBytes()
 				base := offs[0]
-				vals := make([]string, x.Len())
+				data := string(all[base-x.ValueOffsets()[0] : offs[len(offs)-1]-x.ValueOffsets()[0]]) // one copy per block
+				vals := make([]string, hi-lo)
 				for i := range vals {
 					vals[i] = data[offs[i]-base : offs[i+1]-base]
 				}
-				boxInto(vals, a, dst, stride, off)
+				boxInto(vals, a, lo, dst, stride, off)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -51,7 +52,24 @@ type node struct {
 
 // plan is the compiled codec of a Schema: one node per column.
 type plan struct {
-	cols []*node
+	cols    []*node
+	words   int // 8-byte words of scalar slab per row (see reader.body)
+	strings int // string columns
+}
+
+// slabWords returns how many 8-byte words a decoded scalar of tag needs in the row's
+// slab, or 0 when the column is not decoded into the slab.
+func slabWords(tag byte) int {
+	switch tag {
+	case tagInt, tagLong, tagFloat, tagDouble, tagDate, tagTime, tagTimestamp, tagTimestampTz,
+		tagTimestampNs, tagTimestampTzNs:
+		return 1
+	case tagUUID:
+		return 2
+	case tagDecimal:
+		return 3
+	}
+	return 0
 }
 
 // schemaState builds s.cached and s.plan once and returns them.
@@ -67,6 +85,10 @@ func (s *Schema) state() (*plan, []byte, error) {
 				return
 			}
 			p.cols[i] = compile(s.types[i])
+			p.words += slabWords(p.cols[i].tag)
+			if p.cols[i].tag == tagString {
+				p.strings++
+			}
 		}
 		s.cached, s.plan = b, p
 	})
@@ -554,8 +576,46 @@ func (r *reader) body(s *Schema, depth int) (Row, error) {
 		return Row{}, err
 	}
 	vals := make([]any, len(cols))
+	// Scalars and strings of the row are boxed into two per-row slabs instead of one
+	// allocation per value; strings alias one string copy of the input.
+	var (
+		words []uint64
+		strs  []string
+	)
+	if p := s.plan; p.words > 0 {
+		words = make([]uint64, p.words)
+	}
+	if p := s.plan; p.strings > 0 {
+		strs = make([]string, 0, p.strings)
+		if r.s == "" {
+			r.s = string(r.b)
+		}
+	}
+	w := 0
 	for i, n := range cols {
 		if bm[i/8]&(1<<(i%8)) == 0 {
+			continue
+		}
+		if n.tag == tagString && strs != nil {
+			l, err := r.uvarint()
+			if err != nil {
+				return Row{}, err
+			}
+			if l > uint64(len(r.b)-r.off) {
+				return Row{}, errShort
+			}
+			strs = append(strs, r.s[r.off:r.off+int(l)])
+			r.off += int(l)
+			vals[i] = boxAt(typeString, unsafe.Pointer(&strs[len(strs)-1]))
+			continue
+		}
+		if k := slabWords(n.tag); k > 0 {
+			v, err := r.slabValue(n, unsafe.Pointer(&words[w]))
+			if err != nil {
+				return Row{}, err
+			}
+			w += k
+			vals[i] = v
 			continue
 		}
 		if vals[i], err = r.value(n, depth); err != nil {
@@ -563,6 +623,94 @@ func (r *reader) body(s *Schema, depth int) (Row, error) {
 		}
 	}
 	return Row{schema: s, values: vals}, nil
+}
+
+var typeString = typeWord[string]()
+
+// boxAt returns an interface of runtime type typ whose data is at p.
+func boxAt(typ, p unsafe.Pointer) any {
+	var v any
+	*(*eface)(unsafe.Pointer(&v)) = eface{typ: typ, data: p}
+	return v
+}
+
+var (
+	typeInt32     = typeWord[int32]()
+	typeInt64     = typeWord[int64]()
+	typeFloat32   = typeWord[float32]()
+	typeFloat64   = typeWord[float64]()
+	typeDate      = typeWord[ibg.Date]()
+	typeTime      = typeWord[ibg.Time]()
+	typeTimestamp = typeWord[ibg.Timestamp]()
+	typeTsNano    = typeWord[ibg.TimestampNano]()
+	typeUUID      = typeWord[uuid.UUID]()
+	typeDecimal   = typeWord[ibg.Decimal]()
+)
+
+// slabValue decodes a scalar of n (slabWords(n.tag) > 0) into the slab at p and returns
+// an interface pointing there; the slab is pointer-free, as are all these types.
+func (r *reader) slabValue(n *node, p unsafe.Pointer) (any, error) {
+	switch n.tag {
+	case tagFloat:
+		v, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		*(*float32)(p) = math.Float32frombits(v)
+		return boxAt(typeFloat32, p), nil
+	case tagDouble:
+		v, err := r.u64()
+		if err != nil {
+			return nil, err
+		}
+		*(*float64)(p) = math.Float64frombits(v)
+		return boxAt(typeFloat64, p), nil
+	case tagUUID:
+		b, err := r.bytes(16)
+		if err != nil {
+			return nil, err
+		}
+		*(*uuid.UUID)(p) = uuid.UUID(b)
+		return boxAt(typeUUID, p), nil
+	case tagDecimal:
+		d, err := r.decimal()
+		if err != nil {
+			return nil, err
+		}
+		if !d.FitsInPrecision(n.prec) {
+			return nil, fmt.Errorf("decimal exceeds precision %d: %w", n.prec, ErrCorrupt)
+		}
+		*(*ibg.Decimal)(p) = ibg.Decimal{Val: d, Scale: n.scale}
+		return boxAt(typeDecimal, p), nil
+	}
+	v, err := r.varint()
+	if err != nil {
+		return nil, err
+	}
+	switch n.tag {
+	case tagInt, tagDate:
+		if v != int64(int32(v)) {
+			return nil, fmt.Errorf("32-bit value out of range: %w", ErrCorrupt)
+		}
+		*(*int32)(p) = int32(v)
+		if n.tag == tagDate {
+			return boxAt(typeDate, p), nil
+		}
+		return boxAt(typeInt32, p), nil
+	case tagLong:
+		*(*int64)(p) = v
+		return boxAt(typeInt64, p), nil
+	case tagTime:
+		*(*int64)(p) = v
+		return boxAt(typeTime, p), nil
+	case tagTimestamp, tagTimestampTz:
+		*(*int64)(p) = v
+		return boxAt(typeTimestamp, p), nil
+	case tagTimestampNs, tagTimestampTzNs:
+		*(*int64)(p) = v
+		return boxAt(typeTsNano, p), nil
+	}
+	return nil, fmt.Errorf("type tag %d: %w", n.tag, ErrCorrupt)
 }
 
 func (r *reader) value(n *node, depth int) (any, error) {
@@ -789,3 +937,34 @@ var dynNodes = func() (ns [tagUnknown + 1]node) {
 	}
 	return ns
 }()
+
+// AppendBody appends r's values without its schema, for packed row batches whose schema
+// travels separately (for instance in a DoFn's configuration). r must have a schema;
+// decode with DecodeBody and a schema of the same names and types.
+func AppendBody(dst []byte, r Row) ([]byte, error) {
+	if r.schema == nil {
+		return nil, fmt.Errorf("iceberg: encode row: %w: row without a schema", ErrTypeMismatch)
+	}
+	p, _, err := r.schema.state()
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: encode row: %w", err)
+	}
+	if dst, err = appendBody(dst, p, r); err != nil {
+		return nil, fmt.Errorf("iceberg: encode row: %w", err)
+	}
+	return dst, nil
+}
+
+// DecodeBody decodes one row of schema s written by AppendBody at the start of b and
+// returns it with the number of bytes it took. The row shares s.
+func DecodeBody(s *Schema, b []byte) (Row, int, error) {
+	if _, _, err := s.state(); err != nil {
+		return Row{}, 0, fmt.Errorf("iceberg: decode row: %w", err)
+	}
+	r := &reader{b: b}
+	row, err := r.body(s, 0)
+	if err != nil {
+		return Row{}, 0, fmt.Errorf("iceberg: decode row: %w", err)
+	}
+	return row, r.off, nil
+}

@@ -128,6 +128,33 @@ func TestCoderTypedIsCompact(t *testing.T) {
 	}
 }
 
+func TestBodyRoundTrip(t *testing.T) {
+	s := rowSchemaOf(allTypesSchema(t))
+	var packed []byte
+	var want []Row
+	for k := range 4 {
+		r := Of(s, allTypesValues(s, k))
+		var err error
+		if packed, err = AppendBody(packed, r); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r)
+	}
+	for k := 0; len(packed) > 0; k++ {
+		r, n, err := DecodeBody(s, packed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Schema() != s || !Equal(r, want[k]) {
+			t.Fatalf("row %d: %v, want %v", k, r, want[k])
+		}
+		packed = packed[n:]
+	}
+	if _, err := AppendBody(nil, Row{}); !errors.Is(err, ErrTypeMismatch) {
+		t.Errorf("zero row: err = %v", err)
+	}
+}
+
 func TestCoderEncodeErrors(t *testing.T) {
 	s := rowSchemaOf(allTypesSchema(t))
 	with := func(col int, v any) Row {

@@ -283,6 +283,7 @@ func appendString(b []byte, s string) []byte {
 type reader struct {
 	b   []byte
 	off int
+	s   string // string(b), made once when a row has string columns
 }
 
 func (r *reader) byte() (byte, error) {
