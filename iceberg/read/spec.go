@@ -29,8 +29,9 @@ type Spec struct {
 	AsOfMs int64 `json:"as_of_ms,omitempty"`
 	// Branch reads the head of a branch or tag instead of main.
 	Branch string `json:"branch,omitempty"`
-	// Filter is the bound-checked row filter in iceberg-go's JSON expression form
-	// (empty: no filter).
+	// Filter is the SQL row filter, validated at construction and parsed again by
+	// workers against the schema they read (empty: no filter). iceberg-go cannot
+	// serialize unbound timestamp literals, so the SQL is what travels.
 	Filter string `json:"filter,omitempty"`
 	// Columns are the columns emitted, in output order (empty: all columns).
 	Columns []string `json:"columns,omitempty"`
@@ -78,9 +79,9 @@ func (s Spec) FilterExpr(sc *ibg.Schema) (ibg.BooleanExpression, error) {
 	if s.Filter == "" {
 		return ibg.AlwaysTrue{}, nil
 	}
-	e, err := ibg.ParseExpr([]byte(s.Filter), sc)
+	e, err := ParseFilter(s.Filter, sc)
 	if err != nil {
-		return nil, fmt.Errorf("iceberg: read %s: decode filter: %w", s.Table, err)
+		return nil, fmt.Errorf("iceberg: read %s: %w", s.Table, err)
 	}
 	return e, nil
 }
@@ -151,16 +152,10 @@ func Resolve(ctx context.Context, catalogName string, props map[string]string, i
 	}
 
 	if strings.TrimSpace(opts.Filter) != "" {
-		expr, err := ParseFilter(opts.Filter, sc)
-		if err != nil {
+		if _, err := ParseFilter(opts.Filter, sc); err != nil {
 			errs.Add(&config.ConfigError{Key: config.KeyFilter, Err: err})
-		} else if _, isTrue := expr.(ibg.AlwaysTrue); !isTrue {
-			js, err := json.Marshal(expr)
-			if err != nil {
-				errs.Add(config.Errorf(config.KeyFilter, "encode %q: %v", opts.Filter, err))
-			} else {
-				spec.Filter = string(js)
-			}
+		} else {
+			spec.Filter = opts.Filter
 		}
 	}
 

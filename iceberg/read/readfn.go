@@ -1,0 +1,173 @@
+package read
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+)
+
+
+
+// readBase holds what both read DoFns share: the restriction methods and the loop
+// that claims row-group units and reads each through iceberg-go's ReadTasks, which
+// applies deletion vectors, position and equality deletes and the residual filter.
+type readBase struct {
+	spec          Spec
+	filesRead     beam.Counter
+	rowGroupsRead beam.Counter
+	rowsEmitted   beam.Counter
+	bytesRead     beam.Counter
+}
+
+func (fn *readBase) setup(js string) error {
+	spec, err := DecodeSpec(js)
+	if err != nil {
+		return err
+	}
+	fn.spec = spec
+	fn.filesRead = beam.NewCounter(metricsNamespace, "files_read")
+	fn.rowGroupsRead = beam.NewCounter(metricsNamespace, "row_groups_read")
+	fn.rowsEmitted = beam.NewCounter(metricsNamespace, "rows_emitted")
+	fn.bytesRead = beam.NewCounter(metricsNamespace, "bytes_read")
+	return nil
+}
+
+// initialRestriction covers every row-group unit of the task.
+func initialRestriction(t Task) offsetrange.Restriction {
+	return offsetrange.Restriction{Start: 0, End: int64(len(t.Units))}
+}
+
+// splitRestriction splits a task into one restriction per row-group unit, so a large
+// file is read in parallel from the start; the runner may split further.
+func splitRestriction(rest offsetrange.Restriction) []offsetrange.Restriction {
+	return rest.EvenSplits(rest.End - rest.Start)
+}
+
+// restrictionSize estimates the bytes of the units in rest.
+func restrictionSize(t Task, rest offsetrange.Restriction) float64 {
+	if len(t.Units) == 0 {
+		return 0
+	}
+	return float64(t.Size) * float64(rest.End-rest.Start) / float64(len(t.Units))
+}
+
+
+// process reads the claimed units one at a time and passes each record batch on.
+func (fn *readBase) process(ctx context.Context, rt *sdf.LockRTracker, t Task, each func(*ibg.Schema, arrow.RecordBatch) error) error {
+	tbl, err := loadAt(ctx, fn.spec, t.MetadataLocation)
+	if err != nil {
+		return err
+	}
+	scan, err := fn.spec.NewScan(tbl)
+	if err != nil {
+		return err
+	}
+	defer scan.Close()
+
+	rest := rt.GetRestriction().(offsetrange.Restriction)
+	if rest.Start == 0 {
+		fn.filesRead.Inc(ctx, 1)
+	}
+	for i := rest.Start; rt.TryClaim(i); i++ {
+		ft, err := t.decode(tbl.Metadata(), i, i+1)
+		if err != nil {
+			return fmt.Errorf("iceberg: read %s: %w", fn.spec.Table, err)
+		}
+		if err := fn.readUnit(ctx, scan, ft, func(rec arrow.RecordBatch) error { return each(tbl.Schema(), rec) }); err != nil {
+			return fmt.Errorf("iceberg: read %s: data file %s: %w", fn.spec.Table, t.Path, err)
+		}
+		fn.rowGroupsRead.Inc(ctx, 1)
+		fn.bytesRead.Inc(ctx, unitBytes(t, ft))
+	}
+	return nil
+}
+
+func unitBytes(t Task, ft table.FileScanTask) int64 {
+	if ft.Length > 0 {
+		return ft.Length
+	}
+	return t.Size
+}
+
+func (fn *readBase) readUnit(ctx context.Context, scan *table.Scan, ft table.FileScanTask, each func(arrow.RecordBatch) error) error {
+	_, records, err := scan.ReadTasks(ctx, []table.FileScanTask{ft})
+	if err != nil {
+		return err
+	}
+	for rec, err := range records {
+		if err != nil {
+			return err
+		}
+		err = each(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readRowsFn reads tasks and emits row.Row values.
+type readRowsFn struct {
+	// Spec is the JSON-encoded Spec.
+	Spec string
+
+	readBase
+	conv *row.ArrowReader
+}
+
+// Setup decodes the spec.
+func (fn *readRowsFn) Setup() error { return fn.setup(fn.Spec) }
+
+// CreateInitialRestriction covers every row-group unit of the task.
+func (fn *readRowsFn) CreateInitialRestriction(t Task) offsetrange.Restriction {
+	return initialRestriction(t)
+}
+
+// SplitRestriction splits a task into one restriction per row-group unit.
+func (fn *readRowsFn) SplitRestriction(_ Task, rest offsetrange.Restriction) []offsetrange.Restriction {
+	return splitRestriction(rest)
+}
+
+// RestrictionSize estimates the bytes of the units in rest.
+func (fn *readRowsFn) RestrictionSize(t Task, rest offsetrange.Restriction) float64 {
+	return restrictionSize(t, rest)
+}
+
+// CreateTracker returns a thread-safe offset range tracker (dynamic splitting works).
+func (fn *readRowsFn) CreateTracker(rest offsetrange.Restriction) *sdf.LockRTracker {
+	return sdf.NewLockRTracker(offsetrange.NewTracker(rest))
+}
+
+// ProcessElement reads the claimed row groups of one task.
+func (fn *readRowsFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, t Task, emit func(row.Row)) error {
+	var rows []row.Row
+	return fn.process(ctx, rt, t, func(sc *ibg.Schema, rec arrow.RecordBatch) error {
+		if fn.conv == nil || !fn.conv.ArrowSchema().Equal(rec.Schema()) {
+			conv, err := row.NewArrowReader(rec.Schema(), sc)
+			if err != nil {
+				return err
+			}
+			fn.conv = conv
+		}
+		var err error
+		rows, err = fn.conv.AppendRows(rec, rows[:0])
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			emit(r)
+		}
+		fn.rowsEmitted.Inc(ctx, int64(len(rows)))
+		return nil
+	})
+}
+
