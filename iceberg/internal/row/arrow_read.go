@@ -11,9 +11,8 @@ import (
 )
 
 // ArrowReader converts Arrow record batches of one Arrow schema to rows. Build it once
-// per schema with NewArrowReader; every row it returns shares one *Schema. It is not
-// safe for concurrent use by several goroutines only in the sense that it holds no
-// mutable state: concurrent AppendRows calls are fine.
+// per schema with NewArrowReader; every row it returns shares one *Schema. It holds no
+// mutable state, so concurrent AppendRows calls are safe.
 type ArrowReader struct {
 	arrowSchema *arrow.Schema
 	schema      *Schema

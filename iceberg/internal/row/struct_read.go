@@ -176,6 +176,44 @@ func fastStructSet(dt arrow.DataType, it ibg.Type, ft reflect.Type) fastSet {
 				}
 			}
 		}
+	case dt.ID() == arrow.TIMESTAMP && ft == timeType:
+		unit := dt.(*arrow.TimestampType).Unit
+		return func(a arrow.Array, base unsafe.Pointer, size uintptr, n int) {
+			vals := a.(*array.Timestamp).TimestampValues()
+			for i := range n {
+				if a.IsValid(i) {
+					var tm time.Time
+					if v := int64(vals[i]); unit == arrow.Nanosecond {
+						tm = time.Unix(0, v).UTC()
+					} else {
+						tm = time.UnixMicro(tsToMicros(unit)(v)).UTC()
+					}
+					*(*time.Time)(at(base, size, i)) = tm
+				}
+			}
+		}
+	case dt.ID() == arrow.DATE32 && ft == timeType:
+		return func(a arrow.Array, base unsafe.Pointer, size uintptr, n int) {
+			vals := a.(*array.Date32).Date32Values()
+			for i := range n {
+				if a.IsValid(i) {
+					*(*time.Time)(at(base, size, i)) = ibg.Date(vals[i]).ToTime()
+				}
+			}
+		}
+	case dt.ID() == arrow.DECIMAL128 && ft == reflect.TypeFor[ibg.Decimal]():
+		dec, ok := it.(ibg.DecimalType)
+		if !ok || int(dt.(*arrow.Decimal128Type).Scale) != dec.Scale() {
+			return nil
+		}
+		return func(a arrow.Array, base unsafe.Pointer, size uintptr, n int) {
+			vals := a.(*array.Decimal128).Values()
+			for i := range n {
+				if a.IsValid(i) {
+					*(*ibg.Decimal)(at(base, size, i)) = ibg.Decimal{Val: vals[i], Scale: dec.Scale()}
+				}
+			}
+		}
 	case dt.ID() == arrow.BOOL && ft == reflect.TypeFor[bool]():
 		return func(a arrow.Array, base unsafe.Pointer, size uintptr, n int) {
 			x := a.(*array.Boolean)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 )
@@ -320,5 +321,52 @@ func TestInferSchema(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestStructFastPaths(t *testing.T) {
+	sc := benchSchema()
+	bb, err := NewBatchBuilder(sc, checkedAlloc(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bb.Release()
+	var want []benchRecord
+	for k := range 5 {
+		r := benchRecord{
+			ID: int64(k), UserID: int32(-k), Amount: float64(k) / 3,
+			Price: ibg.Decimal{Val: decimal128.FromI64(int64(k) * 1234), Scale: 2},
+			TS:    time.UnixMicro(1_700_000_000_123_456 + int64(k)).UTC(),
+			Day:   time.Date(2023, 12, 30+k, 0, 0, 0, 0, time.UTC),
+			Name:  strings.Repeat("n", k), City: cities[k], Flag: k%2 == 0, Score: float32(k) / 4,
+		}
+		if err := bb.AppendStruct(r); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r)
+	}
+	if err := bb.AppendRow(New([]string{"id"}, []any{int64(9)})); err != nil { // nulls elsewhere
+		t.Fatal(err)
+	}
+	want = append(want, benchRecord{ID: 9})
+	rec := bb.NewBatch()
+	defer rec.Release()
+	sr, err := NewStructReader(reflect.TypeOf(benchRecord{}), rec.Schema(), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range sr.fields {
+		if f.fast == nil {
+			t.Errorf("column %s does not use a fast setter", f.name)
+		}
+	}
+	sl := rec.NewSlice(1, 6)
+	defer sl.Release()
+	got, err := AppendStructs(sr, sl, []benchRecord(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want[1:]) {
+		t.Fatalf("got  %+v\nwant %+v", got, want[1:])
 	}
 }
