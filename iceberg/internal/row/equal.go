@@ -5,6 +5,7 @@ import (
 	"math"
 
 	ibg "github.com/apache/iceberg-go"
+	"github.com/google/uuid"
 )
 
 // Equal reports whether a and b have the same column names and equal values. Column
@@ -87,5 +88,6 @@ func isComparable(a any) bool {
 		[16]byte, int, int8, int16, uint8, uint16, uint32, uint64:
 		return true
 	}
-	return comparableUUID(a)
+	_, ok := a.(uuid.UUID)
+	return ok
 }

@@ -7,13 +7,7 @@ import (
 	"strings"
 
 	ibg "github.com/apache/iceberg-go"
-	"github.com/google/uuid"
 )
-
-func comparableUUID(a any) bool {
-	_, ok := a.(uuid.UUID)
-	return ok
-}
 
 // String formats the row for tests and debugging, e.g. {id: 1, name: "a", tags: [x, y]}.
 // Strings are quoted, binary is hex, timestamps are RFC 3339, null is null.
