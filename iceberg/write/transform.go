@@ -40,8 +40,7 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 		if _, err := NewStructCodec(t); err != nil {
 			return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: %w", config.ErrInvalidConfig, spec.Table, err)
 		}
-		outs, err := beam.TryParDo(s.Scope("ToRow"), &structToRowFn{Type: beam.EncodedType{T: t}}, rows,
-			beam.TypeDefinition{Var: beam.TType, T: t})
+		outs, err := beam.TryParDo(s.Scope("ToRow"), &structToRowFn{}, rows)
 		if err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
 		}

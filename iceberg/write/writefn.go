@@ -370,29 +370,28 @@ func windowEnd(w beam.Window) int64 {
 	return w.MaxTimestamp().Milliseconds()
 }
 
-// structToRowFn converts structs of one type to Rows.
+// structToRowFn converts structs of one type to Rows. The codec is built from the first
+// element's type (the DoFn carries no reflect.Type: Beam cannot serialize types with
+// array fields such as uuid.UUID).
 type structToRowFn struct {
-	Type beam.EncodedType
-
 	codec *StructCodec
 }
 
-func (f *structToRowFn) Setup() error {
-	c, err := NewStructCodec(f.Type.T)
-	if err != nil {
-		return err
+func (f *structToRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(DeadLetter)) error {
+	if f.codec == nil || (reflect.TypeOf(v) != f.codec.t && reflect.TypeOf(v) != reflect.PointerTo(f.codec.t)) {
+		c, err := NewStructCodec(reflect.TypeOf(v))
+		if err != nil {
+			return err
+		}
+		f.codec = c
 	}
-	f.codec = c
-	return nil
-}
-
-func (f *structToRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(DeadLetter)) {
 	r, err := f.codec.ToRow(v)
 	if err != nil {
 		dead(DeadLetter{Row: fmt.Sprintf("%+v", v), Reason: err.Error()})
-		return
+		return nil
 	}
 	emit(r)
+	return nil
 }
 
 func init() {
@@ -400,7 +399,7 @@ func init() {
 	// inference: it is registered for reflection.
 	beam.RegisterType(reflect.TypeFor[writeFn]())
 	register.DoFn5x1[context.Context, beam.Window, string, func(*[]byte) bool, func(SnapshotInfo), error](&commitFn{})
-	register.DoFn3x0[beam.T, func(row.Row), func(DeadLetter)](&structToRowFn{})
+	register.DoFn3x1[beam.T, func(row.Row), func(DeadLetter), error](&structToRowFn{})
 	register.Emitter1[DeadLetter]()
 	register.Emitter1[SnapshotInfo]()
 	register.Emitter1[row.Row]()

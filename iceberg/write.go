@@ -1,0 +1,151 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/google/uuid"
+
+	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write"
+)
+
+// DeadLetter is a row Write could not write: the row (in its String form), the
+// destination table when one was rendered, and the reason, naming the column at fault.
+type DeadLetter = write.DeadLetter
+
+// SnapshotInfo describes one commit of Write (or one window skipped because the sink id
+// had already committed it).
+type SnapshotInfo = write.SnapshotInfo
+
+// WriteResult holds the outputs of Write.
+type WriteResult struct {
+	// Snapshots is a PCollection of SnapshotInfo: one per table and window.
+	Snapshots beam.PCollection
+	// DeadLetter is a PCollection of DeadLetter: every row that was not written.
+	DeadLetter beam.PCollection
+}
+
+// Write appends rows (a PCollection of Row or of one struct type) to the table named by
+// cfg.Table, a name or a template such as "db.events_{region}" filled from each row.
+// Missing tables are created from the rows' schema with partition_fields, sort_fields
+// and table_properties (format-version 3 unless set). Each table gets one commit per
+// window (in batch, one commit), made exactly once per sink_id. Rows that cannot be
+// written go to WriteResult.DeadLetter with the reason.
+//
+// Write panics on a construction error; use TryWrite to get it.
+func Write(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...WriteOption) WriteResult {
+	res, err := TryWrite(s, cfg, rows, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return res
+}
+
+// TryWrite is Write returning an error instead of panicking: an invalid config, a
+// setting this version does not support (wrapping ErrUnsupported), an unreachable
+// catalog, or an existing table whose schema the rows' struct type cannot match.
+func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...WriteOption) (WriteResult, error) {
+	cfg = cfg.With(opts...)
+	if err := cfg.Validate(); err != nil {
+		return WriteResult{}, err
+	}
+	if err := checkAppendSupport(cfg); err != nil {
+		return WriteResult{}, err
+	}
+	tpl, err := write.ParseTemplate(cfg.Table)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	ctx := context.Background()
+	cat, err := catalogs.Get(ctx, cfg.CatalogName, cfg.CatalogProperties)
+	if err != nil {
+		return WriteResult{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
+	}
+	if tpl.IsStatic() {
+		if err := checkExistingTable(ctx, cfg, rows); err != nil {
+			return WriteResult{}, err
+		}
+	} else if _, err := cat.ListNamespaces(ctx, nil); err != nil {
+		return WriteResult{}, fmt.Errorf("iceberg: write %s: catalog unreachable: %w", cfg.Table, err)
+	}
+	sinkID := cfg.SinkID
+	if sinkID == "" {
+		sinkID = uuid.NewString()
+	}
+	spec, err := write.NewSpec(cfg, sinkID)
+	if err != nil {
+		return WriteResult{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
+	}
+	snaps, dead, err := write.Append(s, spec, rows)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return WriteResult{Snapshots: snaps, DeadLetter: dead}, nil
+}
+
+// checkAppendSupport rejects settings the append write does not implement yet, so
+// that none is silently ignored.
+func checkAppendSupport(cfg WriteConfig) error {
+	var errs config.Errors
+	unsupported := func(key, why string) {
+		errs.Add(&config.ConfigError{Key: key, Err: fmt.Errorf("%w: %s", ErrUnsupported, why)})
+	}
+	if cfg.IsMergeOnRead() {
+		unsupported(config.KeyMode, "merge-on-read writes are not available yet")
+	}
+	if cfg.DistributionMode == config.DistributionHash {
+		unsupported(config.KeyDistributionMode, "hash distribution is not available yet")
+	}
+	if cfg.AutoSharding {
+		unsupported(config.KeyAutoSharding, "auto sharding is not available yet")
+	}
+	if cfg.TriggeringFrequencySeconds != nil {
+		unsupported(config.KeyTriggeringFrequencySeconds, "streaming writes are not available yet")
+	}
+	if cfg.TokenHeartbeatSeconds != nil {
+		unsupported(config.KeyTokenHeartbeatSeconds, "token heartbeats are not available yet")
+	}
+	if cfg.AllowedLatenessSeconds != nil {
+		unsupported(config.KeyAllowedLatenessSeconds, "streaming writes are not available yet")
+	}
+	if cfg.DirectWriteByteLimit != nil {
+		unsupported(config.KeyDirectWriteByteLimit, "streaming writes are not available yet")
+	}
+	if len(cfg.Keep) > 0 || len(cfg.Drop) > 0 || cfg.Only != "" {
+		unsupported(config.KeyKeep, "keep, drop and only are not available yet for writes")
+	}
+	if cfg.UseSideInputTableCache {
+		unsupported(config.KeyUseSideInputTableCache, "the side-input table cache is not available yet")
+	}
+	return errs.Err()
+}
+
+// checkExistingTable checks a static destination that already exists against the rows'
+// struct type (Row collections are checked per row at run time).
+func checkExistingTable(ctx context.Context, cfg WriteConfig, rows beam.PCollection) error {
+	tbl, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0)
+	if errors.Is(err, config.ErrTableNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
+	}
+	t := rows.Type().Type()
+	if t == reflect.TypeFor[row.Row]() {
+		return nil
+	}
+	codec, err := write.NewStructCodec(t)
+	if err != nil {
+		return fmt.Errorf("%w: iceberg: write %s: %w", ErrInvalidConfig, cfg.Table, err)
+	}
+	if err := write.CheckSchema(tbl.Schema(), codec.Schema()); err != nil {
+		return fmt.Errorf("%w: iceberg: write %s: %w", ErrInvalidConfig, cfg.Table, err)
+	}
+	return nil
+}
