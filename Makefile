@@ -16,3 +16,11 @@ bench:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseFilter -fuzztime 60s ./iceberg/read/
+
+# Cross-engine interop suite (Spark, PyIceberg, DuckDB, PostgreSQL, Java REST
+# catalog); installs its engines into testing/interop/.deps/ on first use.
+.PHONY: interop
+interop:
+	GO=$(GO) bash testing/interop/run.sh
+
+test: interop

@@ -1,0 +1,142 @@
+"""Shared helpers of the Python side of icebeam's interop suite: canonical
+row text and checksums (the same as testing/interop/expected.go), expected
+and result files."""
+import calendar
+import datetime
+import decimal
+import hashlib
+import json
+import os
+import re
+
+NULL = "\\N"
+MASK = (1 << 64) - 1
+
+
+def canon(v, typ):
+    """Canonical text of one value of Iceberg type typ (see expected.go)."""
+    if v is None:
+        return NULL
+    if typ == "boolean":
+        return "true" if v else "false"
+    if typ in ("long", "int"):
+        return str(int(v))
+    if typ == "string":
+        return v.replace("\\", "\\\\").replace("|", "\\|")
+    m = re.fullmatch(r"decimal\((\d+),\s*(\d+)\)", typ)
+    if m:
+        scale = int(m.group(2))
+        return format(decimal.Decimal(v).quantize(decimal.Decimal(1).scaleb(-scale)), "f")
+    if typ in ("double", "float"):
+        return "%.4f" % v
+    if typ == "date":
+        return v.isoformat()
+    if typ in ("timestamptz", "timestamp"):
+        if isinstance(v, datetime.datetime):
+            if v.tzinfo is None:  # engines hand out UTC wall time (TZ=UTC)
+                v = v.replace(tzinfo=datetime.timezone.utc)
+            return str(calendar.timegm(v.utctimetuple()) * 1_000_000 + v.microsecond)
+        return str(int(v))
+    raise ValueError("no canonical form for type %r" % typ)
+
+
+def row_text(values, types):
+    return "|".join(canon(v, t) for v, t in zip(values, types))
+
+
+def row_hash(text):
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def checksum(texts):
+    s = 0
+    n = 0
+    for t in texts:
+        s = (s + row_hash(t)) & MASK
+        n += 1
+    return n, str(s)
+
+
+def load_expected(work):
+    out = []
+    d = os.path.join(work, "expected")
+    for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if name.endswith(".json"):
+            with open(os.path.join(d, name)) as f:
+                out.append(json.load(f))
+    return out
+
+
+class Results:
+    """Collects Result records (see expected.go) and writes them as JSON."""
+
+    def __init__(self, path):
+        self.path = path
+        self.items = []
+
+    def add(self, engine, writer, scenario, check, expected, seen, error=""):
+        ok = (not error) and str(expected) == str(seen)
+        self.items.append(dict(engine=engine, writer=writer, scenario=scenario, check=check,
+                               expected=str(expected), seen=str(seen), ok=ok, error=error))
+        status = "ok  " if ok else "FAIL"
+        msg = f"interop: {status} {engine:9} {writer:12} {scenario:40} {check}: expected {expected}, seen {seen}"
+        if error:
+            msg += f" ({error})"
+        print(msg, flush=True)
+        return ok
+
+    def write(self):
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        with open(self.path, "w") as f:
+            json.dump(self.items, f, indent=2)
+
+    def failed(self):
+        return [r for r in self.items if not r["ok"]]
+
+
+def check_scenario(res, engine, writer, sc, read):
+    """Runs the full read, the queries and the lookups of scenario sc with
+    read(filter, keep) -> list of value tuples (in keep order); records them."""
+    cols = [c["name"] for c in sc["columns"]]
+    types = {c["name"]: c["type"] for c in sc["columns"]}
+
+    def run(check, flt, keep, exp_count, exp_sum):
+        try:
+            rows = read(flt, keep)
+            n, s = checksum(row_text(r, [types[k] for k in keep]) for r in rows)
+            res.add(engine, writer, sc["name"], check + " rows", exp_count, n)
+            res.add(engine, writer, sc["name"], check + " checksum", exp_sum, s)
+        except Exception as e:  # an engine that cannot read fails the check
+            res.add(engine, writer, sc["name"], check, exp_count, "error", error=f"{type(e).__name__}: {e}"[:400])
+
+    run("all", None, cols, sc["count"], sc["checksum"])
+    for q in sc["queries"]:
+        run("query[" + q["name"] + "]", q["filter"], q["keep"], q["count"], q["checksum"])
+    ids = [lk["id"] for lk in sc["lookups"]]
+    try:
+        rows = read("id IN (%s)" % ", ".join(str(i) for i in ids), cols)
+        seen = {}
+        for r in rows:
+            seen.setdefault(r[0], []).append(row_text(r, [types[k] for k in cols]))
+        for lk in sc["lookups"]:
+            got = seen.get(lk["id"], [])
+            exp = [lk["row"]] if lk["row"] is not None else []
+            res.add(engine, writer, sc["name"], "lookup id=%d" % lk["id"],
+                    exp[0] if exp else "absent", got[0] if len(got) == 1 else ("absent" if not got else got))
+    except Exception as e:
+        res.add(engine, writer, sc["name"], "lookups", len(ids), "error", error=f"{type(e).__name__}: {e}"[:400])
+
+
+def load_known():
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "known_issues.json")) as f:
+        return json.load(f)
+
+
+def known_for(r, known):
+    """The known_issues.json entry that covers failed result r, or None."""
+    import fnmatch
+    for k in known:
+        if fnmatch.fnmatch(r["engine"], k["engine"]) and fnmatch.fnmatch(r["writer"], k["writer"]) \
+                and fnmatch.fnmatch(r["scenario"], k["scenario"]) and k["error"] in (r.get("error") or ""):
+            return k
+    return None

@@ -1,0 +1,261 @@
+"""The Python side of icebeam's interop suite, in one process so Spark's JVM
+starts once:
+
+1. Spark (Iceberg's Java library through PySpark) writes its scenarios into
+   the shared SQLite catalog "local" and records what it reads back in
+   expected/spark.json (the answers icebeam's Read must give);
+2. Spark SQL, PyIceberg and DuckDB read every scenario of every other
+   writer (expected/*.json) and, as a control, Spark's own;
+3. results go to results/python.json; the exit status is 1 on any failure.
+
+Usage: engines.py --work DIR --jars DIR [--engines spark,pyiceberg,duckdb]
+"""
+import argparse
+import glob
+import os
+import sqlite3
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
+
+SPARK_ROWS = 100_000
+CATALOG = "local"
+QUERIES = [  # the same as StandardQueries in rows.go
+    dict(name="qty>=50 and category='c3'", filter="qty >= 50 AND category = 'c3'", keep=["id", "qty", "amount"]),
+    dict(name="score is null or id<100", filter="score IS NULL OR id < 100", keep=["id", "score", "flag"]),
+]
+LOOKUPS = [0, 3, 7, 13, 150, 507, 999, 12345, 39999, 59999, 99999, 100000]
+COLUMNS = [("id", "long"), ("category", "string"), ("qty", "int"), ("amount", "decimal(10,2)"),
+           ("score", "double"), ("day", "date"), ("ts", "timestamptz"), ("flag", "boolean")]
+
+
+def log(msg):
+    print("interop: " + msg, flush=True)
+
+
+def paths(work):
+    cat = os.path.join(work, "catalog")
+    return os.path.join(cat, "catalog.db"), os.path.join(cat, "warehouse")
+
+
+# ---------------------------------------------------------------- Spark ----
+
+def spark_session(work, jars):
+    from pyspark.sql import SparkSession
+    db, wh = paths(work)
+    jar_list = sorted(glob.glob(os.path.join(jars, "iceberg-spark-runtime-*.jar")) +
+                      glob.glob(os.path.join(jars, "sqlite-jdbc-*.jar")))
+    if len(jar_list) != 2:
+        raise SystemExit("interop: Spark jars missing in %s: %s" % (jars, jar_list))
+    c = f"spark.sql.catalog.{CATALOG}"
+    return (SparkSession.builder.master("local[2]").appName("icebeam-interop")
+            .config("spark.jars", ",".join(jar_list))
+            .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+            .config(c, "org.apache.iceberg.spark.SparkCatalog")
+            .config(c + ".type", "jdbc")
+            .config(c + ".uri", "jdbc:sqlite:" + db)
+            .config(c + ".jdbc.schema-version", "V1")
+            .config(c + ".warehouse", "file://" + wh)
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.driver.memory", "3g")
+            .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.ui.enabled", "false")
+            .getOrCreate())
+
+
+def spark_delete_formats(spark, ident):
+    rows = spark.sql(f"SELECT DISTINCT file_format, content FROM {CATALOG}.{ident}.delete_files").collect()
+    kinds = {1: "position", 2: "equality"}
+    return sorted("%s/%s" % (r.file_format, kinds.get(r.content, r.content)) for r in rows)
+
+
+def spark_read(spark, ident):
+    def read(flt, keep):
+        q = "SELECT %s FROM %s.%s" % (", ".join(keep), CATALOG, ident)
+        if flt:
+            q += " WHERE " + flt
+        return [tuple(r) for r in spark.sql(q).collect()]
+    return read
+
+
+def spark_write(spark, work, res):
+    """Writes Spark's scenarios and expected/spark.json."""
+    exp = dict(writer="spark", scenarios=[])
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.spark")
+    gen = spark.range(SPARK_ROWS).selectExpr(  # the same functions of id as GenRow in rows.go
+        "id",
+        "CASE WHEN id % 13 = 0 THEN NULL ELSE concat('c', CAST(id % 7 AS STRING)) END AS category",
+        "CAST(id % 100 AS INT) AS qty",
+        "CAST(CAST(id % 10000 AS DECIMAL(12,0)) / 100 AS DECIMAL(10,2)) AS amount",
+        "CASE WHEN id % 17 = 0 THEN NULL ELSE CAST(id % 1000 AS DOUBLE) / 4 END AS score",
+        "date_add(DATE'2024-01-01', CAST(id % 365 AS INT)) AS day",
+        "timestamp_micros(1700000000000000 + id * 1000003) AS ts",
+        "id % 3 = 0 AS flag").repartition(4)
+    for version, name, want in ((3, "v3_mor", "PUFFIN/position"), (2, "v2_mor", "PARQUET/position")):
+        ident = "spark." + name
+        t0 = time.time()
+        spark.sql(f"DROP TABLE IF EXISTS {CATALOG}.{ident}")
+        spark.sql(f"""CREATE TABLE {CATALOG}.{ident} (
+              id BIGINT NOT NULL, category STRING, qty INT, amount DECIMAL(10,2),
+              score DOUBLE, day DATE, ts TIMESTAMP, flag BOOLEAN)
+            USING iceberg TBLPROPERTIES ('format-version'='{version}',
+              'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read',
+              'write.merge.mode'='merge-on-read')""")
+        gen.writeTo(f"{CATALOG}.{ident}").append()
+        spark.sql(f"DELETE FROM {CATALOG}.{ident} WHERE id % 10 = 3")
+        spark.sql(f"UPDATE {CATALOG}.{ident} SET qty = qty + 1000, category = 'upd' WHERE id % 25 = 7")
+        # A second delete on data files that already have deletes (Spark
+        # merges the old DV into the new one on v3).
+        spark.sql(f"DELETE FROM {CATALOG}.{ident} WHERE id BETWEEN 500 AND 600 OR id % 1000 = 999")
+        formats = spark_delete_formats(spark, ident)
+        res.add("spark", "spark", name, "own delete files", want, ",".join(formats))
+        read = spark_read(spark, ident)
+        cols = [c for c, _ in COLUMNS]
+        types = [t for _, t in COLUMNS]
+        n, s = checks.checksum(checks.row_text(r, types) for r in read(None, cols))
+        sc = dict(name=name, table=ident, format_version=version,
+                  columns=[dict(name=c, type=t) for c, t in COLUMNS],
+                  count=n, checksum=s, queries=[], lookups=[], delete_formats=formats,
+                  notes="Spark 3.5 + Iceberg 1.10.1, merge-on-read DELETE/UPDATE/DELETE")
+        tmap = dict(COLUMNS)
+        for q in QUERIES:
+            qn, qs = checks.checksum(checks.row_text(r, [tmap[k] for k in q["keep"]]) for r in read(q["filter"], q["keep"]))
+            sc["queries"].append(dict(q, count=qn, checksum=qs))
+        for i in LOOKUPS:
+            rows = read("id = %d" % i, cols)
+            if len(rows) > 1:
+                raise SystemExit("interop: Spark returned id %d twice in %s" % (i, ident))
+            sc["lookups"].append(dict(id=i, row=checks.row_text(rows[0], types) if rows else None))
+        exp["scenarios"].append(sc)
+        log("spark wrote %s (v%d): %d rows, delete files %s, in %.1fs" % (ident, version, n, formats, time.time() - t0))
+    log("equality deletes: Spark SQL cannot write them and PyIceberg %s has no equality-delete writer; "
+        "the Go writers cover them" % pyiceberg_version())
+    import json
+    os.makedirs(os.path.join(work, "expected"), exist_ok=True)
+    with open(os.path.join(work, "expected", "spark.json"), "w") as f:
+        json.dump(exp, f, indent=2)
+
+
+# ------------------------------------------------------------ PyIceberg ----
+
+def pyiceberg_version():
+    try:
+        import pyiceberg
+        return pyiceberg.__version__
+    except Exception:
+        return "?"
+
+
+def pyiceberg_reader(work):
+    from pyiceberg.catalog.sql import SqlCatalog
+    db, wh = paths(work)
+    cat = SqlCatalog(CATALOG, uri="sqlite:///" + db, warehouse="file://" + wh)
+
+    def reader(ident):
+        tbl = cat.load_table(ident)
+
+        def read(flt, keep):
+            scan = tbl.scan(row_filter=flt or "true", selected_fields=tuple(keep))
+            at = scan.to_arrow()
+            cols = [at.column(k).to_pylist() for k in keep]
+            return list(zip(*cols)) if cols else []
+        return read
+    return reader
+
+
+# --------------------------------------------------------------- DuckDB ----
+
+def duckdb_reader(work):
+    import duckdb
+    import duckdb_extension_avro
+    import duckdb_extension_iceberg
+    db, _ = paths(work)
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    for m in (duckdb_extension_avro, duckdb_extension_iceberg):
+        found = glob.glob(os.path.join(os.path.dirname(m.__file__), "extensions", "*", "*.duckdb_extension"))
+        if len(found) != 1:
+            raise SystemExit("interop: DuckDB extension missing in %s" % m.__file__)
+        con.execute("LOAD '%s'" % found[0])
+    con.execute("SET TimeZone = 'UTC'")
+
+    def reader(ident):
+        ns, name = ident.rsplit(".", 1)
+        with sqlite3.connect(db) as s:
+            row = s.execute("SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND "
+                            "table_namespace = ? AND table_name = ?", (CATALOG, ns, name)).fetchone()
+        if not row:
+            raise LookupError("table %s not in the catalog" % ident)
+        meta = row[0]
+
+        def read(flt, keep):
+            q = "SELECT %s FROM iceberg_scan('%s')" % (", ".join(keep), meta.replace("'", "''"))
+            if flt:
+                q += " WHERE " + flt
+            return con.execute(q).fetchall()
+        return read
+    return reader, duckdb.__version__
+
+
+# ----------------------------------------------------------------- main ----
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--jars", required=True)
+    ap.add_argument("--engines", default="spark,pyiceberg,duckdb")
+    ap.add_argument("--no-spark-write", action="store_true")
+    a = ap.parse_args()
+    engines = a.engines.split(",")
+    res = checks.Results(os.path.join(a.work, "results", "python.json"))
+    timings = {}
+    try:
+        if "spark" in engines:
+            t0 = time.time()
+            spark = spark_session(a.work, a.jars)
+            timings["spark start"] = time.time() - t0
+            if not a.no_spark_write:
+                t0 = time.time()
+                spark_write(spark, a.work, res)
+                timings["spark write"] = time.time() - t0
+        expected = checks.load_expected(a.work)
+        readers = {}
+        if "spark" in engines:
+            readers["spark"] = lambda ident: spark_read(spark, ident)
+        if "pyiceberg" in engines:
+            readers["pyiceberg"] = pyiceberg_reader(a.work)
+        if "duckdb" in engines:
+            readers["duckdb"], _ = duckdb_reader(a.work)
+        for engine, reader in readers.items():
+            t0 = time.time()
+            for exp in expected:
+                if engine == "spark" and exp["writer"] == "spark":
+                    continue  # Spark's own answers are the expectation
+                for sc in exp["scenarios"]:
+                    try:
+                        read = reader(sc["table"])
+                    except Exception as e:
+                        res.add(engine, exp["writer"], sc["name"], "load table", "ok", "error",
+                                error=f"{type(e).__name__}: {e}"[:400])
+                        continue
+                    checks.check_scenario(res, engine, exp["writer"], sc, read)
+                    if engine == "spark":
+                        res.add("spark", exp["writer"], sc["name"], "delete files",
+                                ",".join(sorted(sc["delete_formats"])),
+                                ",".join(spark_delete_formats(spark, sc["table"])))
+            timings[engine + " checks"] = time.time() - t0
+    finally:
+        res.write()
+    for k, v in timings.items():
+        log("%s took %.1fs" % (k, v))
+    known = checks.load_known()
+    bad = [r for r in res.failed() if not checks.known_for(r, known)]
+    log("%d python-side check(s) failed as known issues (see report)" % (len(res.failed()) - len(bad)))
+    if bad:
+        log("%d python-side check(s) failed" % len(bad))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+//go:build interop
+
+package interop
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/icebeam/icebeam/testing/icebergtest"
+)
+
+// TestInterop runs the cross-engine scenarios in order, so that Spark's JVM
+// starts once:
+//
+//  1. each Go writer writes its tables to the shared catalog and its
+//     expected answers to expected/<writer>.json;
+//  2. engines.py: Spark writes its tables (expected/spark.json), then Spark
+//     SQL, PyIceberg and DuckDB check every writer's tables;
+//  3. icebeam reads every writer's tables and checks them.
+//
+// Any disagreement fails the test; report.py prints the table afterwards.
+func TestInterop(t *testing.T) {
+	work := workDir(t)
+	for _, d := range []string{catalogDir(t), expectedDir(t), resultsDir(t)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	timed(t, "write/icebergtest", writeIcebergtest)
+	if t.Failed() {
+		t.FailNow()
+	}
+	timed(t, "engines", func(t *testing.T) {
+		cmd := exec.Command(mustEnv(t, envPython), filepath.Join(sourceDir(t), "engines.py"),
+			"--work", work, "--jars", mustEnv(t, envJars))
+		cmd.Env = append(os.Environ(), "TZ=UTC", "PYSPARK_PYTHON="+mustEnv(t, envPython))
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("engines.py: %v (see its output above and results/python.json)", err)
+		}
+	})
+	timed(t, "read/icebeam", func(t *testing.T) { readAll(t, "icebeam") })
+}
+
+// timed runs f as subtest name and logs how long it took.
+func timed(t *testing.T, name string, f func(t *testing.T)) {
+	t.Helper()
+	start := time.Now()
+	t.Run(name, f)
+	fmt.Printf("interop: step %s took %s\n", name, time.Since(start).Round(100*time.Millisecond))
+}
+
+// sourceDir is this package's folder (go test runs in it).
+func sourceDir(t *testing.T) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}
+
+// readAll checks every scenario of every expected file with the Go reader
+// and records results/go-<engine>.json.
+func readAll(t *testing.T, engine string) {
+	files, err := filepath.Glob(filepath.Join(expectedDir(t), "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no expected files in %s (%v)", expectedDir(t), err)
+	}
+	sort.Strings(files)
+	cat, err := icebergtest.NewLocalCatalogAt(catalogDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
+	rd := newReader(t, cat.Name, cat.Catalog, cat.Props)
+	var results []Result
+	for _, f := range files {
+		var exp Expected
+		if err := ReadJSON(f, &exp); err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range exp.Scenarios {
+			results = append(results, checkScenario(t, engine, exp.Writer, sc, rd)...)
+		}
+	}
+	if err := WriteJSON(filepath.Join(resultsDir(t), "go-"+engine+".json"), results); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if !r.OK {
+			t.Errorf("%s reading %s/%s: %s: expected %s, seen %s %s", r.Engine, r.Writer, r.Scenario, r.Check, r.Expected, r.Seen, r.Error)
+		}
+	}
+}
+
+// readFunc reads table with a SQL filter ("" for none) and keep columns and
+// returns canonical rows (columns in keep order).
+type readFunc func(table, filter string, keep []string) ([]string, error)
+
+// checkScenario runs the full read, the queries and the lookups of sc.
+func checkScenario(t *testing.T, engine, writer string, sc Scenario, read readFunc) []Result {
+	t.Helper()
+	var out []Result
+	add := func(check, exp, seen string, err error) {
+		r := Result{Engine: engine, Writer: writer, Scenario: sc.Name, Check: check, Expected: exp, Seen: seen}
+		if err != nil {
+			r.Error = err.Error()
+			if len(r.Error) > 400 {
+				r.Error = r.Error[:400]
+			}
+		}
+		r.OK = err == nil && exp == seen
+		status := "ok  "
+		if !r.OK {
+			status = "FAIL"
+		}
+		fmt.Printf("interop: %s %-9s %-12s %-40s %s: expected %s, seen %s %s\n", status, engine, writer, sc.Name, check, exp, seen, r.Error)
+		out = append(out, r)
+	}
+	run := func(check, filter string, keep []string, count int64, sum string) {
+		rows, err := read(sc.Table, filter, keep)
+		if err != nil {
+			add(check, fmt.Sprint(count), "error", err)
+			return
+		}
+		var c Checksum
+		for _, r := range rows {
+			c.Add(r)
+		}
+		add(check+" rows", fmt.Sprint(count), fmt.Sprint(c.N), nil)
+		add(check+" checksum", sum, c.String(), nil)
+	}
+	cols := make([]string, len(sc.Columns))
+	for i, c := range sc.Columns {
+		cols[i] = c.Name
+	}
+	run("all", "", cols, sc.Count, sc.Checksum)
+	for _, q := range sc.Queries {
+		run("query["+q.Name+"]", q.Filter, q.Keep, q.Count, q.Checksum)
+	}
+	ids := make([]string, len(sc.Lookups))
+	for i, lk := range sc.Lookups {
+		ids[i] = fmt.Sprint(lk.ID)
+	}
+	rows, err := read(sc.Table, "id IN ("+strings.Join(ids, ", ")+")", cols)
+	if err != nil {
+		add("lookups", fmt.Sprint(len(ids)), "error", err)
+		return out
+	}
+	byID := map[string][]string{}
+	for _, r := range rows {
+		id, _, _ := strings.Cut(r, "|")
+		byID[id] = append(byID[id], r)
+	}
+	for _, lk := range sc.Lookups {
+		exp := "absent"
+		if lk.Row != nil {
+			exp = *lk.Row
+		}
+		seen := "absent"
+		switch got := byID[fmt.Sprint(lk.ID)]; len(got) {
+		case 0:
+		case 1:
+			seen = got[0]
+		default:
+			seen = fmt.Sprint(got)
+		}
+		add(fmt.Sprintf("lookup id=%d", lk.ID), exp, seen, nil)
+	}
+	return out
+}
