@@ -3,6 +3,7 @@ package write
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"iter"
 	"path/filepath"
@@ -86,7 +87,7 @@ func writeIDFiles(t *testing.T, tbl *table.Table, from, n int64) []ibg.DataFile 
 }
 
 // countRows scans the table ident and returns its row count.
-func countRows(t *testing.T, cat catalog.Catalog, ident table.Identifier) int64 {
+func countRows(t testing.TB, cat catalog.Catalog, ident table.Identifier) int64 {
 	t.Helper()
 	ctx := context.Background()
 	tbl, err := cat.LoadTable(ctx, ident)
@@ -109,4 +110,13 @@ func ibgTs(us int64) ibg.Timestamp { return ibg.Timestamp(us) }
 func collect[T any](s beam.Scope, col beam.PCollection, out *[]T) {
 	key := registerSink(out)
 	beam.ParDo0(s, &collectFn[T]{Key: key}, col)
+}
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
