@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	ibg "github.com/apache/iceberg-go"
@@ -20,7 +23,6 @@ import (
 	"github.com/icebeam/icebeam/iceberg/read"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
-
 
 // readFixture is a table with several data files and deletes of one kind.
 type readFixture struct {
@@ -195,12 +197,21 @@ func TestReadKeepDrop(t *testing.T) {
 			got := iceberg.Read(s, cfg)
 			passert.Equals(s, got, want...)
 			// The filter's columns are read to evaluate it but not emitted.
-			names := beam.ParDo(s, func(r row.Row) string { return strings.Join(r.Names(), ",") }, got)
-			passert.True(s, names, func(n string) bool { return n == strings.Join(cols, ",") })
+			names := beam.ParDo(s, columnNames, got)
+			wantNames := make([]any, len(want))
+			for i := range wantNames {
+				wantNames[i] = strings.Join(cols, ",")
+			}
+			passert.Equals(s, names, wantNames...)
 			ptest.RunAndValidate(t, p)
 		})
 	}
 }
+
+func init() { register.Function1x1(columnNames) }
+
+// columnNames returns the comma-joined column names of r.
+func columnNames(r row.Row) string { return strings.Join(r.Names(), ",") }
 
 func contains(xs []string, x string) bool {
 	for _, y := range xs {
@@ -269,3 +280,68 @@ func TestReadErrors(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 var _ = context.Background
+
+// sampleRecord is a typed view of some sample columns: tags, beam tags and names.
+type sampleRecord struct {
+	ID         int64   `iceberg:"id"`
+	Int        *int32  `iceberg:"int_col"`
+	Str        *string `beam:"string_col"`
+	Double_col *float64
+	Date       *time.Time `iceberg:"date_col"`
+	TsTz       *time.Time `iceberg:"tstz_col"`
+}
+
+func TestReadTypedOutputEqualsRows(t *testing.T) {
+	f := newReadFixture(t, 3, true, "dv")
+	cols := []string{"id", "int_col", "string_col", "double_col", "date_col", "tstz_col"}
+	filter := "id < 300"
+	expr, err := read.ParseFilter(filter, f.tbl.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []any
+	for _, v := range rowsOf(t, f.tbl.Schema(), icebergtest.ReadAll(t, f.tbl, expr, cols...)) {
+		r := v.(row.Row)
+		rec := sampleRecord{}
+		id, _ := r.Get("id")
+		rec.ID = id.(int64)
+		if v, _ := r.Get("int_col"); v != nil {
+			rec.Int = ptr(v.(int32))
+		}
+		if v, _ := r.Get("string_col"); v != nil {
+			rec.Str = ptr(v.(string))
+		}
+		if v, _ := r.Get("double_col"); v != nil {
+			rec.Double_col = ptr(v.(float64))
+		}
+		if v, _ := r.Get("date_col"); v != nil {
+			rec.Date = ptr(time.Unix(int64(v.(ibg.Date))*86400, 0).UTC())
+		}
+		if v, _ := r.Get("tstz_col"); v != nil {
+			rec.TsTz = ptr(time.UnixMicro(int64(v.(ibg.Timestamp))).UTC())
+		}
+		want = append(want, rec)
+	}
+	if len(want) < 100 {
+		t.Fatalf("fixture too small: %d rows", len(want))
+	}
+	cfg := f.config()
+	cfg.Keep, cfg.Filter = cols, filter
+	p, s := beam.NewPipelineWithRoot()
+	got := iceberg.Read(s, cfg, iceberg.WithOutputType(reflect.TypeOf(sampleRecord{})))
+	passert.Equals(s, got, want...)
+	ptest.RunAndValidate(t, p)
+}
+
+func TestReadTypedOutputMismatch(t *testing.T) {
+	f := newReadFixture(t, 3, false, "")
+	type bad struct {
+		ID      int64  `iceberg:"id"`
+		Missing string `iceberg:"no_such_column"`
+	}
+	_, s := beam.NewPipelineWithRoot()
+	_, err := iceberg.TryRead(s, f.config(), iceberg.WithOutputType(reflect.TypeOf(bad{})))
+	if err == nil || !strings.Contains(err.Error(), "no_such_column") || !errors.Is(err, iceberg.ErrInvalidConfig) {
+		t.Fatalf("TryRead with a struct field without column: %v", err)
+	}
+}

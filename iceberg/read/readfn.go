@@ -14,8 +14,6 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
-
-
 // readBase holds what both read DoFns share: the restriction methods and the loop
 // that claims row-group units and reads each through iceberg-go's ReadTasks, which
 // applies deletion vectors, position and equality deletes and the residual filter.
@@ -58,7 +56,6 @@ func restrictionSize(t Task, rest offsetrange.Restriction) float64 {
 	}
 	return float64(t.Size) * float64(rest.End-rest.Start) / float64(len(t.Units))
 }
-
 
 // process reads the claimed units one at a time and passes each record batch on.
 func (fn *readBase) process(ctx context.Context, rt *sdf.LockRTracker, t Task, each func(*ibg.Schema, arrow.RecordBatch) error) error {
@@ -171,3 +168,61 @@ func (fn *readRowsFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, 
 	})
 }
 
+// readStructsFn reads tasks and emits values of a user struct type.
+type readStructsFn struct {
+	// Spec is the JSON-encoded Spec.
+	Spec string
+	// Type is the user struct type emitted.
+	Type beam.EncodedType
+
+	readBase
+	conv   *row.StructReader
+	schema *arrow.Schema
+}
+
+// Setup decodes the spec.
+func (fn *readStructsFn) Setup() error { return fn.setup(fn.Spec) }
+
+// CreateInitialRestriction covers every row-group unit of the task.
+func (fn *readStructsFn) CreateInitialRestriction(t Task) offsetrange.Restriction {
+	return initialRestriction(t)
+}
+
+// SplitRestriction splits a task into one restriction per row-group unit.
+func (fn *readStructsFn) SplitRestriction(_ Task, rest offsetrange.Restriction) []offsetrange.Restriction {
+	return splitRestriction(rest)
+}
+
+// RestrictionSize estimates the bytes of the units in rest.
+func (fn *readStructsFn) RestrictionSize(t Task, rest offsetrange.Restriction) float64 {
+	return restrictionSize(t, rest)
+}
+
+// CreateTracker returns a thread-safe offset range tracker (dynamic splitting works).
+func (fn *readStructsFn) CreateTracker(rest offsetrange.Restriction) *sdf.LockRTracker {
+	return sdf.NewLockRTracker(offsetrange.NewTracker(rest))
+}
+
+// ProcessElement reads the claimed row groups of one task.
+func (fn *readStructsFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, t Task, emit func(beam.X)) error {
+	var vals []any
+	return fn.process(ctx, rt, t, func(sc *ibg.Schema, rec arrow.RecordBatch) error {
+		if fn.conv == nil || !fn.schema.Equal(rec.Schema()) {
+			conv, err := row.NewStructReader(fn.Type.T, rec.Schema(), sc)
+			if err != nil {
+				return fmt.Errorf("iceberg: read %s: %w", fn.spec.Table, err)
+			}
+			fn.conv, fn.schema = conv, rec.Schema()
+		}
+		var err error
+		vals, err = fn.conv.AppendValues(rec, vals[:0])
+		if err != nil {
+			return err
+		}
+		for _, v := range vals {
+			emit(v)
+		}
+		fn.rowsEmitted.Inc(ctx, int64(len(vals)))
+		return nil
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
@@ -20,6 +21,8 @@ func init() {
 	register.Emitter1[Task]()
 	register.DoFn4x1[context.Context, *sdf.LockRTracker, Task, func(row.Row), error](&readRowsFn{})
 	register.Emitter1[row.Row]()
+	register.DoFn4x1[context.Context, *sdf.LockRTracker, Task, func(beam.X), error](&readStructsFn{})
+	register.Emitter1[beam.X]()
 }
 
 // Scan adds the read of a validated Spec to the pipeline: one planning step at run
@@ -31,10 +34,31 @@ func Scan(s beam.Scope, spec Spec, outType reflect.Type) beam.PCollection {
 	js := spec.Encode()
 	tasks := beam.ParDo(s.Scope("Plan"), &planFn{Spec: js}, beam.Impulse(s))
 	tasks = beam.Reshuffle(s, tasks)
-	return beam.ParDo(s.Scope("ReadTasks"), &readRowsFn{Spec: js}, tasks)
+	if outType == nil {
+		return beam.ParDo(s.Scope("ReadTasks"), &readRowsFn{Spec: js}, tasks)
+	}
+	return beam.ParDo(s.Scope("ReadTasks"),
+		&readStructsFn{Spec: js, Type: beam.EncodedType{T: outType}},
+		tasks, beam.TypeDefinition{Var: beam.XType, T: outType})
 }
 
-// CheckOutputType reports whether struct type t can receive the columns read.
+// CheckOutputType reports whether struct type t can receive the columns read (all
+// table columns when columns is empty): every mapped field needs a column of a type it
+// can hold. The error names the field.
 func CheckOutputType(t reflect.Type, sc *ibg.Schema, columns []string) error {
-	return fmt.Errorf("iceberg: read: typed output %v: %w (not yet)", t, config.ErrUnsupported)
+	proj := sc
+	if len(columns) > 0 {
+		var err error
+		if proj, err = sc.Select(true, columns...); err != nil {
+			return fmt.Errorf("iceberg: read: %w", err)
+		}
+	}
+	as, err := table.SchemaToArrowSchema(proj, nil, true, false)
+	if err != nil {
+		return fmt.Errorf("iceberg: read: output type %v: %w", t, err)
+	}
+	if _, err := row.NewStructReader(t, as, proj); err != nil {
+		return &config.ConfigError{Key: "output type", Err: err}
+	}
+	return nil
 }
