@@ -101,6 +101,16 @@ func rowsOf(t *testing.T, sc *ibg.Schema, tbl arrow.Table) []any {
 	return out
 }
 
+// wantRows is what iceberg-go's own scan of f returns for the SQL filter, as rows.
+func wantRows(t *testing.T, f readFixture, filter string, cols ...string) []any {
+	t.Helper()
+	expr, err := read.ParseFilter(filter, f.tbl.Schema())
+	if err != nil {
+		t.Fatalf("ParseFilter(%q): %v", filter, err)
+	}
+	return rowsOf(t, f.tbl.Schema(), icebergtest.ReadAll(t, f.tbl, expr, cols...))
+}
+
 // filterCases cover every operator of the filter grammar over the sample schema.
 var filterCases = []string{
 	"",
