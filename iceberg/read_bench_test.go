@@ -1,0 +1,137 @@
+package iceberg_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg"
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/testing/icebergtest"
+)
+
+// benchRecord is the typed output of the read benchmark.
+type benchRecord struct {
+	ID int64   `iceberg:"id"`
+	C1 int64   `iceberg:"c1"`
+	C2 int64   `iceberg:"c2"`
+	C3 float64 `iceberg:"c3"`
+	C4 float64 `iceberg:"c4"`
+	C5 string  `iceberg:"c5"`
+	C6 string  `iceberg:"c6"`
+	C7 int32   `iceberg:"c7"`
+	C8 bool    `iceberg:"c8"`
+	C9 int64   `iceberg:"c9"`
+}
+
+func init() {
+	register.Function1x0(discardRow)
+	register.Function1x0(discardRecord)
+	beam.RegisterType(reflect.TypeOf(benchRecord{}))
+}
+
+func discardRow(row.Row)        {}
+func discardRecord(benchRecord) {}
+
+// benchTable creates a 10-column table of n rows in files of 250,000 rows.
+func benchTable(b *testing.B, n int) (*icebergtest.LocalCatalog, *table.Table) {
+	b.Helper()
+	cat := icebergtest.NewLocalCatalog(b)
+	p := ibg.PrimitiveTypes
+	fields := []ibg.NestedField{{ID: 1, Name: "id", Type: p.Int64, Required: true}}
+	types := []ibg.Type{p.Int64, p.Int64, p.Float64, p.Float64, p.String, p.String, p.Int32, p.Bool, p.Int64}
+	for i, typ := range types {
+		fields = append(fields, ibg.NestedField{ID: i + 2, Name: fmt.Sprintf("c%d", i+1), Type: typ, Required: true})
+	}
+	sc := ibg.NewSchema(0, fields...)
+	tbl := icebergtest.CreateTable(b, cat.Catalog, "db.bench", sc)
+	as := icebergtest.ArrowSchema(b, sc)
+	const per = 250_000
+	for start := 0; start < n; start += per {
+		bld := array.NewRecordBuilder(memory.DefaultAllocator, as)
+		for i := start; i < min(start+per, n); i++ {
+			bld.Field(0).(*array.Int64Builder).Append(int64(i))
+			bld.Field(1).(*array.Int64Builder).Append(int64(i * 7))
+			bld.Field(2).(*array.Int64Builder).Append(int64(i % 1000))
+			bld.Field(3).(*array.Float64Builder).Append(float64(i) / 3)
+			bld.Field(4).(*array.Float64Builder).Append(float64(i % 977))
+			bld.Field(5).(*array.StringBuilder).Append(fmt.Sprintf("name-%d", i%5000))
+			bld.Field(6).(*array.StringBuilder).Append(fmt.Sprintf("city-%d", i%37))
+			bld.Field(7).(*array.Int32Builder).Append(int32(i % 100))
+			bld.Field(8).(*array.BooleanBuilder).Append(i%2 == 0)
+			bld.Field(9).(*array.Int64Builder).Append(int64(i) << 3)
+		}
+		rec := bld.NewRecordBatch()
+		tbl = icebergtest.AppendRecords(b, tbl, rec)
+		rec.Release()
+		bld.Release()
+	}
+	return cat, tbl
+}
+
+// BenchmarkRead compares Read on prism (Row output and typed output) with iceberg-go's
+// own Scan.ToArrowRecords over the same 1,000,000-row, 10-column table, in one run.
+// It reports rows/s of each and the ratios read/raw.
+func BenchmarkRead(b *testing.B) {
+	const n = 1_000_000
+	cat, tbl := benchTable(b, n)
+	cfg := iceberg.ReadConfig{Table: "db.bench", CatalogName: cat.Name, CatalogProperties: cat.Props}
+	ctx := context.Background()
+
+	var raw, rows, typed time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		_, recs, err := tbl.Scan().ToArrowRecords(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var count int64
+		for rec, err := range recs {
+			if err != nil {
+				b.Fatal(err)
+			}
+			count += rec.NumRows()
+			rec.Release()
+		}
+		if count != n {
+			b.Fatalf("raw scan read %d rows", count)
+		}
+		raw += time.Since(start)
+
+		start = time.Now()
+		p, s := beam.NewPipelineWithRoot()
+		beam.ParDo0(s, discardRow, iceberg.Read(s, cfg))
+		if _, err := ptest.RunWithMetrics(p); err != nil {
+			b.Fatal(err)
+		}
+		rows += time.Since(start)
+
+		start = time.Now()
+		p, s = beam.NewPipelineWithRoot()
+		beam.ParDo0(s, discardRecord, iceberg.Read(s, cfg, iceberg.WithOutputType(reflect.TypeOf(benchRecord{}))))
+		if _, err := ptest.RunWithMetrics(p); err != nil {
+			b.Fatal(err)
+		}
+		typed += time.Since(start)
+	}
+	perSec := func(d time.Duration) float64 { return float64(n) * float64(b.N) / d.Seconds() }
+	b.ReportMetric(perSec(raw), "raw-rows/s")
+	b.ReportMetric(perSec(rows), "row-rows/s")
+	b.ReportMetric(perSec(typed), "typed-rows/s")
+	b.ReportMetric(raw.Seconds()/rows.Seconds(), "row/raw")
+	b.ReportMetric(raw.Seconds()/typed.Seconds(), "typed/raw")
+}
+
+var _ arrow.RecordBatch
