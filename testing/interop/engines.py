@@ -242,7 +242,7 @@ def main():
                     checks.check_scenario(res, engine, exp["writer"], sc, read)
                     if engine == "spark":
                         res.add("spark", exp["writer"], sc["name"], "delete files",
-                                ",".join(sorted(sc["delete_formats"])),
+                                ",".join(sorted(sc.get("delete_formats") or [])),
                                 ",".join(spark_delete_formats(spark, sc["table"])))
             timings[engine + " checks"] = time.time() - t0
     finally:

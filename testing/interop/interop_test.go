@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
+
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -22,7 +24,8 @@ import (
 //     expected answers to expected/<writer>.json;
 //  2. engines.py: Spark writes its tables (expected/spark.json), then Spark
 //     SQL, PyIceberg and DuckDB check every writer's tables;
-//  3. icebeam reads every writer's tables and checks them.
+//  3. icebeam's iceberg.Read (and, as a reference, iceberg-go's own scan)
+//     reads every writer's tables and checks them.
 //
 // Any disagreement fails the test; report.py prints the table afterwards.
 func TestInterop(t *testing.T) {
@@ -33,6 +36,7 @@ func TestInterop(t *testing.T) {
 		}
 	}
 	timed(t, "write/icebergtest", writeIcebergtest)
+	timed(t, "write/icebeam", writeIcebeam)
 	if t.Failed() {
 		t.FailNow()
 	}
@@ -45,7 +49,12 @@ func TestInterop(t *testing.T) {
 			t.Fatalf("engines.py: %v (see its output above and results/python.json)", err)
 		}
 	})
-	timed(t, "read/icebeam", func(t *testing.T) { readAll(t, "icebeam") })
+	timed(t, "read/icebeam", func(t *testing.T) { readAll(t, "icebeam", newReader) })
+	timed(t, "read/iceberg-go", func(t *testing.T) {
+		readAll(t, "iceberg-go", func(t *testing.T, _ string, cat catalog.Catalog, _ map[string]string) readFunc {
+			return iceberggoReader(t, cat)
+		})
+	})
 }
 
 // timed runs f as subtest name and logs how long it took.
@@ -67,7 +76,7 @@ func sourceDir(t *testing.T) string {
 
 // readAll checks every scenario of every expected file with the Go reader
 // and records results/go-<engine>.json.
-func readAll(t *testing.T, engine string) {
+func readAll(t *testing.T, engine string, newReader func(*testing.T, string, catalog.Catalog, map[string]string) readFunc) {
 	files, err := filepath.Glob(filepath.Join(expectedDir(t), "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no expected files in %s (%v)", expectedDir(t), err)

@@ -55,7 +55,10 @@ func TestPostgresConcurrentAppends(t *testing.T) {
 	ns := fmt.Sprintf("interop_%d", time.Now().UnixNano())
 	ident := ns + ".concurrent"
 	tbl := icebergtest.CreateTable(t, setup, ident, Schema(), icebergtest.WithFormatVersion(3))
-	t.Cleanup(func() { _ = setup.DropTable(ctx, catalog.ToIdentifier(ident)); _ = setup.DropNamespace(ctx, []string{ns}) })
+	t.Cleanup(func() {
+		_ = setup.DropTable(ctx, catalog.ToIdentifier(ident))
+		_ = setup.DropNamespace(ctx, []string{ns})
+	})
 	_ = tbl // created; the writers load it themselves
 
 	const writers, batches, rowsPerBatch = 2, 8, 500

@@ -17,7 +17,7 @@ import checks  # noqa: E402
 # writers' tables, icebeam reads Spark's, plus the catalog round trips.
 REQUIRED = [("spark", "icebergtest"), ("pyiceberg", "icebergtest"), ("duckdb", "icebergtest"),
             ("pyiceberg", "spark"), ("duckdb", "spark"), ("icebeam", "spark"), ("icebeam", "icebergtest"),
-            ("spark", "spark"), ("icebeam(rest)", "icebergtest"), ("iceberg-go", "2 goroutines")]
+            ("spark", "spark"), ("spark", "icebeam"), ("pyiceberg", "icebeam"), ("duckdb", "icebeam"), ("icebeam(rest)", "icebergtest"), ("iceberg-go", "2 goroutines")]
 
 
 def main():
@@ -72,6 +72,8 @@ def main():
     for k in known:
         if id(k) in used:
             print("KNOWN ISSUE (still happening): %s/%s/%s: %s" % (k["engine"], k["writer"], k["scenario"], k["reason"]))
+        elif not k.get("strict", True):
+            print("KNOWN ISSUE (did not show this run; entry not strict): %s/%s/%s" % (k["engine"], k["writer"], k["scenario"]))
         else:
             print("STALE KNOWN ISSUE (no longer happens: remove it from known_issues.json): %s/%s/%s" % (
                 k["engine"], k["writer"], k["scenario"]))

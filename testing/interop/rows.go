@@ -3,8 +3,8 @@ package interop
 import (
 	"fmt"
 
-	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	ibg "github.com/apache/iceberg-go"
 )
 
 // Columns is the schema every interop scenario uses, in table order, with

@@ -92,21 +92,38 @@ func writeIcebergtest(t *testing.T) {
 	}
 
 	// v3 with deletion vectors, including a second DV delete on a data file
-	// that already has one (merged and replaced, as Java does).
-	{
+	// that already has one (merged and replaced, as Java does). iceberg-go
+	// lists the blobs of a Puffin file in data file path order; the two
+	// variants put the replacing DV first or second in its Puffin file.
+	for _, v := range []struct {
+		ident, name string
+		mergedFirst bool
+	}{
+		{"go_icebergtest.v3_dv", "v3 DVs, merged DV 1st in its Puffin", true},
+		{"go_icebergtest.v3_dv_b", "v3 DVs, merged DV 2nd in its Puffin", false},
+	} {
 		live := map[int64][]any{}
-		tbl := icebergtest.CreateTable(t, cat.Catalog, "go_icebergtest.v3_dv", Schema(), icebergtest.WithFormatVersion(3))
-		tbl, f0 := appendRange(tbl, 0, 20000, live)
-		tbl, f1 := appendRange(tbl, 20000, 40000, live)
-		tbl, f2 := appendRange(tbl, 40000, 60000, live)
+		tbl := icebergtest.CreateTable(t, cat.Catalog, v.ident, Schema(), icebergtest.WithFormatVersion(3))
+		var files []fileRows
+		for i := int64(0); i < 3; i++ {
+			var f fileRows
+			tbl, f = appendRange(tbl, i*20000, (i+1)*20000, live)
+			files = append(files, f)
+		}
+		sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+		target, middle, other := files[0], files[1], files[2]
+		if !v.mergedFirst {
+			target, other = files[2], files[0]
+		}
+		pos := func(id int64) int64 { return id % 20000 }
 		tbl = icebergtest.DeleteRowsDV(t, tbl, merge(
-			positions(f0, live, func(id int64) bool { return id%10 == 3 }),
-			positions(f1, live, func(id int64) bool { return id%50 == 0 })))
+			positions(target, live, func(id int64) bool { return pos(id)%10 == 3 }),
+			positions(middle, live, func(id int64) bool { return pos(id)%50 == 0 })))
 		tbl = icebergtest.DeleteRowsDV(t, tbl, merge(
-			positions(f0, live, func(id int64) bool { return id >= 100 && id < 200 && id%10 != 3 }),
-			positions(f2, live, func(id int64) bool { return id%7 == 0 })))
+			positions(target, live, func(id int64) bool { return pos(id) >= 100 && pos(id) < 200 && pos(id)%10 != 3 }),
+			positions(other, live, func(id int64) bool { return pos(id)%7 == 0 })))
 		icebergtest.RequireValid(t, tbl)
-		exp.Scenarios = append(exp.Scenarios, scenarioFor(t, "v3 deletion vectors (2nd DV on a file)", "go_icebergtest.v3_dv", 3, live, "PUFFIN/position"))
+		exp.Scenarios = append(exp.Scenarios, scenarioFor(t, v.name, v.ident, 3, live, "PUFFIN/position"))
 	}
 	// v2 with Parquet position deletes, two delete files on one data file.
 	{
@@ -166,6 +183,9 @@ func idRecords(t *testing.T, keys [][]any) arrow.RecordBatch {
 // id, or by a negative key for duplicate rows).
 func scenarioFor(t *testing.T, name, ident string, version int, live map[int64][]any, deleteFormats ...string) Scenario {
 	t.Helper()
+	if deleteFormats == nil {
+		deleteFormats = []string{}
+	}
 	sc := Scenario{Name: name, Table: ident, FormatVersion: version, Columns: Columns, DeleteFormats: deleteFormats}
 	all := ColumnNames()
 	var sum Checksum
