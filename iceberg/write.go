@@ -140,11 +140,11 @@ func checkExistingTable(ctx context.Context, cfg WriteConfig, rows beam.PCollect
 	if t == reflect.TypeFor[row.Row]() {
 		return nil
 	}
-	codec, err := write.NewStructCodec(t)
+	sc, err := row.InferStructSchema(t)
 	if err != nil {
 		return fmt.Errorf("%w: iceberg: write %s: %w", ErrInvalidConfig, cfg.Table, err)
 	}
-	if err := write.CheckSchema(tbl.Schema(), codec.Schema()); err != nil {
+	if err := write.CheckSchema(tbl.Schema(), sc); err != nil {
 		return fmt.Errorf("%w: iceberg: write %s: %w", ErrInvalidConfig, cfg.Table, err)
 	}
 	return nil

@@ -40,7 +40,7 @@ func BenchmarkAppend(b *testing.B) {
 	var direct, pipeline time.Duration
 	for i := range b.N {
 		lc := icebergtest.NewLocalCatalog(b)
-		sc, err := InferRowSchema(rows[0])
+		sc, err := row.InferSchema(rows[0])
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func BenchmarkAppend(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		bb, err := NewBatchBuilder(tbl.Schema(), memory.DefaultAllocator)
+		bb, err := row.NewBatchBuilder(tbl.Schema(), memory.DefaultAllocator)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func BenchmarkAppend(b *testing.B) {
 			}
 		}
 		batches = append(batches, bb.NewBatch())
-		files, err := WriteDataFiles(ctx, tbl, bb.Schema(), batches, FileOptions{})
+		files, err := WriteDataFiles(ctx, tbl, bb.ArrowSchema(), batches, FileOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 			return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: rows must be iceberg.Row or a struct, got %s",
 				config.ErrInvalidConfig, spec.Table, rows.Type())
 		}
-		if _, err := NewStructCodec(t); err != nil {
+		if _, err := row.InferStructSchema(t); err != nil {
 			return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: %w", config.ErrInvalidConfig, spec.Table, err)
 		}
 		outs, err := beam.TryParDo(s.Scope("ToRow"), &structToRowFn{}, rows)

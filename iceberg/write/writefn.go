@@ -148,7 +148,7 @@ type bufKey struct {
 
 type destBuffer struct {
 	tbl     *table.Table
-	builder *BatchBuilder
+	builder *row.BatchBuilder
 	batches []arrow.RecordBatch
 	rows    int
 	files   []EncodedDataFile
@@ -187,7 +187,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, 
 	key := bufKey{table: dest, win: w.MaxTimestamp().Milliseconds()}
 	buf := f.buffers[key]
 	if buf == nil {
-		bb, err := NewBatchBuilder(dt.tbl.Schema(), memory.DefaultAllocator)
+		bb, err := row.NewBatchBuilder(dt.tbl.Schema(), memory.DefaultAllocator)
 		if err != nil {
 			return fmt.Errorf("iceberg: write %s: %w", dest, err)
 		}
@@ -224,7 +224,7 @@ func (f *writeFn) table(ctx context.Context, dest string, r row.Row) (dt *destTa
 		if !errors.Is(err, config.ErrTableNotFound) {
 			return nil, nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
 		}
-		sc, ierr := InferRowSchema(r)
+		sc, ierr := row.InferSchema(r)
 		if ierr != nil {
 			return nil, fmt.Errorf("cannot create table %s: %w", dest, ierr), nil
 		}
@@ -262,7 +262,7 @@ func (f *writeFn) flush(ctx context.Context, buf *destBuffer) error {
 	}
 	batches := buf.batches
 	buf.batches, buf.rows = nil, 0
-	files, err := WriteDataFiles(ctx, buf.tbl, buf.builder.Schema(), batches, FileOptions{WriteProperties: f.rt.writeProps})
+	files, err := WriteDataFiles(ctx, buf.tbl, buf.builder.ArrowSchema(), batches, FileOptions{WriteProperties: f.rt.writeProps})
 	if err != nil {
 		return err
 	}
@@ -370,22 +370,27 @@ func windowEnd(w beam.Window) int64 {
 	return w.MaxTimestamp().Milliseconds()
 }
 
-// structToRowFn converts structs of one type to Rows. The codec is built from the first
-// element's type (the DoFn carries no reflect.Type: Beam cannot serialize types with
-// array fields such as uuid.UUID).
+// structToRowFn converts structs of one type to Rows of the type's inferred schema
+// (row.InferStructSchema). The converter is built from the first element's type (the
+// DoFn carries no reflect.Type: Beam cannot serialize types with array fields such as
+// uuid.UUID).
 type structToRowFn struct {
-	codec *StructCodec
+	typ  reflect.Type
+	conv *row.StructValues
 }
 
 func (f *structToRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(DeadLetter)) error {
-	if f.codec == nil || (reflect.TypeOf(v) != f.codec.t && reflect.TypeOf(v) != reflect.PointerTo(f.codec.t)) {
-		c, err := NewStructCodec(reflect.TypeOf(v))
+	if t := reflect.TypeOf(v); f.conv == nil || t != f.typ {
+		sc, err := row.InferStructSchema(t)
 		if err != nil {
 			return err
 		}
-		f.codec = c
+		if f.conv, err = row.NewStructValues(t, sc); err != nil {
+			return err
+		}
+		f.typ = t
 	}
-	r, err := f.codec.ToRow(v)
+	r, err := f.conv.Row(v)
 	if err != nil {
 		dead(DeadLetter{Row: fmt.Sprintf("%+v", v), Reason: err.Error()})
 		return nil

@@ -42,16 +42,13 @@ func NewBatchBuilder(sc *ibg.Schema, mem memory.Allocator) (*BatchBuilder, error
 		return nil, fmt.Errorf("iceberg: build batch: %w: %w", ErrUnsupportedType, err)
 	}
 	fs := sc.Fields()
-	names := make([]string, len(fs))
-	types := make([]ibg.Type, len(fs))
-	for i, f := range fs {
-		names[i], types[i] = f.Name, f.Type
+	for _, f := range fs {
 		if _, err := typeTag(f.Type); err != nil {
 			return nil, fmt.Errorf("iceberg: build batch: %w", inColumn(f.Name, err))
 		}
 	}
 	return &BatchBuilder{
-		schema: sc, arrowSchema: as, fields: fs, rowSchema: NewSchema(names, types),
+		schema: sc, arrowSchema: as, fields: fs, rowSchema: SchemaOf(sc),
 		rb: array.NewRecordBuilder(mem, as), scratch: make([]any, len(fs)),
 	}, nil
 }

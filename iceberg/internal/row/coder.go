@@ -137,12 +137,7 @@ func structSchema(t *ibg.StructType) *Schema {
 }
 
 func newStructSchema(t *ibg.StructType) *Schema {
-	names := make([]string, len(t.FieldList))
-	types := make([]ibg.Type, len(t.FieldList))
-	for i, f := range t.FieldList {
-		names[i], types[i] = f.Name, f.Type
-	}
-	s := NewSchema(names, types)
+	s := fieldsSchema(t.FieldList)
 	s.state() // cannot fail: the parent type encoded
 	return s
 }

@@ -57,6 +57,19 @@ func NewSchema(names []string, types []ibg.Type) *Schema {
 	return s
 }
 
+// SchemaOf returns the Schema of sc's top-level columns: their names and Iceberg types.
+func SchemaOf(sc *ibg.Schema) *Schema { return fieldsSchema(sc.Fields()) }
+
+// fieldsSchema returns the Schema of fields fs: their names and types.
+func fieldsSchema(fs []ibg.NestedField) *Schema {
+	names := make([]string, len(fs))
+	types := make([]ibg.Type, len(fs))
+	for i, f := range fs {
+		names[i], types[i] = f.Name, f.Type
+	}
+	return NewSchema(names, types)
+}
+
 // Names returns the column names. Do not modify the result.
 func (s *Schema) Names() []string { return s.names }
 

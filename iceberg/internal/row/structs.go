@@ -119,6 +119,7 @@ type StructValues struct {
 	fields  []ibg.NestedField
 	cols    []int // cols[k]: schema column of mapped field k
 	convs   []toValueFn
+	rows    *Schema // Schema of the rows Row returns
 }
 
 type toValueFn func(reflect.Value) (any, error)
@@ -140,7 +141,7 @@ func NewStructValues(t reflect.Type, sc *ibg.Schema) (*StructValues, error) {
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: struct values: %w", err)
 	}
-	sv := &StructValues{mapping: m, schema: sc, fields: fs, cols: cols, convs: make([]toValueFn, len(cols))}
+	sv := &StructValues{mapping: m, schema: sc, fields: fs, cols: cols, convs: make([]toValueFn, len(cols)), rows: SchemaOf(sc)}
 	for k, f := range m.Fields {
 		if sv.convs[k], err = compileToValue(f.Type, 0); err != nil {
 			return nil, fmt.Errorf("iceberg: struct values: %w", inColumn(names[cols[k]], err))
@@ -168,6 +169,16 @@ func (sv *StructValues) Values(v any) ([]any, error) {
 		}
 	}
 	return vals, nil
+}
+
+// Row returns v (the struct or a pointer to it) as a Row of the schema's columns, with
+// the values Values returns. Rows of one StructValues share their Schema.
+func (sv *StructValues) Row(v any) (Row, error) {
+	vals, err := sv.Values(v)
+	if err != nil {
+		return Row{}, err
+	}
+	return Row{schema: sv.rows, values: vals}, nil
 }
 
 // AppendValues appends v's raw values in schema column order to dst, without
