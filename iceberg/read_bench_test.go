@@ -89,7 +89,7 @@ func BenchmarkRead(b *testing.B) {
 	cfg := iceberg.ReadConfig{Table: "db.bench", CatalogName: cat.Name, CatalogProperties: cat.Props}
 	ctx := context.Background()
 
-	var raw, rows, typed time.Duration
+	var raw, rows, typed, empty time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
@@ -125,6 +125,17 @@ func BenchmarkRead(b *testing.B) {
 			b.Fatal(err)
 		}
 		typed += time.Since(start)
+
+		// The same pipeline with a filter that prunes every file: prism's fixed cost.
+		start = time.Now()
+		p, s = beam.NewPipelineWithRoot()
+		none := cfg
+		none.Filter = "id < 0"
+		beam.ParDo0(s, discardRow, iceberg.Read(s, none))
+		if _, err := ptest.RunWithMetrics(p); err != nil {
+			b.Fatal(err)
+		}
+		empty += time.Since(start)
 	}
 	perSec := func(d time.Duration) float64 { return float64(n) * float64(b.N) / d.Seconds() }
 	b.ReportMetric(perSec(raw), "raw-rows/s")
@@ -132,6 +143,7 @@ func BenchmarkRead(b *testing.B) {
 	b.ReportMetric(perSec(typed), "typed-rows/s")
 	b.ReportMetric(raw.Seconds()/rows.Seconds(), "row/raw")
 	b.ReportMetric(raw.Seconds()/typed.Seconds(), "typed/raw")
+	b.ReportMetric(empty.Seconds()/float64(b.N), "empty-pipeline-s")
 }
 
 var _ arrow.RecordBatch

@@ -1,10 +1,12 @@
 package iceberg_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +55,10 @@ func newReadFixture(t *testing.T, version int, partitioned bool, deletes string)
 		tbl = icebergtest.AppendRecords(t, tbl, icebergtest.Records(t, sc, rows[i*200:(i+1)*200]))
 	}
 	files := icebergtest.DataFiles(t, tbl)
+	// The largest files first, so the positions below exist in every layout.
+	slices.SortFunc(files, func(a, b ibg.DataFile) int {
+		return cmp.Or(cmp.Compare(b.Count(), a.Count()), cmp.Compare(a.FilePath(), b.FilePath()))
+	})
 	switch deletes {
 	case "dv":
 		tbl = icebergtest.DeleteRowsDV(t, tbl, map[string][]int64{files[0].FilePath(): {0, 3, 5}, files[1].FilePath(): {1}})

@@ -2,6 +2,7 @@ package read
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -112,117 +113,131 @@ func (fn *readBase) readUnit(ctx context.Context, scan *table.Scan, ft table.Fil
 	return nil
 }
 
-// readRowsFn reads tasks and emits row.Row values.
-type readRowsFn struct {
+// readFn reads tasks and emits their record batches as Batch elements: rows cross
+// the runner in batches (prism materializes every output of a splittable DoFn), and
+// the fused DoFns below turn them into rows or user structs.
+type readFn struct {
 	// Spec is the JSON-encoded Spec.
 	Spec string
 
 	readBase
-	conv *row.ArrowReader
+	schemas map[*ibg.Schema]string // schema -> its JSON, per table version read
 }
 
 // Setup decodes the spec.
-func (fn *readRowsFn) Setup() error { return fn.setup(fn.Spec) }
+func (fn *readFn) Setup() error {
+	fn.schemas = map[*ibg.Schema]string{}
+	return fn.setup(fn.Spec)
+}
 
 // CreateInitialRestriction covers every row-group unit of the task.
-func (fn *readRowsFn) CreateInitialRestriction(t Task) offsetrange.Restriction {
+func (fn *readFn) CreateInitialRestriction(t Task) offsetrange.Restriction {
 	return initialRestriction(t)
 }
 
 // SplitRestriction splits a task into one restriction per row-group unit.
-func (fn *readRowsFn) SplitRestriction(_ Task, rest offsetrange.Restriction) []offsetrange.Restriction {
+func (fn *readFn) SplitRestriction(_ Task, rest offsetrange.Restriction) []offsetrange.Restriction {
 	return splitRestriction(rest)
 }
 
 // RestrictionSize estimates the bytes of the units in rest.
-func (fn *readRowsFn) RestrictionSize(t Task, rest offsetrange.Restriction) float64 {
+func (fn *readFn) RestrictionSize(t Task, rest offsetrange.Restriction) float64 {
 	return restrictionSize(t, rest)
 }
 
 // CreateTracker returns a thread-safe offset range tracker (dynamic splitting works).
-func (fn *readRowsFn) CreateTracker(rest offsetrange.Restriction) *sdf.LockRTracker {
+func (fn *readFn) CreateTracker(rest offsetrange.Restriction) *sdf.LockRTracker {
 	return sdf.NewLockRTracker(offsetrange.NewTracker(rest))
 }
 
 // ProcessElement reads the claimed row groups of one task.
-func (fn *readRowsFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, t Task, emit func(row.Row)) error {
-	var rows []row.Row
+func (fn *readFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, t Task, emit func(Batch)) error {
 	return fn.process(ctx, rt, t, func(sc *ibg.Schema, rec arrow.RecordBatch) error {
-		if fn.conv == nil || !fn.conv.ArrowSchema().Equal(rec.Schema()) {
-			conv, err := row.NewArrowReader(rec.Schema(), sc)
+		if rec.NumRows() == 0 {
+			return nil
+		}
+		js, ok := fn.schemas[sc]
+		if !ok {
+			b, err := json.Marshal(sc)
 			if err != nil {
-				return err
+				return fmt.Errorf("iceberg: read %s: encode schema: %w", fn.spec.Table, err)
 			}
-			fn.conv = conv
+			js = string(b)
+			fn.schemas[sc] = js
 		}
-		var err error
-		rows, err = fn.conv.AppendRows(rec, rows[:0])
+		b, err := encodeBatch(js, rec)
 		if err != nil {
-			return err
+			return fmt.Errorf("iceberg: read %s: %w", fn.spec.Table, err)
 		}
-		for _, r := range rows {
-			emit(r)
-		}
-		fn.rowsEmitted.Inc(ctx, int64(len(rows)))
+		emit(b)
+		fn.rowsEmitted.Inc(ctx, rec.NumRows())
 		return nil
 	})
 }
 
-// readStructsFn reads tasks and emits values of a user struct type.
-type readStructsFn struct {
-	// Spec is the JSON-encoded Spec.
-	Spec string
+// toRowsFn turns batches into row.Row values.
+type toRowsFn struct {
+	cache batchDecoder
+	conv  *row.ArrowReader
+	key   string
+	rows  []row.Row
+}
+
+// ProcessElement emits the rows of one batch.
+func (fn *toRowsFn) ProcessElement(b Batch, emit func(row.Row)) error {
+	rec, sc, err := fn.cache.decode(b)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	if fn.conv == nil || fn.key != b.Schema || !fn.conv.ArrowSchema().Equal(rec.Schema()) {
+		conv, err := row.NewArrowReader(rec.Schema(), sc)
+		if err != nil {
+			return err
+		}
+		fn.conv, fn.key = conv, b.Schema
+	}
+	fn.rows, err = fn.conv.AppendRows(rec, fn.rows[:0])
+	if err != nil {
+		return err
+	}
+	for _, r := range fn.rows {
+		emit(r)
+	}
+	return nil
+}
+
+// toStructsFn turns batches into values of a user struct type.
+type toStructsFn struct {
 	// Type is the user struct type emitted.
 	Type beam.EncodedType
 
-	readBase
-	conv   *row.StructReader
-	schema *arrow.Schema
+	cache batchDecoder
+	conv  *row.StructReader
+	as    *arrow.Schema
+	vals  []any
 }
 
-// Setup decodes the spec.
-func (fn *readStructsFn) Setup() error { return fn.setup(fn.Spec) }
-
-// CreateInitialRestriction covers every row-group unit of the task.
-func (fn *readStructsFn) CreateInitialRestriction(t Task) offsetrange.Restriction {
-	return initialRestriction(t)
-}
-
-// SplitRestriction splits a task into one restriction per row-group unit.
-func (fn *readStructsFn) SplitRestriction(_ Task, rest offsetrange.Restriction) []offsetrange.Restriction {
-	return splitRestriction(rest)
-}
-
-// RestrictionSize estimates the bytes of the units in rest.
-func (fn *readStructsFn) RestrictionSize(t Task, rest offsetrange.Restriction) float64 {
-	return restrictionSize(t, rest)
-}
-
-// CreateTracker returns a thread-safe offset range tracker (dynamic splitting works).
-func (fn *readStructsFn) CreateTracker(rest offsetrange.Restriction) *sdf.LockRTracker {
-	return sdf.NewLockRTracker(offsetrange.NewTracker(rest))
-}
-
-// ProcessElement reads the claimed row groups of one task.
-func (fn *readStructsFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, t Task, emit func(beam.X)) error {
-	var vals []any
-	return fn.process(ctx, rt, t, func(sc *ibg.Schema, rec arrow.RecordBatch) error {
-		if fn.conv == nil || !fn.schema.Equal(rec.Schema()) {
-			conv, err := row.NewStructReader(fn.Type.T, rec.Schema(), sc)
-			if err != nil {
-				return fmt.Errorf("iceberg: read %s: %w", fn.spec.Table, err)
-			}
-			fn.conv, fn.schema = conv, rec.Schema()
-		}
-		var err error
-		vals, err = fn.conv.AppendValues(rec, vals[:0])
+// ProcessElement emits the structs of one batch.
+func (fn *toStructsFn) ProcessElement(b Batch, emit func(beam.X)) error {
+	rec, sc, err := fn.cache.decode(b)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	if fn.conv == nil || !fn.as.Equal(rec.Schema()) {
+		conv, err := row.NewStructReader(fn.Type.T, rec.Schema(), sc)
 		if err != nil {
-			return err
+			return fmt.Errorf("iceberg: read: %w", err)
 		}
-		for _, v := range vals {
-			emit(v)
-		}
-		fn.rowsEmitted.Inc(ctx, int64(len(vals)))
-		return nil
-	})
+		fn.conv, fn.as = conv, rec.Schema()
+	}
+	fn.vals, err = fn.conv.AppendValues(rec, fn.vals[:0])
+	if err != nil {
+		return err
+	}
+	for _, v := range fn.vals {
+		emit(v)
+	}
+	return nil
 }

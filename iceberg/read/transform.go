@@ -19,9 +19,12 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*Task)(nil)).Elem())
 	register.DoFn3x1[context.Context, []byte, func(Task), error](&planFn{})
 	register.Emitter1[Task]()
-	register.DoFn4x1[context.Context, *sdf.LockRTracker, Task, func(row.Row), error](&readRowsFn{})
+	beam.RegisterType(reflect.TypeOf((*Batch)(nil)).Elem())
+	register.DoFn4x1[context.Context, *sdf.LockRTracker, Task, func(Batch), error](&readFn{})
+	register.Emitter1[Batch]()
+	register.DoFn2x1[Batch, func(row.Row), error](&toRowsFn{})
 	register.Emitter1[row.Row]()
-	register.DoFn4x1[context.Context, *sdf.LockRTracker, Task, func(beam.X), error](&readStructsFn{})
+	register.DoFn2x1[Batch, func(beam.X), error](&toStructsFn{})
 	register.Emitter1[beam.X]()
 }
 
@@ -34,12 +37,12 @@ func Scan(s beam.Scope, spec Spec, outType reflect.Type) beam.PCollection {
 	js := spec.Encode()
 	tasks := beam.ParDo(s.Scope("Plan"), &planFn{Spec: js}, beam.Impulse(s))
 	tasks = beam.Reshuffle(s, tasks)
+	batches := beam.ParDo(s.Scope("ReadTasks"), &readFn{Spec: js}, tasks)
 	if outType == nil {
-		return beam.ParDo(s.Scope("ReadTasks"), &readRowsFn{Spec: js}, tasks)
+		return beam.ParDo(s.Scope("ToRows"), &toRowsFn{}, batches)
 	}
-	return beam.ParDo(s.Scope("ReadTasks"),
-		&readStructsFn{Spec: js, Type: beam.EncodedType{T: outType}},
-		tasks, beam.TypeDefinition{Var: beam.XType, T: outType})
+	return beam.ParDo(s.Scope("ToStructs"), &toStructsFn{Type: beam.EncodedType{T: outType}},
+		batches, beam.TypeDefinition{Var: beam.XType, T: outType})
 }
 
 // CheckOutputType reports whether struct type t can receive the columns read (all
