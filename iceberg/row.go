@@ -1,0 +1,34 @@
+package iceberg
+
+import (
+	ibg "github.com/apache/iceberg-go"
+
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+)
+
+// Row is a dynamic row: column names and values typed after Iceberg's types. It is
+// what Read emits by default and what Write accepts besides struct types. Rows of one
+// batch share a RowSchema. Its Beam coder is registered by this package.
+//
+// Value Go types by Iceberg type (nil is null): boolean bool; int int32; long int64;
+// float float32; double float64; decimal ibg.Decimal; date ibg.Date; time ibg.Time
+// (microseconds); timestamp and timestamptz ibg.Timestamp (microseconds, UTC for tz);
+// timestamp_ns ibg.TimestampNano; string string; uuid uuid.UUID; fixed and binary
+// []byte; list []any; map []MapEntry; struct Row.
+type Row = row.Row
+
+// RowSchema names the columns of rows and, when known, their Iceberg types.
+type RowSchema = row.Schema
+
+// MapEntry is one key/value pair of an Iceberg map value in a Row.
+type MapEntry = row.MapEntry
+
+// NewRow returns a row with the given column names and values; column types are
+// inferred from the Go values when the row is written.
+func NewRow(names []string, values []any) Row { return row.New(names, values) }
+
+// NewRowSchema returns a schema with column names and Iceberg types (types may be nil).
+func NewRowSchema(names []string, types []ibg.Type) *RowSchema { return row.NewSchema(names, types) }
+
+// RowOf returns a row of schema s with values, one per column of s.
+func RowOf(s *RowSchema, values []any) Row { return row.Of(s, values) }
