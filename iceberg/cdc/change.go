@@ -1,0 +1,340 @@
+package cdc
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	ibg "github.com/apache/iceberg-go"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+)
+
+// ErrInvalidChange is wrapped by the error of a change row that cannot be applied
+// (unknown change type, null sequence number, null key, a value of the wrong type, a
+// column the table does not have). Such a row belongs in the dead letter output.
+var ErrInvalidChange = errors.New("invalid change row")
+
+// Kind is a change type. Its numeric order is the order in which changes with equal
+// key and sequence number apply: UpdateBefore < Delete < UpdateAfter < Insert, so a
+// before-image goes before its after-image and a delete before a re-insert.
+type Kind uint8
+
+// Change kinds, in apply order for equal (key, sequence number).
+const (
+	// UpdateBefore is the before-image of an update: the committed row goes.
+	UpdateBefore Kind = iota + 1
+	// Delete deletes the committed row.
+	Delete
+	// UpdateAfter is the after-image of an update: the row to write.
+	UpdateAfter
+	// Insert is a new row.
+	Insert
+)
+
+// String returns the change type's name (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE).
+func (k Kind) String() string {
+	switch k {
+	case Insert:
+		return config.ChangeInsert
+	case UpdateBefore:
+		return config.ChangeUpdateBefore
+	case UpdateAfter:
+		return config.ChangeUpdateAfter
+	case Delete:
+		return config.ChangeDelete
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Valid reports whether k is one of the four change kinds.
+func (k Kind) Valid() bool { return k >= UpdateBefore && k <= Insert }
+
+// ParseKind parses a change type name (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE,
+// case-sensitive, as change_type_map values are).
+func ParseKind(s string) (Kind, error) {
+	switch s {
+	case config.ChangeInsert:
+		return Insert, nil
+	case config.ChangeUpdateBefore:
+		return UpdateBefore, nil
+	case config.ChangeUpdateAfter:
+		return UpdateAfter, nil
+	case config.ChangeDelete:
+		return Delete, nil
+	}
+	return 0, fmt.Errorf("%w: unknown change type %q (want %s, %s, %s or %s)", ErrInvalidChange, s,
+		config.ChangeInsert, config.ChangeUpdateBefore, config.ChangeUpdateAfter, config.ChangeDelete)
+}
+
+// Change is one parsed change row.
+type Change struct {
+	// Kind is the change type.
+	Kind Kind
+	// Seq is the sequence number ordering the key's changes.
+	Seq int64
+	// Key holds the equality column values, normalized to their Iceberg types.
+	Key []any
+	// Row is the row without the control columns, in the table's column order and
+	// schema (Parser.Schema); columns the input row lacks are null.
+	Row row.Row
+}
+
+// Parser validates and parses the change rows of one table. It is not safe for
+// concurrent use (it caches the layout of the last input schema).
+type Parser struct {
+	table      string
+	changeCol  string
+	changeMap  map[string]Kind // nil: canonical names
+	seqCol     string
+	keys       *keyCodec
+	keyIdx     []int // key column positions in the output schema
+	tblSchema  *ibg.Schema
+	out        *row.Schema
+	lastIn     *row.Schema
+	lastLayout layout
+}
+
+// layout maps one input schema onto the output.
+type layout struct {
+	change, seq int   // input positions, -1 when absent
+	src         []int // output column -> input position, -1 when absent
+	unknown     string
+}
+
+// NewParser returns the parser of table (its name, for messages) with schema sc,
+// configured by cfg's change_type_column, change_type_map, sequence_number_column
+// (default config.DefaultSequenceNumberColumn) and equality_columns. Without a
+// change_type_column every row is an Insert (with upsert, that replaces the
+// committed row). Errors wrap config.ErrInvalidConfig.
+func NewParser(table string, sc *ibg.Schema, cfg config.WriteConfig) (*Parser, error) {
+	fail := func(err error) (*Parser, error) {
+		return nil, fmt.Errorf("iceberg: cdc %s: %w", table, err)
+	}
+	keys, err := newKeyCodec(sc, cfg.EqualityColumns)
+	if err != nil {
+		return fail(err)
+	}
+	p := &Parser{table: table, changeCol: cfg.ChangeTypeColumn, seqCol: cfg.SequenceNumberColumn,
+		keys: keys, tblSchema: sc}
+	if p.seqCol == "" {
+		p.seqCol = config.DefaultSequenceNumberColumn
+	}
+	if len(cfg.ChangeTypeMap) > 0 {
+		if p.changeCol == "" {
+			return fail(config.Errorf(config.KeyChangeTypeMap, "needs %s", config.KeyChangeTypeColumn))
+		}
+		p.changeMap = make(map[string]Kind, len(cfg.ChangeTypeMap))
+		for from, to := range cfg.ChangeTypeMap {
+			k, err := ParseKind(to)
+			if err != nil {
+				return fail(config.Errorf(config.KeyChangeTypeMap+"."+from, "%v", err))
+			}
+			p.changeMap[from] = k
+		}
+	}
+	for key, c := range map[string]string{config.KeyChangeTypeColumn: p.changeCol, config.KeySequenceNumberColumn: p.seqCol} {
+		if _, ok := sc.FindFieldByName(c); ok && c != "" {
+			return fail(config.Errorf(key, "control column %q is a table column; it is stripped before writing", c))
+		}
+	}
+	fields := sc.Fields()
+	names := make([]string, len(fields))
+	types := make([]ibg.Type, len(fields))
+	for i, f := range fields {
+		names[i], types[i] = f.Name, f.Type
+	}
+	p.out = row.NewSchema(names, types)
+	for _, c := range cfg.EqualityColumns {
+		i := p.out.Index(c)
+		if i < 0 {
+			return fail(config.Errorf(config.KeyEqualityColumns, "%q is not a top-level column", c))
+		}
+		p.keyIdx = append(p.keyIdx, i)
+	}
+	return p, nil
+}
+
+// Schema returns the schema of parsed rows: the table's columns, in table order,
+// without the control columns. Packed rows (row.AppendBody) decode with it.
+func (p *Parser) Schema() *row.Schema { return p.out }
+
+// KeyColumns returns the equality columns.
+func (p *Parser) KeyColumns() []string { return p.keys.names }
+
+// KeyIndexes returns the positions of the equality columns in Schema.
+func (p *Parser) KeyIndexes() []int { return p.keyIdx }
+
+func (p *Parser) layoutOf(in *row.Schema) layout {
+	if in == p.lastIn && in != nil {
+		return p.lastLayout
+	}
+	l := layout{change: -1, seq: in.Index(p.seqCol), src: make([]int, p.out.Len())}
+	if p.changeCol != "" {
+		l.change = in.Index(p.changeCol)
+	}
+	for i, n := range p.out.Names() {
+		l.src[i] = in.Index(n)
+	}
+	for i, n := range in.Names() {
+		if i == l.change || i == l.seq {
+			continue
+		}
+		if p.out.Index(n) < 0 {
+			l.unknown = n
+			break
+		}
+	}
+	p.lastIn, p.lastLayout = in, l
+	return l
+}
+
+func (p *Parser) invalid(format string, args ...any) error {
+	return fmt.Errorf("iceberg: cdc %s: %w: %s", p.table, ErrInvalidChange, fmt.Sprintf(format, args...))
+}
+
+// kind parses the change type value v.
+func (p *Parser) kind(v any) (Kind, error) {
+	s, ok := v.(string)
+	if !ok {
+		if v == nil {
+			return 0, p.invalid("change type column %q is null", p.changeCol)
+		}
+		return 0, p.invalid("change type column %q holds %v (%T), want a string", p.changeCol, v, v)
+	}
+	if p.changeMap != nil {
+		if k, ok := p.changeMap[s]; ok {
+			return k, nil
+		}
+		known := make([]string, 0, len(p.changeMap))
+		for from := range p.changeMap {
+			known = append(known, from)
+		}
+		sort.Strings(known)
+		return 0, p.invalid("change type column %q: unknown value %q (change_type_map has %s)",
+			p.changeCol, s, strings.Join(known, ", "))
+	}
+	k, err := ParseKind(s)
+	if err != nil {
+		return 0, p.invalid("change type column %q: unknown value %q (want %s, %s, %s or %s)", p.changeCol, s,
+			config.ChangeInsert, config.ChangeUpdateBefore, config.ChangeUpdateAfter, config.ChangeDelete)
+	}
+	return k, nil
+}
+
+// Validate checks r without building the parsed change: the same checks as Parse.
+func (p *Parser) Validate(r row.Row) error {
+	_, err := p.Parse(r)
+	return err
+}
+
+// Parse validates r and returns its change. An error (wrapping ErrInvalidChange)
+// names the column and the value: an unknown or null change type, a missing or null
+// sequence number, a null key column, a value of the wrong type, or a column the
+// table does not have.
+func (p *Parser) Parse(r row.Row) (Change, error) {
+	in := r.Schema()
+	if in == nil {
+		return Change{}, p.invalid("row without columns")
+	}
+	l := p.layoutOf(in)
+	if l.unknown != "" {
+		return Change{}, p.invalid("column %q is not in the table", l.unknown)
+	}
+	var c Change
+	c.Kind = Insert
+	if p.changeCol != "" {
+		if l.change < 0 {
+			return Change{}, p.invalid("no change type column %q", p.changeCol)
+		}
+		k, err := p.kind(r.Value(l.change))
+		if err != nil {
+			return Change{}, err
+		}
+		c.Kind = k
+	}
+	if l.seq < 0 {
+		return Change{}, p.invalid("no sequence number column %q", p.seqCol)
+	}
+	switch s := r.Value(l.seq).(type) {
+	case nil:
+		return Change{}, p.invalid("sequence number column %q is null", p.seqCol)
+	case int64:
+		c.Seq = s
+	case int32:
+		c.Seq = int64(s)
+	case int:
+		c.Seq = int64(s)
+	default:
+		return Change{}, p.invalid("sequence number column %q holds %v (%T), want a long", p.seqCol, s, s)
+	}
+	types := p.out.Types()
+	vals := make([]any, p.out.Len())
+	for i, src := range l.src {
+		if src < 0 {
+			continue
+		}
+		v, err := row.Normalize(r.Value(src), types[i])
+		if err != nil {
+			return Change{}, p.invalid("column %q: %v", p.out.Names()[i], err)
+		}
+		vals[i] = v
+	}
+	c.Key = make([]any, len(p.keyIdx))
+	for j, i := range p.keyIdx {
+		if vals[i] == nil {
+			return Change{}, p.invalid("equality column %q is null", p.out.Names()[i])
+		}
+		c.Key[j] = vals[i]
+	}
+	c.Row = row.Of(p.out, vals)
+	return c, nil
+}
+
+// AppendKey appends the encoded key (bytewise comparable, equal for equal values)
+// of the key values key, as found in Change.Key.
+func (p *Parser) AppendKey(dst []byte, key []any) ([]byte, error) {
+	out, err := p.keys.append(dst, key)
+	if err != nil {
+		return nil, p.invalid("%v", err)
+	}
+	return out, nil
+}
+
+// KeyOf returns the key values of a row of Schema.
+func (p *Parser) KeyOf(r row.Row) []any {
+	out := make([]any, len(p.keyIdx))
+	for j, i := range p.keyIdx {
+		out[j] = r.Value(i)
+	}
+	return out
+}
+
+// StripControl returns r without the change type and sequence number columns (the
+// control columns), keeping the other columns in their order.
+func (p *Parser) StripControl(r row.Row) row.Row {
+	in := r.Schema()
+	if in == nil {
+		return r
+	}
+	keep := make([]int, 0, in.Len())
+	for i, n := range in.Names() {
+		if n == p.seqCol || (p.changeCol != "" && n == p.changeCol) {
+			continue
+		}
+		keep = append(keep, i)
+	}
+	if len(keep) == in.Len() {
+		return r
+	}
+	names := make([]string, len(keep))
+	types := make([]ibg.Type, len(keep))
+	vals := make([]any, len(keep))
+	for j, i := range keep {
+		names[j], types[j], vals[j] = in.Names()[i], in.Types()[i], r.Value(i)
+	}
+	return row.Of(row.NewSchema(names, slices.Clip(types)), vals)
+}

@@ -1,0 +1,23 @@
+// Package cdc is the library core of icebeam's merge-on-read CDC write: plain Go
+// pieces, called from the Beam DoFns of the write transform, that turn change rows
+// into one RowDelta per table and window.
+//
+// The pieces, in pipeline order:
+//
+//   - [Parser] validates a change row (change type through change_type_column and
+//     change_type_map, sequence number, key columns), extracts its [Kind], sequence
+//     number and key, and strips the control columns ([Change]). [Shard] picks the
+//     key's shard.
+//   - [Sorter] sorts one shard's changes by (key, sequence number, kind) with a
+//     bounded amount of memory, spilling sorted runs to local temp files.
+//   - [Collapse] reduces each key's sorted changes to its net effect ([Net]):
+//     whether the committed row must go and which row, if any, is written.
+//   - [Resolve] turns keys whose committed row must go into row positions in the
+//     table's data files ([Resolution]), planning with the key predicate and reading
+//     only the key columns.
+//   - [Commit] merges positions per data file with the file's live deletion vector,
+//     writes Puffin files and commits one RowDelta with the new data files, the new
+//     DVs and the removal of the DVs they replace, exactly once per sink and
+//     window, re-resolving keys whose data files changed concurrently. With
+//     delete_format=equality it writes key-only equality delete files instead.
+package cdc

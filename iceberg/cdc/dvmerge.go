@@ -1,0 +1,116 @@
+package cdc
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	ibg "github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/dv"
+	"github.com/google/uuid"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+)
+
+// DVMerge is the outcome of merging new positions with live deletion vectors.
+type DVMerge struct {
+	// Added are the new DVs (one Puffin file, one blob per data file).
+	Added []ibg.DataFile
+	// Replaced are the live DVs the new ones supersede; they must be removed in the
+	// same RowDelta.
+	Replaced []ibg.DataFile
+	// Positions is the number of positions newly deleted (not already deleted).
+	Positions int64
+	// PuffinPath is the Puffin file written ("" when nothing was written).
+	PuffinPath string
+}
+
+// MergeDVs writes one Puffin file holding, for every data file in positions (data
+// file path -> positions, from any number of shards), a DV that is the union of the
+// positions with the file's live DV, read from the planned task in tasks. A data
+// file whose positions are all deleted already gets no new DV. A data file with more
+// than one live DV is an error (the table is already invalid); a position past the
+// end of the file is an error. The Puffin file is written under the table's data
+// location.
+func MergeDVs(ctx context.Context, tbl *table.Table, tasks map[string]table.FileScanTask, positions map[string][]int64) (DVMerge, error) {
+	var out DVMerge
+	name := strings.Join(tbl.Identifier(), ".")
+	fail := func(err error) (DVMerge, error) {
+		return DVMerge{}, fmt.Errorf("iceberg: merge deletion vectors %s: %w", name, err)
+	}
+	if len(positions) == 0 {
+		return out, nil
+	}
+	if v := tbl.Metadata().Version(); v < 3 {
+		return fail(fmt.Errorf("%w: deletion vectors need format version 3, table has %d", config.ErrUnsupported, v))
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	wfs, ok := fs.(iceio.WriteFileIO)
+	if !ok {
+		return fail(fmt.Errorf("file IO %T is not writable", fs))
+	}
+	meta := tbl.Metadata()
+	w := dv.NewDVWriter(wfs, func(id int32) *ibg.PartitionSpec { return meta.PartitionSpecByID(int(id)) })
+	paths := slices.Sorted(maps.Keys(positions))
+	for _, p := range paths {
+		t, ok := tasks[p]
+		if !ok {
+			return fail(fmt.Errorf("data file %s is not live in snapshot being committed on", p))
+		}
+		df := t.File
+		if len(t.DeletionVectorFiles) > 1 {
+			return fail(fmt.Errorf("data file %s has %d live deletion vectors (at most one is allowed)", p, len(t.DeletionVectorFiles)))
+		}
+		var old *dv.RoaringPositionBitmap
+		if len(t.DeletionVectorFiles) == 1 {
+			if old, err = dv.ReadDV(fs, t.DeletionVectorFiles[0]); err != nil {
+				return fail(fmt.Errorf("read live deletion vector of %s: %w", p, err))
+			}
+		}
+		var fresh []int64
+		for _, pos := range positions[p] {
+			if pos < 0 || pos >= df.Count() {
+				return fail(fmt.Errorf("position %d out of range for data file %s with %d rows", pos, p, df.Count()))
+			}
+			if old == nil || !old.Contains(uint64(pos)) {
+				fresh = append(fresh, pos)
+			}
+		}
+		slices.Sort(fresh)
+		fresh = slices.Compact(fresh)
+		if len(fresh) == 0 {
+			continue
+		}
+		if old != nil {
+			w.Load(p, old, df.SpecID(), df.Partition())
+			out.Replaced = append(out.Replaced, t.DeletionVectorFiles[0])
+		}
+		if err := w.Add(p, fresh, df.SpecID(), df.Partition()); err != nil {
+			return fail(err)
+		}
+		out.Positions += int64(len(fresh))
+	}
+	if out.Positions == 0 {
+		return out, nil
+	}
+	out.PuffinPath = dataLocation(tbl) + "/" + uuid.NewString() + "-deletes.puffin"
+	if out.Added, err = w.Flush(ctx, out.PuffinPath); err != nil {
+		return fail(err)
+	}
+	return out, nil
+}
+
+// dataLocation is where the table's data and delete files go.
+func dataLocation(tbl *table.Table) string {
+	if p := tbl.Properties()[table.WriteDataPathKey]; p != "" {
+		return strings.TrimRight(p, "/")
+	}
+	return strings.TrimRight(tbl.Location(), "/") + "/data"
+}

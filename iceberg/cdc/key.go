@@ -1,0 +1,241 @@
+package cdc
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+)
+
+// keyCodec encodes the values of the equality columns into bytes that compare,
+// bytewise, in the order of the values (column by column): integers big-endian with
+// the sign bit flipped, strings and binaries with 0x00 escaped and a terminator,
+// UUIDs raw, decimals as their 128-bit unscaled value. Equal keys encode equally,
+// which is all grouping needs; the order keeps neighbouring keys together for
+// planning.
+type keyCodec struct {
+	names []string
+	ids   []int
+	types []ibg.Type
+}
+
+// newKeyCodec looks up cols in sc. Float and double columns cannot be keys (NaN and
+// -0 have no usable equality; equality deletes reject them too); nested and complex
+// types are not supported.
+func newKeyCodec(sc *ibg.Schema, cols []string) (*keyCodec, error) {
+	if len(cols) == 0 {
+		return nil, config.Errorf(config.KeyEqualityColumns, "merge-on-read needs at least one equality column")
+	}
+	k := &keyCodec{names: cols}
+	for _, c := range cols {
+		f, ok := sc.FindFieldByName(c)
+		if !ok {
+			return nil, config.Errorf(config.KeyEqualityColumns, "no column %q in the table schema", c)
+		}
+		switch f.Type.(type) {
+		case ibg.BooleanType, ibg.Int32Type, ibg.Int64Type, ibg.DateType, ibg.TimeType,
+			ibg.TimestampType, ibg.TimestampTzType, ibg.TimestampNsType, ibg.TimestampTzNsType,
+			ibg.StringType, ibg.BinaryType, ibg.FixedType, ibg.UUIDType, ibg.DecimalType:
+		default:
+			return nil, &config.ConfigError{Key: config.KeyEqualityColumns,
+				Err: fmt.Errorf("%w: column %q of type %s cannot be an equality column", config.ErrUnsupported, c, f.Type)}
+		}
+		k.ids = append(k.ids, f.ID)
+		k.types = append(k.types, f.Type)
+	}
+	return k, nil
+}
+
+func appendInt64(dst []byte, v int64) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(v)^(1<<63))
+}
+
+func appendInt32(dst []byte, v int32) []byte {
+	return binary.BigEndian.AppendUint32(dst, uint32(v)^(1<<31))
+}
+
+// appendEscaped appends b with 0x00 escaped as 0x00 0xFF and the terminator 0x00 0x01,
+// so that a prefix sorts before its extensions and concatenated columns stay
+// unambiguous.
+func appendEscaped(dst, b []byte) []byte {
+	for _, c := range b {
+		if c == 0 {
+			dst = append(dst, 0, 0xFF)
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return append(dst, 0, 1)
+}
+
+func appendEscapedString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			dst = append(dst, 0, 0xFF)
+			continue
+		}
+		dst = append(dst, s[i])
+	}
+	return append(dst, 0, 1)
+}
+
+func appendDecimal(dst []byte, n decimal128.Num) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, uint64(n.HighBits())^(1<<63))
+	return binary.BigEndian.AppendUint64(dst, n.LowBits())
+}
+
+// appendValue appends the encoding of v, a value normalized to column i's type
+// (see row.Normalize).
+func (k *keyCodec) appendValue(dst []byte, i int, v any) ([]byte, error) {
+	bad := func() ([]byte, error) {
+		return nil, fmt.Errorf("equality column %q: value %v (%T) does not match type %s", k.names[i], v, v, k.types[i])
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil, fmt.Errorf("equality column %q: null", k.names[i])
+	case bool:
+		if x {
+			return append(dst, 1), nil
+		}
+		return append(dst, 0), nil
+	case int32:
+		return appendInt32(dst, x), nil
+	case ibg.Date:
+		return appendInt32(dst, int32(x)), nil
+	case int64:
+		return appendInt64(dst, x), nil
+	case ibg.Time:
+		return appendInt64(dst, int64(x)), nil
+	case ibg.Timestamp:
+		return appendInt64(dst, int64(x)), nil
+	case ibg.TimestampNano:
+		return appendInt64(dst, int64(x)), nil
+	case string:
+		return appendEscapedString(dst, x), nil
+	case []byte:
+		return appendEscaped(dst, x), nil
+	case uuid.UUID:
+		return append(dst, x[:]...), nil
+	case ibg.Decimal:
+		return appendDecimal(dst, x.Val), nil
+	}
+	return bad()
+}
+
+// append appends the encoding of the key values vals (one per equality column).
+func (k *keyCodec) append(dst []byte, vals []any) ([]byte, error) {
+	if len(vals) != len(k.types) {
+		return nil, fmt.Errorf("key has %d values, want %d (%v)", len(vals), len(k.types), k.names)
+	}
+	var err error
+	for i, v := range vals {
+		if dst, err = k.appendValue(dst, i, v); err != nil {
+			return nil, err
+		}
+	}
+	return dst, nil
+}
+
+// arrowKeyFn appends the key encoding of row i of one Arrow column.
+type arrowKeyFn func(dst []byte, i int) []byte
+
+// arrowEncoder returns the encoder of column i's values in arr, as read from a data
+// file, or an error when the Arrow type does not fit the column.
+func (k *keyCodec) arrowEncoder(i int, arr arrow.Array) (arrowKeyFn, error) {
+	if ext, ok := arr.(array.ExtensionArray); ok {
+		arr = ext.Storage()
+	}
+	switch a := arr.(type) {
+	case *array.Boolean:
+		return func(dst []byte, j int) []byte {
+			if a.Value(j) {
+				return append(dst, 1)
+			}
+			return append(dst, 0)
+		}, nil
+	case *array.Int32:
+		return func(dst []byte, j int) []byte { return appendInt32(dst, a.Value(j)) }, nil
+	case *array.Date32:
+		return func(dst []byte, j int) []byte { return appendInt32(dst, int32(a.Value(j))) }, nil
+	case *array.Int64:
+		return func(dst []byte, j int) []byte { return appendInt64(dst, a.Value(j)) }, nil
+	case *array.Time64:
+		return func(dst []byte, j int) []byte { return appendInt64(dst, int64(a.Value(j))) }, nil
+	case *array.Timestamp:
+		return func(dst []byte, j int) []byte { return appendInt64(dst, int64(a.Value(j))) }, nil
+	case *array.String:
+		return func(dst []byte, j int) []byte { return appendEscapedString(dst, a.Value(j)) }, nil
+	case *array.LargeString:
+		return func(dst []byte, j int) []byte { return appendEscapedString(dst, a.Value(j)) }, nil
+	case *array.Binary:
+		return func(dst []byte, j int) []byte { return appendEscaped(dst, a.Value(j)) }, nil
+	case *array.LargeBinary:
+		return func(dst []byte, j int) []byte { return appendEscaped(dst, a.Value(j)) }, nil
+	case *array.FixedSizeBinary:
+		if _, isUUID := k.types[i].(ibg.UUIDType); isUUID {
+			return func(dst []byte, j int) []byte { return append(dst, a.Value(j)...) }, nil
+		}
+		return func(dst []byte, j int) []byte { return appendEscaped(dst, a.Value(j)) }, nil
+	case *array.Decimal128:
+		return func(dst []byte, j int) []byte { return appendDecimal(dst, a.Value(j)) }, nil
+	}
+	return nil, fmt.Errorf("equality column %q: cannot read Arrow type %s as %s", k.names[i], arr.DataType(), k.types[i])
+}
+
+// literal returns column i's value v as an iceberg-go literal for planning.
+func literal(v any) (ibg.Literal, error) {
+	switch x := v.(type) {
+	case bool:
+		return ibg.NewLiteral(x), nil
+	case int32:
+		return ibg.NewLiteral(x), nil
+	case int64:
+		return ibg.NewLiteral(x), nil
+	case ibg.Date:
+		return ibg.NewLiteral(x), nil
+	case ibg.Time:
+		return ibg.NewLiteral(x), nil
+	case ibg.Timestamp:
+		return ibg.NewLiteral(x), nil
+	case ibg.TimestampNano:
+		return ibg.NewLiteral(x), nil
+	case string:
+		return ibg.NewLiteral(x), nil
+	case []byte:
+		return ibg.NewLiteral(x), nil
+	case uuid.UUID:
+		return ibg.NewLiteral(x), nil
+	case ibg.Decimal:
+		return ibg.NewLiteral(x), nil
+	}
+	return nil, fmt.Errorf("no literal for %T", v)
+}
+
+// hashKey is FNV-1a over an encoded key: stable across processes and Go versions,
+// which shard assignment needs.
+func hashKey(key []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range key {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// Shard returns the shard, in [0, numShards), of the encoded key (see
+// Parser.AppendKey). Every change of one key lands in the same shard, which the
+// per-key collapse needs; the key alone decides, so a key whose partition changes
+// does not move between shards.
+func Shard(key []byte, numShards int) int {
+	if numShards <= 1 {
+		return 0
+	}
+	return int(hashKey(key) % uint64(numShards))
+}
+

@@ -1,0 +1,529 @@
+package cdc
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	ibg "github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/dv"
+
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+)
+
+// DefaultChunkKeys is the number of keys per planned predicate: iceberg-go's
+// metrics evaluators stop pruning an IN with more than 200 values.
+const DefaultChunkKeys = 200
+
+// FileHits are the positions of resolved keys in one data file.
+type FileHits struct {
+	// Path is the data file.
+	Path string
+	// Deletes identifies the delete files that applied to the data file when it was
+	// read (its live DV, position delete files); a different value at commit time
+	// means the file's deletes changed and its keys are resolved again.
+	Deletes string
+	// Positions are the row positions found, ascending.
+	Positions []int64
+	// KeyIndexes, parallel to Positions, index Resolution.Keys.
+	KeyIndexes []int32
+}
+
+// Resolution maps keys to the row positions that hold them in the live rows (not
+// deleted by a DV or position delete) of a table snapshot.
+type Resolution struct {
+	// SnapshotID is the snapshot resolved against (0 for a table without one).
+	SnapshotID int64
+	// Keys are the resolved keys, deduplicated, one value per equality column.
+	Keys [][]any
+	// Files are the data files holding at least one key, by path.
+	Files []FileHits
+	// Scanned are the data files read (holding a key or not), sorted.
+	Scanned []string
+
+	tasks map[string]table.FileScanTask // planned tasks of SnapshotID, by path
+}
+
+// Positions returns the found positions by data file path.
+func (r *Resolution) Positions() map[string][]int64 {
+	out := make(map[string][]int64, len(r.Files))
+	for _, f := range r.Files {
+		out[f.Path] = f.Positions
+	}
+	return out
+}
+
+// Found returns the number of positions found.
+func (r *Resolution) Found() int {
+	n := 0
+	for _, f := range r.Files {
+		n += len(f.Positions)
+	}
+	return n
+}
+
+// Resolver resolves keys of one table to row positions.
+type Resolver struct {
+	// KeyColumns are the equality columns.
+	KeyColumns []string
+	// ChunkKeys is the number of keys per planned predicate (default DefaultChunkKeys).
+	ChunkKeys int
+}
+
+// Resolve resolves keys against tbl's current snapshot with the equality columns
+// keyCols. See Resolver.Resolve.
+func Resolve(ctx context.Context, tbl *table.Table, keyCols []string, keys [][]any) (*Resolution, error) {
+	return Resolver{KeyColumns: keyCols}.Resolve(ctx, tbl, keys)
+}
+
+// keySet is the resolver's lookup of encoded keys.
+type keySet struct {
+	codec  *keyCodec
+	keys   [][]any
+	enc    []string         // encoded, by key index
+	index  map[string]int32 // encoded -> key index
+	single map[int64]int32  // fast path for one long (or int-like) key column
+	order  []int32          // key indexes in encoded order
+}
+
+func newKeySet(codec *keyCodec, keys [][]any) (*keySet, error) {
+	ks := &keySet{codec: codec, index: make(map[string]int32, len(keys))}
+	var buf []byte
+	for _, k := range keys {
+		norm := make([]any, len(k))
+		if len(k) != len(codec.types) {
+			return nil, fmt.Errorf("key %v has %d values, want %d (%v)", k, len(k), len(codec.types), codec.names)
+		}
+		for i, v := range k {
+			n, err := row.Normalize(v, codec.types[i])
+			if err != nil {
+				return nil, fmt.Errorf("equality column %q: %w", codec.names[i], err)
+			}
+			norm[i] = n
+		}
+		var err error
+		if buf, err = codec.append(buf[:0], norm); err != nil {
+			return nil, err
+		}
+		if _, dup := ks.index[string(buf)]; dup {
+			continue
+		}
+		s := string(buf)
+		ks.index[s] = int32(len(ks.keys))
+		ks.keys = append(ks.keys, norm)
+		ks.enc = append(ks.enc, s)
+	}
+	ks.order = make([]int32, len(ks.keys))
+	for i := range ks.order {
+		ks.order[i] = int32(i)
+	}
+	sort.Slice(ks.order, func(a, b int) bool { return ks.enc[ks.order[a]] < ks.enc[ks.order[b]] })
+	if len(codec.types) == 1 {
+		if _, ok := codec.types[0].(ibg.Int64Type); ok {
+			ks.single = make(map[int64]int32, len(ks.keys))
+			for i, k := range ks.keys {
+				ks.single[k[0].(int64)] = int32(i)
+			}
+		}
+	}
+	return ks, nil
+}
+
+// predicate returns the planning filter of the keys at order[lo:hi].
+func (ks *keySet) predicate(lo, hi int) (ibg.BooleanExpression, error) {
+	names := ks.codec.names
+	if len(names) == 1 {
+		lits := make([]ibg.Literal, 0, hi-lo)
+		for _, i := range ks.order[lo:hi] {
+			l, err := literal(ks.keys[i][0])
+			if err != nil {
+				return nil, err
+			}
+			lits = append(lits, l)
+		}
+		return ibg.SetPredicate(ibg.OpIn, ibg.Reference(names[0]), lits), nil
+	}
+	var or ibg.BooleanExpression = ibg.AlwaysFalse{}
+	for _, i := range ks.order[lo:hi] {
+		var and ibg.BooleanExpression = ibg.AlwaysTrue{}
+		for c, v := range ks.keys[i] {
+			l, err := literal(v)
+			if err != nil {
+				return nil, err
+			}
+			and = ibg.NewAnd(and, ibg.LiteralPredicate(ibg.OpEQ, ibg.Reference(names[c]), l))
+		}
+		or = ibg.NewOr(or, and)
+	}
+	return or, nil
+}
+
+// plan plans tbl's current snapshot with the key predicate, chunk by chunk, and
+// returns the candidate tasks by path.
+func (r Resolver) plan(ctx context.Context, tbl *table.Table, ks *keySet) (map[string]table.FileScanTask, error) {
+	out := map[string]table.FileScanTask{}
+	if tbl.CurrentSnapshot() == nil || len(ks.keys) == 0 {
+		return out, nil
+	}
+	chunk := r.ChunkKeys
+	if chunk <= 0 {
+		chunk = DefaultChunkKeys
+	}
+	if len(ks.codec.names) > 1 {
+		chunk = max(1, chunk/4) // OR trees grow with the columns
+	}
+	for lo := 0; lo < len(ks.order); lo += chunk {
+		hi := min(lo+chunk, len(ks.order))
+		pred, err := ks.predicate(lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		tasks, err := tbl.Scan(table.WithRowFilter(pred), table.WithSelectedFields(ks.codec.names...)).PlanFiles(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+		for _, t := range tasks {
+			out[t.File.FilePath()] = t
+		}
+	}
+	return out, nil
+}
+
+// Resolve finds the live row positions of keys (one value per equality column,
+// normalized like row values) in tbl's current snapshot: it plans with the key
+// predicate (an IN for one column, an OR of ANDs for several, in chunks of ChunkKeys
+// keys) so partition and column-statistics pruning drop files, reads only the key
+// columns of each candidate data file, counts row positions and skips positions
+// deleted by the file's DV or position delete files. Keys not in the table are
+// simply not found. Rows deleted by equality delete files may be found (deleting
+// them again is harmless).
+func (r Resolver) Resolve(ctx context.Context, tbl *table.Table, keys [][]any) (*Resolution, error) {
+	name := strings.Join(tbl.Identifier(), ".")
+	fail := func(err error) (*Resolution, error) {
+		return nil, fmt.Errorf("iceberg: resolve keys %s: %w", name, err)
+	}
+	codec, err := newKeyCodec(tbl.Schema(), r.KeyColumns)
+	if err != nil {
+		return fail(err)
+	}
+	ks, err := newKeySet(codec, keys)
+	if err != nil {
+		return fail(err)
+	}
+	res := &Resolution{Keys: ks.keys}
+	if s := tbl.CurrentSnapshot(); s != nil {
+		res.SnapshotID = s.SnapshotID
+	}
+	tasks, err := r.plan(ctx, tbl, ks)
+	if err != nil {
+		return fail(err)
+	}
+	res.tasks = tasks
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	for _, p := range sortedPaths(tasks) {
+		h, err := scanFile(ctx, fs, tasks[p], ks)
+		if err != nil {
+			return fail(err)
+		}
+		res.Scanned = append(res.Scanned, p)
+		if len(h.Positions) > 0 {
+			res.Files = append(res.Files, h)
+		}
+	}
+	return res, nil
+}
+
+// Refresh brings res up to tbl's current snapshot: files no longer live are dropped
+// (their rows, if rewritten, are in new files), files whose delete files changed are
+// read again, and files added since res.SnapshotID that may hold a key are read. It
+// returns whether any file was read again or dropped (a new snapshot that changed
+// nothing for the keys is no change). res must have been made by a Resolver with the
+// same key columns.
+func (r Resolver) Refresh(ctx context.Context, tbl *table.Table, res *Resolution) (bool, error) {
+	name := strings.Join(tbl.Identifier(), ".")
+	fail := func(err error) (bool, error) {
+		return false, fmt.Errorf("iceberg: resolve keys %s: %w", name, err)
+	}
+	head := int64(0)
+	if s := tbl.CurrentSnapshot(); s != nil {
+		head = s.SnapshotID
+	}
+	if head == res.SnapshotID && res.tasks != nil {
+		return false, nil
+	}
+	codec, err := newKeyCodec(tbl.Schema(), r.KeyColumns)
+	if err != nil {
+		return fail(err)
+	}
+	ks, err := newKeySet(codec, res.Keys)
+	if err != nil {
+		return fail(err)
+	}
+	if len(ks.keys) != len(res.Keys) {
+		return fail(fmt.Errorf("resolution holds duplicate keys"))
+	}
+	tasks, err := r.plan(ctx, tbl, ks)
+	if err != nil {
+		return fail(err)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	old := make(map[string]FileHits, len(res.Files))
+	for _, f := range res.Files {
+		old[f.Path] = f
+	}
+	scanned := make(map[string]bool, len(res.Scanned))
+	for _, p := range res.Scanned {
+		scanned[p] = true
+	}
+	changed := false
+	var files []FileHits
+	var paths []string
+	for _, p := range sortedPaths(tasks) {
+		t := tasks[p]
+		paths = append(paths, p)
+		prev, hit := old[p]
+		if scanned[p] && (!hit || prev.Deletes == deleteIdentity(t)) {
+			if hit {
+				files = append(files, prev)
+			}
+			continue
+		}
+		h, err := scanFile(ctx, fs, t, ks)
+		if err != nil {
+			return fail(err)
+		}
+		changed = true
+		if len(h.Positions) > 0 {
+			files = append(files, h)
+		}
+	}
+	if len(files) != len(res.Files) {
+		changed = true
+	}
+	res.SnapshotID, res.Files, res.Scanned, res.tasks = head, files, paths, tasks
+	return changed, nil
+}
+
+func sortedPaths(tasks map[string]table.FileScanTask) []string {
+	out := make([]string, 0, len(tasks))
+	for p := range tasks {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// deleteIdentity names the delete files applying to a task's data file.
+func deleteIdentity(t table.FileScanTask) string {
+	var parts []string
+	for _, d := range t.DeletionVectorFiles {
+		off := int64(-1)
+		if o := d.ContentOffset(); o != nil {
+			off = *o
+		}
+		parts = append(parts, d.FilePath()+"@"+strconv.FormatInt(off, 10))
+	}
+	for _, d := range t.DeleteFiles {
+		parts = append(parts, d.FilePath())
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
+}
+
+// deletedPositions returns the positions of task's data file deleted by its DVs
+// and position delete files (nil when none).
+func deletedPositions(fs iceio.IO, t table.FileScanTask) (*dv.RoaringPositionBitmap, error) {
+	if len(t.DeletionVectorFiles) == 0 && len(t.DeleteFiles) == 0 {
+		return nil, nil
+	}
+	bm := dv.NewRoaringPositionBitmap()
+	for _, d := range t.DeletionVectorFiles {
+		b, err := dv.ReadDV(fs, d)
+		if err != nil {
+			return nil, fmt.Errorf("read deletion vector %s: %w", d.FilePath(), err)
+		}
+		bm.Or(b)
+	}
+	path := t.File.FilePath()
+	for _, d := range t.DeleteFiles {
+		if d.FileFormat() != ibg.ParquetFile {
+			return nil, fmt.Errorf("position delete file %s: format %s not supported", d.FilePath(), d.FileFormat())
+		}
+		err := readParquet(fs, d.FilePath(), func(pr *file.Reader) ([]int, error) {
+			p := pr.MetaData().Schema.ColumnIndexByName("file_path")
+			q := pr.MetaData().Schema.ColumnIndexByName("pos")
+			if p < 0 || q < 0 {
+				return nil, fmt.Errorf("position delete file %s lacks file_path or pos", d.FilePath())
+			}
+			return []int{p, q}, nil
+		}, func(rec arrow.RecordBatch, _ int64) error {
+			paths, ok1 := rec.Column(0).(*array.String)
+			pos, ok2 := rec.Column(1).(*array.Int64)
+			if !ok1 || !ok2 {
+				return fmt.Errorf("position delete file %s: unexpected column types", d.FilePath())
+			}
+			for j := 0; j < int(rec.NumRows()); j++ {
+				if paths.Value(j) == path {
+					bm.Set(uint64(pos.Value(j)))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return bm, nil
+}
+
+// readParquet reads the leaf columns chosen by cols of a Parquet file through fs,
+// calling fn with each batch and the position of its first row.
+func readParquet(fs iceio.IO, path string, cols func(*file.Reader) ([]int, error), fn func(arrow.RecordBatch, int64) error) error {
+	f, err := fs.Open(path)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	pr, err := file.NewParquetReader(f)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	defer pr.Close()
+	idx, err := cols(pr)
+	if err != nil {
+		return err
+	}
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	rr, err := fr.GetRecordReader(context.Background(), idx, nil)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	defer rr.Release()
+	var pos int64
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		if err := fn(rec, pos); err != nil {
+			return err
+		}
+		pos += rec.NumRows()
+	}
+	if err := rr.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}
+
+// keyLeaves finds the Parquet leaf columns of the key columns: by field ID, or by
+// name for files written without IDs.
+func keyLeaves(pr *file.Reader, codec *keyCodec) ([]int, error) {
+	sc := pr.MetaData().Schema
+	out := make([]int, len(codec.ids))
+	for i, id := range codec.ids {
+		out[i] = -1
+		for c := 0; c < sc.NumColumns(); c++ {
+			if sc.Column(c).SchemaNode().FieldID() == int32(id) {
+				out[i] = c
+				break
+			}
+		}
+		if out[i] < 0 {
+			out[i] = sc.ColumnIndexByName(codec.names[i])
+		}
+		if out[i] < 0 {
+			return nil, fmt.Errorf("data file has no column %q (field %d)", codec.names[i], id)
+		}
+	}
+	return out, nil
+}
+
+// scanFile reads the key columns of task's data file and returns the live positions
+// holding keys of ks.
+func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet) (FileHits, error) {
+	path := t.File.FilePath()
+	h := FileHits{Path: path, Deletes: deleteIdentity(t)}
+	deleted, err := deletedPositions(fs, t)
+	if err != nil {
+		return h, err
+	}
+	live := func(pos int64) bool { return deleted == nil || !deleted.Contains(uint64(pos)) }
+	var order []int // column order of the record batch -> key column
+	err = readParquet(fs, path, func(pr *file.Reader) ([]int, error) {
+		leaves, err := keyLeaves(pr, ks.codec)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		sorted := slices.Clone(leaves)
+		slices.Sort(sorted)
+		order = make([]int, len(leaves))
+		for i, l := range leaves {
+			order[i] = slices.Index(sorted, l)
+		}
+		return sorted, nil
+	}, func(rec arrow.RecordBatch, base int64) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := int(rec.NumRows())
+		if ks.single != nil {
+			col := rec.Column(order[0])
+			a, ok := col.(*array.Int64)
+			if !ok {
+				return fmt.Errorf("%s: key column %q is %s, want int64", path, ks.codec.names[0], col.DataType())
+			}
+			vals := a.Int64Values()
+			for j := range n {
+				if k, ok := ks.single[vals[j]]; ok && a.IsValid(j) && live(base+int64(j)) {
+					h.Positions = append(h.Positions, base+int64(j))
+					h.KeyIndexes = append(h.KeyIndexes, k)
+				}
+			}
+			return nil
+		}
+		encs := make([]arrowKeyFn, len(order))
+		cols := make([]arrow.Array, len(order))
+		for i := range order {
+			cols[i] = rec.Column(order[i])
+			var err error
+			if encs[i], err = ks.codec.arrowEncoder(i, cols[i]); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		var buf []byte
+	rows:
+		for j := range n {
+			buf = buf[:0]
+			for i, enc := range encs {
+				if cols[i].IsNull(j) {
+					continue rows
+				}
+				buf = enc(buf, j)
+			}
+			if k, ok := ks.index[string(buf)]; ok && live(base+int64(j)) {
+				h.Positions = append(h.Positions, base+int64(j))
+				h.KeyIndexes = append(h.KeyIndexes, k)
+			}
+		}
+		return nil
+	})
+	return h, err
+}
+
