@@ -73,12 +73,13 @@ class Results:
     def __init__(self, path):
         self.path = path
         self.items = []
+        self.known = load_known()
 
     def add(self, engine, writer, scenario, check, expected, seen, error=""):
         ok = (not error) and str(expected) == str(seen)
         self.items.append(dict(engine=engine, writer=writer, scenario=scenario, check=check,
                                expected=str(expected), seen=str(seen), ok=ok, error=error))
-        status = "ok  " if ok else "FAIL"
+        status = "ok  " if ok else ("KNOWN" if known_for(self.items[-1], self.known) else "FAIL")
         msg = f"interop: {status} {engine:9} {writer:12} {scenario:40} {check}: expected {expected}, seen {seen}"
         if error:
             msg += f" ({error})"

@@ -62,6 +62,7 @@ def spark_session(work, jars):
             .config("spark.driver.memory", "3g")
             .config("spark.sql.shuffle.partitions", "4")
             .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
             .getOrCreate())
 
 

@@ -23,7 +23,7 @@ type icebeamRow struct {
 	ID       int64        `iceberg:"id"`
 	Category *string      `iceberg:"category"`
 	Qty      *int32       `iceberg:"qty"`
-	Amount   *ibg.Decimal `iceberg:"amount"`
+	Amount   *ibg.Decimal `iceberg:"amount" precision:"10" scale:"2"`
 	Score    *float64     `iceberg:"score"`
 	Day      *ibg.Date    `iceberg:"day"`
 	TS       *time.Time   `iceberg:"ts"`
@@ -32,13 +32,17 @@ type icebeamRow struct {
 
 func init() {
 	beam.RegisterType(reflect.TypeFor[icebeamRow]())
+	beam.RegisterType(reflect.TypeFor[idRange]())
 	register.Function2x0(genRowsFn)
 	register.Emitter1[icebeamRow]()
 }
 
-// genRowsFn emits GenRow(id) as an icebeamRow for each id in [r[0], r[1]).
-func genRowsFn(r [2]int64, emit func(icebeamRow)) {
-	for id := r[0]; id < r[1]; id++ {
+// idRange is the ids [Lo, Hi).
+type idRange struct{ Lo, Hi int64 }
+
+// genRowsFn emits GenRow(id) as an icebeamRow for each id in r.
+func genRowsFn(r idRange, emit func(icebeamRow)) {
+	for id := r.Lo; id < r.Hi; id++ {
 		v := GenRow(id)
 		row := icebeamRow{ID: id}
 		if v[1] != nil {
@@ -85,9 +89,9 @@ func writeIcebeam(t *testing.T) {
 		live := map[int64][]any{}
 		for _, r := range [][2]int64{{0, 30000}, {30000, 45000}} {
 			p, s := beam.NewPipelineWithRoot()
-			ranges := [][2]int64{}
+			var ranges []idRange
 			for lo := r[0]; lo < r[1]; lo += 5000 {
-				ranges = append(ranges, [2]int64{lo, min(lo+5000, r[1])})
+				ranges = append(ranges, idRange{lo, min(lo+5000, r[1])})
 			}
 			rows := beam.ParDo(s, genRowsFn, beam.CreateList(s, ranges))
 			res, err := iceberg.TryWrite(s, iceberg.WriteConfig{
