@@ -3,12 +3,14 @@ package write
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -17,22 +19,50 @@ import (
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
-// benchRows builds n rows of 10 columns (5 longs, 3 strings, a double, a timestamp).
-func benchRows(n int) []row.Row {
-	names := []string{"id", "a", "b", "c", "d", "s1", "s2", "s3", "x", "ts"}
+// benchSchema is the row schema of the benchmark rows: 5 longs, 3 strings, a double
+// and a timestamp.
+var benchSchema = func() *row.Schema {
 	p := ibg.PrimitiveTypes
-	sc := row.NewSchema(names, []ibg.Type{p.Int64, p.Int64, p.Int64, p.Int64, p.Int64, p.String, p.String, p.String, p.Float64, p.TimestampTz})
+	return row.NewSchema([]string{"id", "a", "b", "c", "d", "s1", "s2", "s3", "x", "ts"},
+		[]ibg.Type{p.Int64, p.Int64, p.Int64, p.Int64, p.Int64, p.String, p.String, p.String, p.Float64, p.TimestampTz})
+}()
+
+// benchRow returns benchmark row i.
+func benchRow(i int) row.Row {
+	return row.Of(benchSchema, []any{int64(i), int64(i * 2), int64(i % 97), int64(i % 13), int64(-i),
+		"s" + strconv.Itoa(i%1000), "constant", "k" + strconv.Itoa(i), float64(i) / 3, ibg.Timestamp(int64(i) * 1000)})
+}
+
+// benchRows builds rows [0, n).
+func benchRows(n int) []row.Row {
 	out := make([]row.Row, n)
 	for i := range n {
-		out[i] = row.Of(sc, []any{int64(i), int64(i * 2), int64(i % 97), int64(i % 13), int64(-i),
-			fmt.Sprintf("s%d", i%1000), "constant", fmt.Sprintf("k%d", i), float64(i) / 3, ibg.Timestamp(int64(i) * 1000)})
+		out[i] = benchRow(i)
 	}
 	return out
 }
 
+// genRowsFn emits rows [seed*Per, (seed+1)*Per): the benchmark's source, which
+// generates rows inside the pipeline so that no source dominates the measurement.
+type genRowsFn struct {
+	Per int
+}
+
+func (f *genRowsFn) ProcessElement(seed int, emit func(row.Row)) {
+	for i := seed * f.Per; i < (seed+1)*f.Per; i++ {
+		emit(benchRow(i))
+	}
+}
+
+func init() {
+	register.DoFn2x0[int, func(row.Row)](&genRowsFn{})
+}
+
 // BenchmarkAppend compares the Beam append on prism with table.WriteRecords plus one
-// commit of the same rows (already in memory as Rows; the direct path includes the
-// Row to Arrow conversion). Run with -benchtime=1x; ICEBEAM_BENCH_ROWS overrides n.
+// commit of the same rows. The direct path starts from Rows already in memory and
+// includes the Row to Arrow conversion; the pipeline generates the rows from a few
+// seeds inside the pipeline (genRowsFn), so its time includes making the rows. Run with
+// -benchtime=1x.
 func BenchmarkAppend(b *testing.B) {
 	const n = 1_000_000
 	rows := benchRows(n)
@@ -75,7 +105,13 @@ func BenchmarkAppend(b *testing.B) {
 		spec := Spec{Table: "db.beam", CatalogName: lc.Name, SinkID: fmt.Sprint("bench", i)}
 		spec.CatalogProps = mustJSON(b, lc.Props)
 		p, s := beam.NewPipelineWithRoot()
-		snaps, _, err := Append(s, spec, beam.CreateList(s, rows))
+		const seeds = 4
+		seedList := make([]int, seeds)
+		for j := range seedList {
+			seedList[j] = j
+		}
+		gen := beam.ParDo(s, &genRowsFn{Per: n / seeds}, beam.CreateList(s, seedList))
+		snaps, _, err := Append(s, spec, gen)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -400,9 +400,7 @@ func (f *structToRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(D
 }
 
 func init() {
-	// writeFn's FinishBundle emitter (with event time) is beyond register.DoFnNxM's
-	// inference: it is registered for reflection.
-	beam.RegisterType(reflect.TypeFor[writeFn]())
+	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(DeadLetter), error](&writeFn{})
 	register.DoFn5x1[context.Context, beam.Window, string, func(*[]byte) bool, func(SnapshotInfo), error](&commitFn{})
 	register.DoFn3x1[beam.T, func(row.Row), func(DeadLetter), error](&structToRowFn{})
 	register.Emitter1[DeadLetter]()
