@@ -269,7 +269,7 @@ func (p *Parser) Parse(r row.Row) (Change, error) {
 	case int:
 		c.Seq = int64(s)
 	default:
-		return Change{}, p.invalid("sequence number column %q holds %v (%T), want a long", p.seqCol, s, s)
+		return Change{}, p.invalid("sequence number column %q holds %#v (%T), want a long", p.seqCol, s, s)
 	}
 	types := p.out.Types()
 	vals := make([]any, p.out.Len())

@@ -61,7 +61,9 @@ type Sorter struct {
 	limit   int64
 	tmpDir  string
 	dir     string // created on first spill
-	chunks  [][]byte
+	chunks    [][]byte // arena; chunks[:nchunks] are in use, the rest kept for reuse
+	nchunks   int
+	chunkSize int
 	entries []entry
 	used    int64
 	runs    []string
@@ -78,7 +80,7 @@ func NewSorter(memoryLimit int64, tmpDir string) *Sorter {
 	if memoryLimit < 1<<20 {
 		memoryLimit = 1 << 20
 	}
-	return &Sorter{limit: memoryLimit, tmpDir: tmpDir}
+	return &Sorter{limit: memoryLimit, tmpDir: tmpDir, chunkSize: int(min(arenaChunk, memoryLimit/16))}
 }
 
 // NewSorterMB returns a sorter with a limit of sorterMemoryMB mebibytes (the
@@ -97,24 +99,21 @@ func (s *Sorter) Add(key []byte, seq int64, kind Kind, packedRow []byte) error {
 		return errors.New("iceberg: cdc sort: Add after Sorted or Close")
 	}
 	n := len(key) + len(packedRow)
-	if n > arenaChunk {
-		return fmt.Errorf("iceberg: cdc sort: record of %d bytes is larger than %d", n, arenaChunk)
-	}
 	if s.used+int64(n)+entrySize > s.limit && len(s.entries) > 0 {
 		if err := s.spill(); err != nil {
 			return err
 		}
 	}
-	ci := len(s.chunks) - 1
+	ci := s.nchunks - 1
 	if ci < 0 || len(s.chunks[ci])+n > cap(s.chunks[ci]) {
 		ci++
 		if ci < len(s.chunks) {
 			s.chunks[ci] = s.chunks[ci][:0]
 		} else {
-			s.chunks = append(s.chunks, make([]byte, 0, arenaChunk))
+			s.chunks = append(s.chunks, make([]byte, 0, max(s.chunkSize, n)))
 		}
-		s.chunks = s.chunks[:ci+1]
-		s.used += arenaChunk - int64(n) // a new chunk is counted whole
+		s.nchunks = ci + 1
+		s.used += int64(cap(s.chunks[ci])) - int64(n) // a chunk is counted whole
 	}
 	c := s.chunks[ci]
 	off := len(c)
@@ -183,7 +182,7 @@ func (s *Sorter) spill() (err error) {
 	s.runs = append(s.runs, path)
 	s.spills++
 	s.entries = s.entries[:0]
-	s.chunks = s.chunks[:0]
+	s.nchunks = 0
 	s.used = 0
 	return nil
 }
