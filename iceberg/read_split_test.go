@@ -42,7 +42,29 @@ func TestReadSplitsRowGroups(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	got := iceberg.Read(s, iceberg.ReadConfig{Table: "db.big", CatalogName: cat.Name, CatalogProperties: cat.Props})
 	passert.Equals(s, got, want...)
-	ptest.RunAndValidate(t, p)
+	res, err := ptest.RunWithMetrics(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counters := map[string]int64{}
+	for _, c := range res.Metrics().AllMetrics().Counters() {
+		if c.Key.Namespace == "icebeam" {
+			counters[c.Key.Name] += c.Result()
+		}
+	}
+	units := int64(len(files[0].SplitOffsets()))
+	for name, wantN := range map[string]int64{
+		"files_planned":   1,
+		"row_groups_read": units,
+		"rows_emitted":    int64(len(want)),
+	} {
+		if counters[name] != wantN {
+			t.Errorf("counter %s = %d, want %d (all: %v)", name, counters[name], wantN, counters)
+		}
+	}
+	if counters["bytes_read"] < files[0].FileSizeBytes()/2 {
+		t.Errorf("counter bytes_read = %d for a file of %d bytes", counters["bytes_read"], files[0].FileSizeBytes())
+	}
 }
 
 // TestReadFakeGCS reads a table whose warehouse is a gs:// bucket on an in-process

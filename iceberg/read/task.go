@@ -58,14 +58,23 @@ func newTask(meta table.Metadata, metaLoc string, t table.FileScanTask) (Task, e
 }
 
 // splitUnits returns the start offsets of the row-group units inside [start, end):
-// the file's split offsets that fall in the range, with start itself first. Units
-// tile the range, so reading every unit reads every row group exactly once
-// (iceberg-go selects a row group by whether its offset falls in the task range).
+// start itself, then each split offset (a row group's first byte) after the range's
+// first row group. Units tile the range, so reading every unit reads every row group
+// exactly once (iceberg-go selects a row group by whether its offset falls in the task
+// range), and no unit is empty.
 func splitUnits(start, end int64, offsets []int64) []int64 {
 	units := []int64{start}
 	prev := start
+	first := true
 	for _, o := range offsets {
-		if o > prev && o < end {
+		if o < start || o >= end {
+			continue
+		}
+		if first { // the range's first row group starts the first unit
+			first = false
+			continue
+		}
+		if o > prev {
 			units = append(units, o)
 			prev = o
 		}
