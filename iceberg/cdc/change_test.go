@@ -22,7 +22,7 @@ func citySchema() *ibg.Schema {
 
 func debeziumConfig() config.WriteConfig {
 	return config.WriteConfig{Mode: config.MergeOnRead, ChangeTypeColumn: "op", SequenceNumberColumn: "seq",
-		ChangeTypeMap: map[string]string{"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE", "r": "INSERT", "b": "UPDATE_BEFORE"},
+		ChangeTypeMap:   map[string]string{"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE", "r": "INSERT", "b": "UPDATE_BEFORE"},
 		EqualityColumns: []string{"id"}}
 }
 

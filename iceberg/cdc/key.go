@@ -238,4 +238,3 @@ func Shard(key []byte, numShards int) int {
 	}
 	return int(hashKey(key) % uint64(numShards))
 }
-

@@ -153,7 +153,7 @@ func (ks *keySet) predicate(lo, hi int) (ibg.BooleanExpression, error) {
 		}
 		return ibg.SetPredicate(ibg.OpIn, ibg.Reference(names[0]), lits), nil
 	}
-	var or ibg.BooleanExpression = ibg.AlwaysFalse{}
+	ors := make([]ibg.BooleanExpression, 0, hi-lo)
 	for _, i := range ks.order[lo:hi] {
 		var and ibg.BooleanExpression = ibg.AlwaysTrue{}
 		for c, v := range ks.keys[i] {
@@ -163,9 +163,9 @@ func (ks *keySet) predicate(lo, hi int) (ibg.BooleanExpression, error) {
 			}
 			and = ibg.NewAnd(and, ibg.LiteralPredicate(ibg.OpEQ, ibg.Reference(names[c]), l))
 		}
-		or = ibg.NewOr(or, and)
+		ors = append(ors, and)
 	}
-	return or, nil
+	return balancedOr(ors), nil
 }
 
 // plan plans tbl's current snapshot with the key predicate, chunk by chunk, and
@@ -182,27 +182,43 @@ func (r Resolver) plan(ctx context.Context, tbl *table.Table, ks *keySet) (map[s
 	if len(ks.codec.names) > 1 {
 		chunk = max(1, chunk/4) // OR trees grow with the columns
 	}
+	// One planning pass: manifests are read once, and each chunk stays small
+	// enough for the metrics evaluators to prune with it.
+	var preds []ibg.BooleanExpression
 	for lo := 0; lo < len(ks.order); lo += chunk {
 		hi := min(lo+chunk, len(ks.order))
 		pred, err := ks.predicate(lo, hi)
 		if err != nil {
 			return nil, err
 		}
-		tasks, err := tbl.Scan(table.WithRowFilter(pred), table.WithSelectedFields(ks.codec.names...)).PlanFiles(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("plan: %w", err)
-		}
-		for _, t := range tasks {
-			out[t.File.FilePath()] = t
-		}
+		preds = append(preds, pred)
+	}
+	tasks, err := tbl.Scan(table.WithRowFilter(balancedOr(preds)), table.WithSelectedFields(ks.codec.names...)).PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	for _, t := range tasks {
+		out[t.File.FilePath()] = t
 	}
 	return out, nil
+}
+
+// balancedOr ORs preds as a balanced tree (depth log n, not n).
+func balancedOr(preds []ibg.BooleanExpression) ibg.BooleanExpression {
+	switch len(preds) {
+	case 0:
+		return ibg.AlwaysFalse{}
+	case 1:
+		return preds[0]
+	}
+	mid := len(preds) / 2
+	return ibg.NewOr(balancedOr(preds[:mid]), balancedOr(preds[mid:]))
 }
 
 // Resolve finds the live row positions of keys (one value per equality column,
 // normalized like row values) in tbl's current snapshot: it plans with the key
 // predicate (an IN for one column, an OR of ANDs for several, in chunks of ChunkKeys
-// keys) so partition and column-statistics pruning drop files, reads only the key
+// keys ORed together in one planning pass) so partition and column-statistics pruning drop files, reads only the key
 // columns of each candidate data file, counts row positions and skips positions
 // deleted by the file's DV or position delete files. Keys not in the table are
 // simply not found. Rows deleted by equality delete files may be found (deleting
@@ -526,4 +542,3 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 	})
 	return h, err
 }
-

@@ -58,19 +58,19 @@ type entry struct {
 // what is still in memory. Add copies its arguments. A Sorter is not safe for
 // concurrent use; Close removes its temp files.
 type Sorter struct {
-	limit   int64
-	tmpDir  string
-	dir     string // created on first spill
+	limit     int64
+	tmpDir    string
+	dir       string   // created on first spill
 	chunks    [][]byte // arena; chunks[:nchunks] are in use, the rest kept for reuse
 	nchunks   int
 	chunkSize int
-	entries []entry
-	used    int64
-	runs    []string
-	added   int64
-	spills  int
-	sorting bool
-	closed  bool
+	entries   []entry
+	used      int64
+	runs      []string
+	added     int64
+	spills    int
+	sorting   bool
+	closed    bool
 }
 
 // NewSorter returns a sorter that keeps at most memoryLimit bytes of records in
