@@ -133,6 +133,13 @@ def load_known():
         return json.load(f)
 
 
+def fnmatch_result(r, k):
+    """Whether result r is about the engine, writer and scenario of known issue k."""
+    import fnmatch
+    return fnmatch.fnmatch(r["engine"], k["engine"]) and fnmatch.fnmatch(r["writer"], k["writer"]) \
+        and fnmatch.fnmatch(r["scenario"], k["scenario"])
+
+
 def known_for(r, known):
     """The known_issues.json entry that covers failed result r, or None."""
     import fnmatch
