@@ -1,9 +1,10 @@
 # icebeam developer targets. `make test` is the README's test command and what CI runs.
 GO ?= go
 
-.PHONY: test unit vet bench fuzz
+.PHONY: test unit vet bench fuzz interop
 
-test: vet unit
+# test runs everything: vet, the Go tests, then the cross-engine suite.
+test: vet unit interop
 
 vet:
 	CGO_ENABLED=0 $(GO) vet ./...
@@ -19,8 +20,6 @@ fuzz:
 
 # Cross-engine interop suite (Spark, PyIceberg, DuckDB, PostgreSQL, Java REST
 # catalog); installs its engines into testing/interop/.deps/ on first use.
-.PHONY: interop
 interop:
 	GO=$(GO) bash testing/interop/run.sh
 
-test: interop
