@@ -34,9 +34,13 @@ type WriteResult struct {
 // Write appends rows (a PCollection of Row or of one struct type) to the table named by
 // cfg.Table, a name or a template such as "db.events_{region}" filled from each row.
 // Missing tables are created from the rows' schema with partition_fields, sort_fields
-// and table_properties (format-version 3 unless set). Each table gets one commit per
-// window (in batch, one commit), made exactly once per sink_id. Rows that cannot be
-// written go to WriteResult.DeadLetter with the reason.
+// and table_properties (format-version 3 unless set). keep, drop or only project each
+// row first (dotted paths name nested fields; only writes one struct field as the row).
+// With distribution_mode=hash, rows are shuffled in packed batches by table and
+// partition so that each partition is written by one writer; otherwise each bundle
+// writes its own files. Each table gets one commit per window (in batch, one commit),
+// made exactly once per sink_id. Rows that cannot be written go to
+// WriteResult.DeadLetter with the reason.
 //
 // Write panics on a construction error; use TryWrite to get it.
 func Write(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...WriteOption) WriteResult {
@@ -62,18 +66,6 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	if err != nil {
 		return WriteResult{}, err
 	}
-	ctx := context.Background()
-	cat, err := catalogs.Get(ctx, cfg.CatalogName, cfg.CatalogProperties)
-	if err != nil {
-		return WriteResult{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
-	}
-	if tpl.IsStatic() {
-		if err := checkExistingTable(ctx, cfg, rows); err != nil {
-			return WriteResult{}, err
-		}
-	} else if _, err := cat.ListNamespaces(ctx, nil); err != nil {
-		return WriteResult{}, fmt.Errorf("iceberg: write %s: catalog unreachable: %w", cfg.Table, err)
-	}
 	sinkID := cfg.SinkID
 	if sinkID == "" {
 		sinkID = uuid.NewString()
@@ -81,6 +73,18 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	spec, err := write.NewSpec(cfg, sinkID)
 	if err != nil {
 		return WriteResult{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
+	}
+	ctx := context.Background()
+	cat, err := catalogs.Get(ctx, cfg.CatalogName, cfg.CatalogProperties)
+	if err != nil {
+		return WriteResult{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
+	}
+	if tpl.IsStatic() {
+		if err := checkExistingTable(ctx, cfg, spec, rows); err != nil {
+			return WriteResult{}, err
+		}
+	} else if _, err := cat.ListNamespaces(ctx, nil); err != nil {
+		return WriteResult{}, fmt.Errorf("iceberg: write %s: catalog unreachable: %w", cfg.Table, err)
 	}
 	snaps, dead, err := write.Append(s, spec, rows)
 	if err != nil {
@@ -99,9 +103,6 @@ func checkAppendSupport(cfg WriteConfig) error {
 	if cfg.IsMergeOnRead() {
 		unsupported(config.KeyMode, "merge-on-read writes are not available yet")
 	}
-	if cfg.DistributionMode == config.DistributionHash {
-		unsupported(config.KeyDistributionMode, "hash distribution is not available yet")
-	}
 	if cfg.AutoSharding {
 		unsupported(config.KeyAutoSharding, "auto sharding is not available yet")
 	}
@@ -117,9 +118,6 @@ func checkAppendSupport(cfg WriteConfig) error {
 	if cfg.DirectWriteByteLimit != nil {
 		unsupported(config.KeyDirectWriteByteLimit, "streaming writes are not available yet")
 	}
-	if len(cfg.Keep) > 0 || len(cfg.Drop) > 0 || cfg.Only != "" {
-		unsupported(config.KeyKeep, "keep, drop and only are not available yet for writes")
-	}
 	if cfg.UseSideInputTableCache {
 		unsupported(config.KeyUseSideInputTableCache, "the side-input table cache is not available yet")
 	}
@@ -127,8 +125,9 @@ func checkAppendSupport(cfg WriteConfig) error {
 }
 
 // checkExistingTable checks a static destination that already exists against the rows'
-// struct type (Row collections are checked per row at run time).
-func checkExistingTable(ctx context.Context, cfg WriteConfig, rows beam.PCollection) error {
+// struct type after keep, drop or only (Row collections are checked per row at run
+// time).
+func checkExistingTable(ctx context.Context, cfg WriteConfig, spec write.Spec, rows beam.PCollection) error {
 	tbl, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0)
 	if errors.Is(err, config.ErrTableNotFound) {
 		return nil
@@ -140,7 +139,7 @@ func checkExistingTable(ctx context.Context, cfg WriteConfig, rows beam.PCollect
 	if t == reflect.TypeFor[row.Row]() {
 		return nil
 	}
-	sc, err := row.InferStructSchema(t)
+	sc, err := write.StructSchema(spec, t)
 	if err != nil {
 		return fmt.Errorf("%w: iceberg: write %s: %w", ErrInvalidConfig, cfg.Table, err)
 	}

@@ -178,7 +178,12 @@ func TestTryWriteErrors(t *testing.T) {
 	}{
 		{"no table", func(c *iceberg.WriteConfig) { c.Table = "" }, iceberg.ErrInvalidConfig, "table"},
 		{"merge-on-read not yet", func(c *iceberg.WriteConfig) { c.Mode = iceberg.MergeOnRead; c.EqualityColumns = []string{"id"} }, iceberg.ErrUnsupported, "mode"},
-		{"hash distribution not yet", func(c *iceberg.WriteConfig) { c.DistributionMode = iceberg.DistributionHash }, iceberg.ErrUnsupported, "distribution_mode"},
+		{"streaming not yet", func(c *iceberg.WriteConfig) { n := 10; c.TriggeringFrequencySeconds = &n }, iceberg.ErrUnsupported, "triggering_frequency_seconds"},
+		{"keep names a missing field", func(c *iceberg.WriteConfig) { c.Keep = []string{"id", "nope"} }, iceberg.ErrInvalidConfig, `"nope"`},
+		{"only names a non-struct field", func(c *iceberg.WriteConfig) { c.Only = "region" }, iceberg.ErrInvalidConfig, `"region"`},
+		{"bad target file size", func(c *iceberg.WriteConfig) {
+			c.WriteProperties = map[string]string{"write.target-file-size-bytes": "-1"}
+		}, iceberg.ErrInvalidConfig, "write.target-file-size-bytes"},
 		{"reserved snapshot property", func(c *iceberg.WriteConfig) { c.SnapshotProperties = map[string]string{"beam.cdc.x": "1"} }, iceberg.ErrInvalidConfig, "beam.cdc."},
 		{"schema mismatch", func(c *iceberg.WriteConfig) { c.Table = "db.strings" }, iceberg.ErrInvalidConfig, `"id"`},
 	}

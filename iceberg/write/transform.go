@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
+	ibg "github.com/apache/iceberg-go"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
@@ -13,10 +14,27 @@ import (
 
 var rowType = reflect.TypeFor[row.Row]()
 
+// StructSchema returns the schema of the rows a write of spec makes of struct type t:
+// the type's inferred schema (row.InferStructSchema) after spec's keep, drop or only.
+// An error names a field keep, drop or only lists that t lacks.
+func StructSchema(spec Spec, t reflect.Type) (*ibg.Schema, error) {
+	sc, err := row.InferStructSchema(t)
+	if err != nil {
+		return nil, err
+	}
+	proj, err := NewProjection(spec.Keep, spec.Drop, spec.Only)
+	if err != nil {
+		return nil, err
+	}
+	return proj.Schema(sc)
+}
+
 // Append adds the append write of rows (a PCollection of row.Row or of one struct
 // type) to s: rows are routed to their tables and checked (rejects to the dead letter
-// output), written to Parquet by per-bundle writers, grouped by table (one group per
-// table and window) and committed by the Committer. It returns the PCollection of
+// output), projected (keep/drop/only), written to Parquet by per-bundle writers (or,
+// with spec.Hash, shuffled in packed batches by table and partition and written by one
+// writer per partition), grouped by table (one group per table and window) and
+// committed by the Committer. It returns the PCollection of
 // SnapshotInfo and the PCollection of DeadLetter.
 func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead beam.PCollection, err error) {
 	s = s.Scope("iceberg.Append")
@@ -37,7 +55,7 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 			return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: rows must be iceberg.Row or a struct, got %s",
 				config.ErrInvalidConfig, spec.Table, rows.Type())
 		}
-		if _, err := row.InferStructSchema(t); err != nil {
+		if _, err := StructSchema(spec, t); err != nil {
 			return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: %w", config.ErrInvalidConfig, spec.Table, err)
 		}
 		outs, err := beam.TryParDo(s.Scope("ToRow"), &structToRowFn{}, rows)
@@ -47,12 +65,27 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 		rows = outs[0]
 		deads = append(deads, outs[1])
 	}
-	outs, err := beam.TryParDo(s.Scope("WriteFiles"), &writeFn{Spec: spec}, rows)
-	if err != nil {
-		return beam.PCollection{}, beam.PCollection{}, err
+	var files beam.PCollection
+	if spec.Hash {
+		outs, err := beam.TryParDo(s.Scope("RouteByPartition"), &hashRouteFn{Spec: spec}, rows)
+		if err != nil {
+			return beam.PCollection{}, beam.PCollection{}, err
+		}
+		deads = append(deads, outs[1])
+		packets := beam.GroupByKey(s.Scope("GroupByPartition"), outs[0])
+		if outs, err = beam.TryParDo(s.Scope("WriteFiles"), &hashWriteFn{Spec: spec}, packets); err != nil {
+			return beam.PCollection{}, beam.PCollection{}, err
+		}
+		files = outs[0]
+		deads = append(deads, outs[1])
+	} else {
+		outs, err := beam.TryParDo(s.Scope("WriteFiles"), &writeFn{Spec: spec}, rows)
+		if err != nil {
+			return beam.PCollection{}, beam.PCollection{}, err
+		}
+		files = outs[0]
+		deads = append(deads, outs[1])
 	}
-	files, writeDead := outs[0], outs[1]
-	deads = append(deads, writeDead)
 	grouped := beam.GroupByKey(s.Scope("GroupByTable"), files)
 	commits, err := beam.TryParDo(s.Scope("Commit"), &commitFn{Spec: spec}, grouped)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -17,7 +16,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
@@ -25,201 +23,63 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
-// Tuning of the per-bundle writers.
-const (
-	// batchRows is the number of rows per Arrow batch handed to the Parquet writer.
-	batchRows = 64 * 1024
-	// flushRows is the number of buffered rows of one destination after which the
-	// writer writes files before the bundle ends.
-	flushRows = 1 << 20
-)
-
-// Spec is the serialized configuration of the write's DoFns. Maps travel as JSON
-// strings (DoFn fields are JSON-encoded by Beam and must not be map-typed).
-type Spec struct {
-	// Table is the table name or template.
-	Table string
-	// CatalogName names the catalog.
-	CatalogName string
-	// CatalogProps is the catalog properties as a JSON object. It may hold secrets:
-	// it is never logged.
-	CatalogProps string
-	// SinkID is the exactly-once sink id.
-	SinkID string
-	// PartitionFields, SortFields: of tables the write creates.
-	PartitionFields, SortFields []string
-	// TableProps, WriteProps, SnapshotProps are JSON objects.
-	TableProps, WriteProps, SnapshotProps string
-	// TableCacheRefreshSeconds is the table metadata cache age (0: default 60 s).
-	TableCacheRefreshSeconds int
+// router takes rows to their tables: it projects a row (keep/drop/only), renders its
+// destination and loads the table, creating it from the row's schema when missing.
+type router struct {
+	spec   *Spec
+	rt     *runtime
+	tables map[string]*destTable
 }
 
-// NewSpec builds the Spec of cfg (which must be valid) for sinkID.
-func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
-	enc := func(m map[string]string) (string, error) {
-		if len(m) == 0 {
-			return "", nil
-		}
-		b, err := json.Marshal(m)
-		return string(b), err
-	}
-	s := Spec{Table: cfg.Table, CatalogName: cfg.CatalogName, SinkID: sinkID,
-		PartitionFields: slices.Clone(cfg.PartitionFields), SortFields: slices.Clone(cfg.SortFields)}
-	var err error
-	var errs [4]error
-	s.CatalogProps, errs[0] = enc(cfg.CatalogProperties)
-	s.TableProps, errs[1] = enc(cfg.TableProperties)
-	s.WriteProps, errs[2] = enc(cfg.WriteProperties)
-	s.SnapshotProps, errs[3] = enc(cfg.SnapshotProperties)
-	if err = errors.Join(errs[:]...); err != nil {
-		return Spec{}, err
-	}
-	if cfg.TableCacheRefreshIntervalSeconds != nil {
-		s.TableCacheRefreshSeconds = *cfg.TableCacheRefreshIntervalSeconds
-	}
-	return s, nil
-}
-
-// runtime is what a DoFn builds from its Spec in Setup.
-type runtime struct {
-	tpl           Template
-	catProps      map[string]string
-	tableProps    map[string]string
-	writeProps    map[string]string
-	snapshotProps map[string]string
-	create        CreateOptions
-	refresh       time.Duration
-}
-
-func (s Spec) runtime() (*runtime, error) {
-	rt := &runtime{refresh: 60 * time.Second}
-	if s.TableCacheRefreshSeconds > 0 {
-		rt.refresh = time.Duration(s.TableCacheRefreshSeconds) * time.Second
-	}
-	var err error
-	if rt.tpl, err = ParseTemplate(s.Table); err != nil {
-		return nil, err
-	}
-	for _, p := range []struct {
-		src string
-		dst *map[string]string
-	}{{s.CatalogProps, &rt.catProps}, {s.TableProps, &rt.tableProps}, {s.WriteProps, &rt.writeProps}, {s.SnapshotProps, &rt.snapshotProps}} {
-		if p.src == "" {
-			continue
-		}
-		if err := json.Unmarshal([]byte(p.src), p.dst); err != nil {
-			return nil, fmt.Errorf("iceberg: write %s: bad serialized properties: %w", s.Table, err)
-		}
-	}
-	if rt.create.PartitionFields, err = config.ParsePartitionFields(s.PartitionFields); err != nil {
-		return nil, err
-	}
-	if rt.create.SortFields, err = config.ParseSortFields(s.SortFields); err != nil {
-		return nil, err
-	}
-	rt.create.Properties = rt.tableProps
-	return rt, nil
-}
-
-func (s Spec) catalog(ctx context.Context, rt *runtime) (catalog.Catalog, error) {
-	return catalogs.Get(ctx, s.CatalogName, rt.catProps)
-}
-
-// writeFn routes rows to their destination tables, buffers them per destination and
-// window as Arrow batches, writes Parquet data files without committing, and emits the
-// encoded files keyed by table at the end of the bundle. Rows it cannot write go to the
-// dead letter output.
-type writeFn struct {
-	Spec Spec
-
-	rt      *runtime
-	tables  map[string]*destTable
-	buffers map[bufKey]*destBuffer
-}
-
+// destTable is one destination table as the writers see it.
 type destTable struct {
-	tbl *table.Table
+	name string
+	tbl  *table.Table
+	keys *partitionKeyer // built by the hash distribution on first use
 }
 
-type bufKey struct {
-	table string
-	win   int64 // window end, ms
-}
-
-type destBuffer struct {
-	tbl     *table.Table
-	builder *row.BatchBuilder
-	batches []arrow.RecordBatch
-	rows    int
-	files   []EncodedDataFile
-}
-
-func (f *writeFn) Setup(ctx context.Context) error {
-	rt, err := f.Spec.runtime()
+func newRouter(spec *Spec) (*router, error) {
+	rt, err := spec.runtime()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	f.rt = rt
-	f.tables = map[string]*destTable{}
-	return nil
+	return &router{spec: spec, rt: rt, tables: map[string]*destTable{}}, nil
 }
 
-// StartBundle resets the buffers. Its emitters only satisfy the SDK's rule that
-// lifecycle methods declare the same outputs as ProcessElement.
-func (f *writeFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(DeadLetter)) {
-	f.buffers = map[bufKey]*destBuffer{}
-}
-
-func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, _ func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
-	dest, err := f.rt.tpl.Render(RowGetter(r))
+// route returns r projected and its table. A non-nil dead is the dead letter of a row
+// that cannot be written; err is a failure of the catalog (the bundle is retried).
+func (rr *router) route(ctx context.Context, r row.Row) (row.Row, *destTable, *DeadLetter, error) {
+	pr, err := rr.rt.proj.Apply(r)
 	if err != nil {
-		dead(DeadLetter{Row: r.String(), Reason: err.Error()})
-		return nil
+		return row.Row{}, nil, &DeadLetter{Row: r.String(), Reason: err.Error()}, nil
 	}
-	dt, reject, err := f.table(ctx, dest, r)
+	r = pr
+	dest, err := rr.rt.tpl.Render(RowGetter(r))
 	if err != nil {
-		return err
+		return row.Row{}, nil, &DeadLetter{Row: r.String(), Reason: err.Error()}, nil
 	}
-	if reject != nil {
-		dead(DeadLetter{Row: r.String(), Table: dest, Reason: reject.Error()})
-		return nil
-	}
-	key := bufKey{table: dest, win: w.MaxTimestamp().Milliseconds()}
-	buf := f.buffers[key]
-	if buf == nil {
-		bb, err := row.NewBatchBuilder(dt.tbl.Schema(), memory.DefaultAllocator)
-		if err != nil {
-			return fmt.Errorf("iceberg: write %s: %w", dest, err)
+	dt, reject, err := rr.table(ctx, dest, r)
+	if err != nil || reject != nil {
+		if reject != nil {
+			return row.Row{}, nil, &DeadLetter{Row: r.String(), Table: dest, Reason: reject.Error()}, nil
 		}
-		buf = &destBuffer{tbl: dt.tbl, builder: bb}
-		f.buffers[key] = buf
+		return row.Row{}, nil, nil, err
 	}
-	if err := buf.builder.AppendRow(r); err != nil {
-		dead(DeadLetter{Row: r.String(), Table: dest, Reason: err.Error()})
-		return nil
-	}
-	buf.rows++
-	if buf.builder.Len() >= batchRows {
-		buf.batches = append(buf.batches, buf.builder.NewBatch())
-	}
-	if buf.rows >= flushRows {
-		return f.flush(ctx, buf)
-	}
-	return nil
+	return r, dt, nil, nil
 }
 
 // table returns the destination table, creating it from r's schema when missing. A
 // non-nil reject is a reason to dead-letter the row (its schema cannot create the table);
 // err is a failure of the catalog (the bundle is retried).
-func (f *writeFn) table(ctx context.Context, dest string, r row.Row) (dt *destTable, reject, err error) {
-	if dt := f.tables[dest]; dt != nil {
+func (rr *router) table(ctx context.Context, dest string, r row.Row) (dt *destTable, reject, err error) {
+	if dt := rr.tables[dest]; dt != nil {
 		return dt, nil, nil
 	}
 	ident, perr := parseIdent(dest)
 	if perr != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoDestination, perr), nil
 	}
-	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, dest, f.rt.refresh)
+	tbl, err := catalogs.LoadTable(ctx, rr.spec.CatalogName, rr.rt.catProps, dest, rr.rt.refresh)
 	if err != nil {
 		if !errors.Is(err, config.ErrTableNotFound) {
 			return nil, nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
@@ -228,11 +88,11 @@ func (f *writeFn) table(ctx context.Context, dest string, r row.Row) (dt *destTa
 		if ierr != nil {
 			return nil, fmt.Errorf("cannot create table %s: %w", dest, ierr), nil
 		}
-		cat, err := f.Spec.catalog(ctx, f.rt)
+		cat, err := rr.spec.catalog(ctx, rr.rt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
 		}
-		_, created, err := EnsureTable(ctx, cat, ident, sc, f.rt.create)
+		_, created, err := EnsureTable(ctx, cat, ident, sc, rr.rt.create)
 		if err != nil {
 			if errors.Is(err, config.ErrInvalidConfig) {
 				return nil, err, nil
@@ -242,35 +102,150 @@ func (f *writeFn) table(ctx context.Context, dest string, r row.Row) (dt *destTa
 		if created {
 			log.Infof(ctx, "iceberg: write %s: created table", dest)
 		}
-		catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
-		if tbl, err = catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, dest, f.rt.refresh); err != nil {
+		catalogs.Invalidate(rr.spec.CatalogName, rr.rt.catProps, dest)
+		if tbl, err = catalogs.LoadTable(ctx, rr.spec.CatalogName, rr.rt.catProps, dest, rr.rt.refresh); err != nil {
 			return nil, nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
 		}
 	}
-	dt = &destTable{tbl: tbl}
-	f.tables[dest] = dt
+	dt = &destTable{name: dest, tbl: tbl}
+	rr.tables[dest] = dt
 	return dt, nil, nil
 }
 
-// flush writes buf's batches to data files and keeps the encoded files.
-func (f *writeFn) flush(ctx context.Context, buf *destBuffer) error {
-	if buf.builder.Len() > 0 {
-		buf.batches = append(buf.batches, buf.builder.NewBatch())
+// fileBuffer turns rows of one table into Arrow batches and, when flushed, into data
+// files (not committed) whose encodings it keeps.
+type fileBuffer struct {
+	tbl     *table.Table
+	opts    FileOptions
+	target  int64 // target file size: batches are cut at it, so files can roll there
+	builder *row.BatchBuilder
+	batches []arrow.RecordBatch
+	rows    int
+	bytes   int
+	files   []EncodedDataFile
+}
+
+func newFileBuffer(tbl *table.Table, opts FileOptions) (*fileBuffer, error) {
+	bb, err := row.NewBatchBuilder(tbl.Schema(), memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: write %s: %w", tbl.Identifier(), err)
 	}
-	if len(buf.batches) == 0 {
+	target := opts.TargetFileSizeBytes
+	if target <= 0 {
+		target = int64(tbl.Properties().GetInt(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault))
+	}
+	return &fileBuffer{tbl: tbl, opts: opts, target: target, builder: bb}, nil
+}
+
+// add appends r; an error is about the row (it was not appended), for the dead letter
+// output.
+func (b *fileBuffer) add(r row.Row) error {
+	if err := b.builder.AppendRow(r); err != nil {
+		return err
+	}
+	b.rows++
+	// table.WriteRecords rolls to a new file between batches only.
+	if b.builder.Len() >= batchRows || int64(b.builder.Bytes()) >= b.target {
+		b.cut()
+	}
+	return nil
+}
+
+// cut moves the builder's rows into a batch.
+func (b *fileBuffer) cut() {
+	if b.builder.Len() > 0 {
+		b.bytes += b.builder.Bytes()
+		b.batches = append(b.batches, b.builder.NewBatch())
+	}
+}
+
+// full reports whether the buffer should be flushed before taking more rows.
+func (b *fileBuffer) full() bool {
+	return b.rows >= flushRows || b.bytes+b.builder.Bytes() >= flushBytes
+}
+
+// flush writes the buffered rows to data files and keeps their encodings.
+func (b *fileBuffer) flush(ctx context.Context) error {
+	b.cut()
+	if len(b.batches) == 0 {
 		return nil
 	}
-	batches := buf.batches
-	buf.batches, buf.rows = nil, 0
-	files, err := WriteDataFiles(ctx, buf.tbl, buf.builder.ArrowSchema(), batches, FileOptions{WriteProperties: f.rt.writeProps})
+	batches := b.batches
+	b.batches, b.rows, b.bytes = nil, 0, 0
+	files, err := WriteDataFiles(ctx, b.tbl, b.builder.ArrowSchema(), batches, b.opts)
 	if err != nil {
 		return err
 	}
-	enc, err := EncodeDataFiles(buf.tbl.Metadata(), files)
+	enc, err := EncodeDataFiles(b.tbl.Metadata(), files)
 	if err != nil {
-		return fmt.Errorf("iceberg: write %s: %w", buf.tbl.Identifier(), err)
+		return fmt.Errorf("iceberg: write %s: %w", b.tbl.Identifier(), err)
 	}
-	buf.files = append(buf.files, enc...)
+	b.files = append(b.files, enc...)
+	return nil
+}
+
+// close flushes, releases the builder and returns the JSON of every file written (nil
+// when none was).
+func (b *fileBuffer) close(ctx context.Context) ([]byte, error) {
+	err := b.flush(ctx)
+	b.builder.Release()
+	if err != nil || len(b.files) == 0 {
+		return nil, err
+	}
+	return json.Marshal(b.files)
+}
+
+// writeFn routes rows to their destination tables, buffers them per destination and
+// window as Arrow batches, writes Parquet data files without committing, and emits the
+// encoded files keyed by table at the end of the bundle. Rows it cannot write go to the
+// dead letter output.
+type writeFn struct {
+	Spec Spec
+
+	router  *router
+	buffers map[bufKey]*fileBuffer
+}
+
+type bufKey struct {
+	table string
+	win   int64 // window end, ms
+}
+
+func (f *writeFn) Setup(ctx context.Context) error {
+	var err error
+	f.router, err = newRouter(&f.Spec)
+	return err
+}
+
+// StartBundle resets the buffers. Its emitters only satisfy the SDK's rule that
+// lifecycle methods declare the same outputs as ProcessElement.
+func (f *writeFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(DeadLetter)) {
+	f.buffers = map[bufKey]*fileBuffer{}
+}
+
+func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, _ func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+	r, dt, dl, err := f.router.route(ctx, r)
+	if err != nil || dl != nil {
+		if dl != nil {
+			dead(*dl)
+		}
+		return err
+	}
+	key := bufKey{table: dt.name, win: w.MaxTimestamp().Milliseconds()}
+	buf := f.buffers[key]
+	if buf == nil {
+		if buf, err = newFileBuffer(dt.tbl, f.Spec.fileOptions(f.router.rt)); err != nil {
+			return err
+		}
+		f.buffers[key] = buf
+	}
+	if err := buf.add(r); err != nil {
+		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
+		return nil
+	}
+	if buf.full() {
+		return buf.flush(ctx)
+	}
 	return nil
 }
 
@@ -288,20 +263,13 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, st
 		return int(a.win - b.win)
 	})
 	for _, k := range keys {
-		buf := f.buffers[k]
-		err := f.flush(ctx, buf)
-		buf.builder.Release()
+		b, err := f.buffers[k].close(ctx)
 		if err != nil {
 			return err
 		}
-		if len(buf.files) == 0 {
-			continue
+		if b != nil {
+			emit(mtime.FromMilliseconds(k.win), k.table, b)
 		}
-		b, err := json.Marshal(buf.files)
-		if err != nil {
-			return err
-		}
-		emit(mtime.FromMilliseconds(k.win), k.table, b)
 	}
 	f.buffers = nil
 	return nil

@@ -1,0 +1,282 @@
+package write
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+)
+
+// The hash distribution (distribution_mode=hash): hashRouteFn checks each row against
+// its table and packs the rows of one (table, partition) into packets, the rows'
+// values without their schema (row.AppendBody) after the id of the table schema they
+// were normalized to; a GroupByKey brings each partition's packets to one
+// hashWriteFn, which writes them to files. Each partition thus gets files from one
+// writer instead of one per bundle.
+
+// partitionKeySep separates the table name from the partition key in a shuffle key.
+const partitionKeySep = "\x00"
+
+// partitionKeyer computes the partition of a row of a table (whose values are
+// normalized to the table's types) as a string: the table's partition transforms
+// applied to the source columns.
+type partitionKeyer struct {
+	fields []keyField
+}
+
+type keyField struct {
+	path []string
+	tr   ibg.Transform
+}
+
+func newPartitionKeyer(tbl *table.Table) (*partitionKeyer, error) {
+	spec, sc := tbl.Spec(), tbl.Schema()
+	k := &partitionKeyer{}
+	for _, f := range spec.Fields() {
+		name, ok := sc.FindColumnName(f.SourceID())
+		if !ok {
+			return nil, fmt.Errorf("iceberg: write %s: partition field %s has no source column %d",
+				tbl.Identifier(), f.Name, f.SourceID())
+		}
+		k.fields = append(k.fields, keyField{path: strings.Split(name, "."), tr: f.Transform})
+	}
+	return k, nil
+}
+
+// key returns r's partition key; rows of one partition have the same key.
+func (k *partitionKeyer) key(r row.Row) string {
+	var b strings.Builder
+	get := RowGetter(r)
+	for i, f := range k.fields {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		v, _ := get(f.path)
+		lit := literalOf(v)
+		out := f.tr.Apply(ibg.Optional[ibg.Literal]{Valid: lit != nil, Val: lit})
+		if !out.Valid {
+			b.WriteString("\x01null")
+			continue
+		}
+		b.WriteString(out.Val.String())
+	}
+	return b.String()
+}
+
+// literalOf returns the Iceberg literal of a normalized row value, nil for null and
+// for values no partition transform takes (lists, maps, structs).
+func literalOf(v any) ibg.Literal {
+	switch x := v.(type) {
+	case bool:
+		return ibg.NewLiteral(x)
+	case int32:
+		return ibg.NewLiteral(x)
+	case int64:
+		return ibg.NewLiteral(x)
+	case float32:
+		return ibg.NewLiteral(x)
+	case float64:
+		return ibg.NewLiteral(x)
+	case ibg.Date:
+		return ibg.NewLiteral(x)
+	case ibg.Time:
+		return ibg.NewLiteral(x)
+	case ibg.Timestamp:
+		return ibg.NewLiteral(x)
+	case ibg.TimestampNano:
+		return ibg.NewLiteral(x)
+	case string:
+		return ibg.NewLiteral(x)
+	case []byte:
+		return ibg.NewLiteral(x)
+	case uuid.UUID:
+		return ibg.NewLiteral(x)
+	case ibg.Decimal:
+		return ibg.NewLiteral(x)
+	}
+	return nil
+}
+
+// hashRouteFn routes and checks rows like writeFn, then packs them by (table, partition)
+// and emits the packets keyed by table and partition (see partitionKeySep). Rows it
+// cannot write go to the dead letter output.
+type hashRouteFn struct {
+	Spec Spec
+
+	router  *router
+	schemas map[*table.Table]*row.Schema // row schema of each table's current schema
+	packets map[bufKey][]byte            // bufKey.table is the shuffle key
+}
+
+func (f *hashRouteFn) Setup(ctx context.Context) error {
+	var err error
+	f.router, err = newRouter(&f.Spec)
+	f.schemas = map[*table.Table]*row.Schema{}
+	return err
+}
+
+// StartBundle resets the packets (its emitters mirror ProcessElement's outputs).
+func (f *hashRouteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(DeadLetter)) {
+	f.packets = map[bufKey][]byte{}
+}
+
+func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+	r, dt, dl, err := f.router.route(ctx, r)
+	if err != nil || dl != nil {
+		if dl != nil {
+			dead(*dl)
+		}
+		return err
+	}
+	sc := dt.tbl.Schema()
+	vals, err := row.RowValues(r, sc)
+	if err != nil {
+		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
+		return nil
+	}
+	rs := f.schemas[dt.tbl]
+	if rs == nil {
+		rs = row.SchemaOf(sc)
+		f.schemas[dt.tbl] = rs
+	}
+	if dt.keys == nil {
+		if dt.keys, err = newPartitionKeyer(dt.tbl); err != nil {
+			return err
+		}
+	}
+	nr := row.Of(rs, vals)
+	key := bufKey{table: dt.name + partitionKeySep + dt.keys.key(nr), win: w.MaxTimestamp().Milliseconds()}
+	p, ok := f.packets[key]
+	if !ok {
+		p = binary.AppendUvarint(nil, uint64(sc.ID))
+	}
+	if p, err = row.AppendBody(p, nr); err != nil {
+		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
+		return nil
+	}
+	if len(p) >= packetBytes {
+		emit(mtime.FromMilliseconds(key.win), key.table, p)
+		delete(f.packets, key)
+		return nil
+	}
+	f.packets[key] = p
+	return nil
+}
+
+// FinishBundle emits the remaining packets.
+func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), _ func(DeadLetter)) error {
+	keys := slices.SortedFunc(maps.Keys(f.packets), func(a, b bufKey) int {
+		if c := strings.Compare(a.table, b.table); c != 0 {
+			return c
+		}
+		return int(a.win - b.win)
+	})
+	for _, k := range keys {
+		emit(mtime.FromMilliseconds(k.win), k.table, f.packets[k])
+	}
+	f.packets = nil
+	return nil
+}
+
+// hashWriteFn writes the packets of one (table, partition) to data files and emits
+// their encodings keyed by table.
+type hashWriteFn struct {
+	Spec Spec
+
+	rt *runtime
+}
+
+func (f *hashWriteFn) Setup(ctx context.Context) error {
+	var err error
+	f.rt, err = f.Spec.runtime()
+	return err
+}
+
+func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, []byte), dead func(DeadLetter)) error {
+	dest, _, _ := strings.Cut(key, partitionKeySep)
+	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, dest, f.rt.refresh)
+	if err != nil {
+		return fmt.Errorf("iceberg: write %s: %w", dest, err)
+	}
+	buf, err := newFileBuffer(tbl, f.Spec.fileOptions(f.rt))
+	if err != nil {
+		return err
+	}
+	schemas := map[int]*row.Schema{}
+	var p []byte
+	for packets(&p) {
+		id, n := binary.Uvarint(p)
+		if n <= 0 {
+			return fmt.Errorf("iceberg: write %s: corrupt packet", dest)
+		}
+		rs, ok := schemas[int(id)]
+		if !ok {
+			sc, err := f.schema(ctx, dest, &tbl, int(id))
+			if err != nil {
+				return err
+			}
+			rs = row.SchemaOf(sc)
+			schemas[int(id)] = rs
+		}
+		for off := n; off < len(p); {
+			r, m, err := row.DecodeBody(rs, p[off:])
+			if err != nil {
+				return fmt.Errorf("iceberg: write %s: %w", dest, err)
+			}
+			off += m
+			if err := buf.add(r); err != nil {
+				dead(DeadLetter{Row: r.String(), Table: dest, Reason: err.Error()})
+				continue
+			}
+			if buf.full() {
+				if err := buf.flush(ctx); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	b, err := buf.close(ctx)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		emit(dest, b)
+	}
+	return nil
+}
+
+// schema returns schema id of *tbl, reloading the table once when its cached metadata
+// does not have it yet.
+func (f *hashWriteFn) schema(ctx context.Context, dest string, tbl **table.Table, id int) (*ibg.Schema, error) {
+	if sc, ok := (*tbl).Schemas()[id]; ok {
+		return sc, nil
+	}
+	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
+	t, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, dest, f.rt.refresh)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
+	}
+	*tbl = t
+	if sc, ok := t.Schemas()[id]; ok {
+		return sc, nil
+	}
+	return nil, fmt.Errorf("iceberg: write %s: table has no schema %d", dest, id)
+}
+
+func init() {
+	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(DeadLetter), error](&hashRouteFn{})
+	register.DoFn5x1[context.Context, string, func(*[]byte) bool, func(string, []byte), func(DeadLetter), error](&hashWriteFn{})
+	register.Emitter2[string, []byte]()
+}

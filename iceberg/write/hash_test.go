@@ -1,0 +1,325 @@
+package write
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/testing/icebergtest"
+)
+
+// bundleFiles runs the writers of spec over bundles as a runner would (each bundle
+// started, processed and finished; with spec.Hash, the packets grouped by key as a
+// GroupByKey does and each group written by hashWriteFn) and returns the encoded files
+// of each table and the dead letters.
+func bundleFiles(t *testing.T, spec Spec, bundles [][]row.Row) (map[string][]EncodedDataFile, []DeadLetter) {
+	t.Helper()
+	ctx := context.Background()
+	files := map[string][]EncodedDataFile{}
+	var dead []DeadLetter
+	onDead := func(d DeadLetter) { dead = append(dead, d) }
+	addFiles := func(table string, b []byte) {
+		var enc []EncodedDataFile
+		if err := json.Unmarshal(b, &enc); err != nil {
+			t.Fatal(err)
+		}
+		files[table] = append(files[table], enc...)
+	}
+	type doFn interface {
+		StartBundle(context.Context, func(beam.EventTime, string, []byte), func(DeadLetter))
+		ProcessElement(context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(DeadLetter)) error
+		FinishBundle(context.Context, func(beam.EventTime, string, []byte), func(DeadLetter)) error
+	}
+	var fn doFn
+	var packets map[string][][]byte
+	emit := func(_ beam.EventTime, key string, b []byte) { addFiles(key, b) }
+	if spec.Hash {
+		rf := &hashRouteFn{Spec: spec}
+		if err := rf.Setup(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fn, packets = rf, map[string][][]byte{}
+		emit = func(_ beam.EventTime, key string, b []byte) { packets[key] = append(packets[key], b) }
+	} else {
+		wf := &writeFn{Spec: spec}
+		if err := wf.Setup(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fn = wf
+	}
+	for _, bundle := range bundles {
+		fn.StartBundle(ctx, emit, onDead)
+		for _, r := range bundle {
+			if err := fn.ProcessElement(ctx, window.GlobalWindow{}, r, emit, onDead); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := fn.FinishBundle(ctx, emit, onDead); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if spec.Hash {
+		wf := &hashWriteFn{Spec: spec}
+		if err := wf.Setup(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range slices.Sorted(maps.Keys(packets)) {
+			ps := packets[key]
+			next := func(p *[]byte) bool {
+				if len(ps) == 0 {
+					return false
+				}
+				*p, ps = ps[0], ps[1:]
+				return true
+			}
+			if err := wf.ProcessElement(ctx, key, next, addFiles, onDead); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return files, dead
+}
+
+// dataFiles returns the data files of table ident, after checking the table.
+func dataFiles(t *testing.T, lc *icebergtest.LocalCatalog, ident table.Identifier) []ibg.DataFile {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := lc.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := icebergtest.CheckTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	files, err := icebergtest.DataFilesContext(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// regionRows returns n rows spread over regions r0..r<regions-1>.
+func regionRows(n, regions int) []row.Row {
+	names := []string{"id", "region", "name"}
+	var rows []row.Row
+	for i := range n {
+		rows = append(rows, row.New(names, []any{int64(i), fmt.Sprintf("r%d", i%regions), "n"}))
+	}
+	return rows
+}
+
+// createRegionTable creates db.t partitioned by region.
+func createRegionTable(t *testing.T, lc *icebergtest.LocalCatalog) {
+	t.Helper()
+	sc := ibg.NewSchema(0,
+		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64},
+		ibg.NestedField{ID: 2, Name: "region", Type: ibg.PrimitiveTypes.String},
+		ibg.NestedField{ID: 3, Name: "name", Type: ibg.PrimitiveTypes.String})
+	if _, _, err := EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", "t"}, sc,
+		CreateOptions{PartitionFields: parsePartitions(t, "region")}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHashDistributionManySmallBundles(t *testing.T) {
+	const (
+		n       = 400
+		regions = 4
+		bundles = 20
+	)
+	rows := regionRows(n, regions)
+	bad := row.New([]string{"id", "region", "name"}, []any{"not-a-long", "r0", "x"})
+	var split [][]row.Row
+	for i := range bundles {
+		part := slices.Clone(rows[i*n/bundles : (i+1)*n/bundles])
+		split = append(split, append(part, bad))
+	}
+	got := map[bool]int{}
+	for _, hash := range []bool{false, true} {
+		lc := icebergtest.NewLocalCatalog(t)
+		createRegionTable(t, lc)
+		spec := testSpec(t, lc, "db.t")
+		spec.Hash = hash
+		files, dead := bundleFiles(t, spec, split)
+		if len(dead) != bundles {
+			t.Errorf("hash=%v: %d dead letters, want %d", hash, len(dead), bundles)
+		}
+		var written int64
+		for _, f := range files["db.t"] {
+			written += f.Rows
+		}
+		if written != n {
+			t.Errorf("hash=%v: files hold %d rows, want %d", hash, written, n)
+		}
+		got[hash] = len(files["db.t"])
+	}
+	if got[false] != bundles*regions || got[true] != regions {
+		t.Errorf("files over %d bundles of %d partitions: %d per-bundle, %d hash; want %d and %d",
+			bundles, regions, got[false], got[true], bundles*regions, regions)
+	}
+}
+
+func TestAppendHashDistribution(t *testing.T) {
+	const n, regions = 400, 4
+	lc := icebergtest.NewLocalCatalog(t)
+	createRegionTable(t, lc)
+	spec := testSpec(t, lc, "db.t")
+	spec.Hash = true
+	rows := append(regionRows(n, regions), row.New([]string{"id", "region", "name"}, []any{"not-a-long", "r0", "x"}))
+	snaps, dead := runAppend(t, spec, rows)
+	if len(snaps) != 1 || snaps[0].RowsAdded != n {
+		t.Fatalf("snapshots = %+v, want one of %d rows", snaps, n)
+	}
+	if len(dead) != 1 || !strings.Contains(dead[0].Reason, `"id"`) {
+		t.Fatalf("dead letters = %+v, want the row with a string id", dead)
+	}
+	if got := countRows(t, lc.Catalog, table.Identifier{"db", "t"}); got != n {
+		t.Fatalf("rows = %d, want %d", got, n)
+	}
+	perPartition := map[string]int{}
+	for _, f := range dataFiles(t, lc, table.Identifier{"db", "t"}) {
+		perPartition[fmt.Sprint(f.Partition())]++
+	}
+	if len(perPartition) != regions {
+		t.Fatalf("files in %d partitions, want %d", len(perPartition), regions)
+	}
+	for p, k := range perPartition {
+		if k != 1 {
+			t.Errorf("partition %s has %d files, want 1", p, k)
+		}
+	}
+}
+
+func TestPartitionKeyer(t *testing.T) {
+	lc := icebergtest.NewLocalCatalog(t)
+	sc := ibg.NewSchema(0,
+		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64},
+		ibg.NestedField{ID: 2, Name: "ts", Type: ibg.PrimitiveTypes.TimestampTz},
+		ibg.NestedField{ID: 3, Name: "meta", Type: &ibg.StructType{FieldList: []ibg.NestedField{
+			{ID: 4, Name: "src", Type: ibg.PrimitiveTypes.String}}}})
+	tbl, _, err := EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", "k"}, sc, CreateOptions{
+		PartitionFields: parsePartitions(t, "day(ts)", "bucket[4](id)", "meta.src")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := newPartitionKeyer(tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := row.SchemaOf(tbl.Schema())
+	meta := func(s any) row.Row { return row.New([]string{"src"}, []any{s}) }
+	const hour = int64(3_600_000_000)
+	key := func(id int64, ts int64, m any) string {
+		return k.key(row.Of(rs, []any{id, ibg.Timestamp(ts), m}))
+	}
+	if a, b := key(1, hour, meta("a")), key(1, 2*hour, meta("a")); a != b {
+		t.Errorf("same day, same bucket: keys %q and %q differ", a, b)
+	}
+	if a, b := key(1, hour, meta("a")), key(1, 25*hour, meta("a")); a == b {
+		t.Errorf("different days share key %q", a)
+	}
+	if a, b := key(1, hour, meta("a")), key(1, hour, meta("b")); a == b {
+		t.Errorf("different nested sources share key %q", a)
+	}
+	if a, b := key(1, hour, nil), key(1, hour, meta(nil)); a != b {
+		t.Errorf("null struct and null field: keys %q and %q differ", a, b)
+	}
+	if a, b := key(1, hour, meta("a")), key(1, hour, meta(nil)); a == b {
+		t.Errorf("null and non-null source share key %q", a)
+	}
+}
+
+func TestTargetFileSize(t *testing.T) {
+	names := []string{"id", "s"}
+	var rows []row.Row
+	for i := range 20_000 {
+		rows = append(rows, row.New(names, []any{int64(i), fmt.Sprintf("value %d %x", i, i*7919)}))
+	}
+	tests := []struct {
+		name      string
+		tableProp map[string]string
+		writeProp map[string]string
+	}{
+		{"default", nil, nil},
+		{"table_properties", map[string]string{table.WriteTargetFileSizeBytesKey: "65536"}, nil},
+		{"write_properties", nil, map[string]string{table.WriteTargetFileSizeBytesKey: "65536"}},
+	}
+	// Files roll only once bytes reach the output, at the end of a row group: small row
+	// groups in every case, so that only the target differs.
+	const rowGroup = "write.parquet.row-group-limit"
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lc := icebergtest.NewLocalCatalog(t)
+			wp := map[string]string{rowGroup: "1000"}
+			maps.Copy(wp, tc.writeProp)
+			cfg := config.WriteConfig{Table: "db.t", CatalogName: lc.Name, CatalogProperties: lc.Props,
+				TableProperties: tc.tableProp, WriteProperties: wp}
+			spec, err := NewSpec(cfg, "target-"+tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runAppend(t, spec, rows)
+			fs := dataFiles(t, lc, table.Identifier{"db", "t"})
+			if got := countRows(t, lc.Catalog, table.Identifier{"db", "t"}); got != int64(len(rows)) {
+				t.Fatalf("rows = %d, want %d", got, len(rows))
+			}
+			small := tc.tableProp != nil || tc.writeProp != nil
+			if small && len(fs) < 2 {
+				t.Errorf("a 64 KiB target wrote %d file(s), want the files rolled", len(fs))
+			}
+			if !small && len(fs) != 1 {
+				t.Errorf("default target wrote %d files, want 1", len(fs))
+			}
+		})
+	}
+
+	t.Run("bad values", func(t *testing.T) {
+		for _, key := range []string{config.KeyTableProperties, config.KeyWriteProperties} {
+			for _, v := range []string{"0", "-5", "big", ""} {
+				cfg := config.WriteConfig{Table: "db.t", CatalogName: "c"}
+				props := map[string]string{table.WriteTargetFileSizeBytesKey: v}
+				if key == config.KeyTableProperties {
+					cfg.TableProperties = props
+				} else {
+					cfg.WriteProperties = props
+				}
+				_, err := NewSpec(cfg, "s")
+				var ce *config.ConfigError
+				if !errors.Is(err, config.ErrInvalidConfig) || !errors.As(err, &ce) || ce.Key != key+"."+table.WriteTargetFileSizeBytesKey {
+					t.Errorf("%s %q: err = %v, want a config error naming the key", key, v, err)
+				}
+			}
+		}
+	})
+}
+
+func TestSpecRoundTripsThroughJSON(t *testing.T) {
+	// DoFn fields travel as JSON: every Spec field must survive.
+	in := Spec{Table: "db.t", CatalogName: "c", CatalogProps: `{"type":"sql"}`, SinkID: "s",
+		PartitionFields: []string{"day(ts)"}, SortFields: []string{"id"}, TableProps: `{"a":"1"}`,
+		WriteProps: `{"b":"2"}`, SnapshotProps: `{"c":"3"}`, TableCacheRefreshSeconds: 5,
+		Keep: []string{"a", "b.c"}, Only: "", Hash: true, TargetFileSizeBytes: 1 << 20}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Spec
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprintf("%+v", in) != fmt.Sprintf("%+v", out) {
+		t.Errorf("round trip\n got %+v\nwant %+v", out, in)
+	}
+}

@@ -1,0 +1,158 @@
+package write
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+)
+
+// Tuning of the writers.
+const (
+	// batchRows is the number of rows per Arrow batch handed to the Parquet writer.
+	batchRows = 64 * 1024
+	// flushRows and flushBytes bound what one destination buffers (rows, and the
+	// estimated size of their values) before the writer writes files ahead of the end of
+	// the bundle or group.
+	flushRows  = 1 << 20
+	flushBytes = 256 << 20
+	// packetBytes is the size at which distribution_mode=hash ships a packed batch of
+	// rows of one partition to the shuffle.
+	packetBytes = 4 << 20
+)
+
+// Spec is the serialized configuration of the write's DoFns. Maps travel as JSON
+// strings (DoFn fields are JSON-encoded by Beam and must not be map-typed).
+type Spec struct {
+	// Table is the table name or template.
+	Table string
+	// CatalogName names the catalog.
+	CatalogName string
+	// CatalogProps is the catalog properties as a JSON object. It may hold secrets:
+	// it is never logged.
+	CatalogProps string
+	// SinkID is the exactly-once sink id.
+	SinkID string
+	// PartitionFields, SortFields: of tables the write creates.
+	PartitionFields, SortFields []string
+	// TableProps, WriteProps, SnapshotProps are JSON objects.
+	TableProps, WriteProps, SnapshotProps string
+	// TableCacheRefreshSeconds is the table metadata cache age (0: default 60 s).
+	TableCacheRefreshSeconds int
+	// Keep, Drop and Only project rows before they are written (see Projection).
+	Keep, Drop []string
+	Only       string
+	// Hash shuffles rows by table and partition before the writers
+	// (distribution_mode=hash).
+	Hash bool
+	// TargetFileSizeBytes is write_properties' write.target-file-size-bytes; 0 means
+	// the table's own property (which table_properties set on tables the write creates).
+	TargetFileSizeBytes int64
+}
+
+// NewSpec builds the Spec of cfg (which must be valid) for sinkID. A
+// write.target-file-size-bytes in table_properties or write_properties that is not a
+// positive integer is an error naming the key.
+func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
+	enc := func(m map[string]string) (string, error) {
+		if len(m) == 0 {
+			return "", nil
+		}
+		b, err := json.Marshal(m)
+		return string(b), err
+	}
+	s := Spec{Table: cfg.Table, CatalogName: cfg.CatalogName, SinkID: sinkID,
+		PartitionFields: slices.Clone(cfg.PartitionFields), SortFields: slices.Clone(cfg.SortFields),
+		Keep: slices.Clone(cfg.Keep), Drop: slices.Clone(cfg.Drop), Only: cfg.Only,
+		Hash: cfg.DistributionMode == config.DistributionHash}
+	var errs [6]error
+	s.CatalogProps, errs[0] = enc(cfg.CatalogProperties)
+	s.TableProps, errs[1] = enc(cfg.TableProperties)
+	s.WriteProps, errs[2] = enc(cfg.WriteProperties)
+	s.SnapshotProps, errs[3] = enc(cfg.SnapshotProperties)
+	_, errs[4] = targetFileSize(config.KeyTableProperties, cfg.TableProperties)
+	s.TargetFileSizeBytes, errs[5] = targetFileSize(config.KeyWriteProperties, cfg.WriteProperties)
+	if err := errors.Join(errs[:]...); err != nil {
+		return Spec{}, err
+	}
+	if cfg.TableCacheRefreshIntervalSeconds != nil {
+		s.TableCacheRefreshSeconds = *cfg.TableCacheRefreshIntervalSeconds
+	}
+	return s, nil
+}
+
+// targetFileSize returns props' write.target-file-size-bytes (0 when absent).
+func targetFileSize(key string, props map[string]string) (int64, error) {
+	v, ok := props[table.WriteTargetFileSizeBytesKey]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, config.Errorf(key+"."+table.WriteTargetFileSizeBytesKey, "%q is not a positive number of bytes", v)
+	}
+	return n, nil
+}
+
+// runtime is what a DoFn builds from its Spec in Setup.
+type runtime struct {
+	tpl           Template
+	catProps      map[string]string
+	tableProps    map[string]string
+	writeProps    map[string]string
+	snapshotProps map[string]string
+	create        CreateOptions
+	refresh       time.Duration
+	proj          *Projection
+}
+
+func (s Spec) runtime() (*runtime, error) {
+	rt := &runtime{refresh: 60 * time.Second}
+	if s.TableCacheRefreshSeconds > 0 {
+		rt.refresh = time.Duration(s.TableCacheRefreshSeconds) * time.Second
+	}
+	var err error
+	if rt.tpl, err = ParseTemplate(s.Table); err != nil {
+		return nil, err
+	}
+	for _, p := range []struct {
+		src string
+		dst *map[string]string
+	}{{s.CatalogProps, &rt.catProps}, {s.TableProps, &rt.tableProps}, {s.WriteProps, &rt.writeProps}, {s.SnapshotProps, &rt.snapshotProps}} {
+		if p.src == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(p.src), p.dst); err != nil {
+			return nil, fmt.Errorf("iceberg: write %s: bad serialized properties: %w", s.Table, err)
+		}
+	}
+	if rt.create.PartitionFields, err = config.ParsePartitionFields(s.PartitionFields); err != nil {
+		return nil, err
+	}
+	if rt.create.SortFields, err = config.ParseSortFields(s.SortFields); err != nil {
+		return nil, err
+	}
+	rt.create.Properties = rt.tableProps
+	if rt.proj, err = NewProjection(s.Keep, s.Drop, s.Only); err != nil {
+		return nil, err
+	}
+	return rt, nil
+}
+
+// fileOptions are the options of the files the writers write.
+func (s Spec) fileOptions(rt *runtime) FileOptions {
+	return FileOptions{TargetFileSizeBytes: s.TargetFileSizeBytes, WriteProperties: rt.writeProps}
+}
+
+func (s Spec) catalog(ctx context.Context, rt *runtime) (catalog.Catalog, error) {
+	return catalogs.Get(ctx, s.CatalogName, rt.catProps)
+}
