@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
@@ -34,7 +35,8 @@ type CommitRequest struct {
 	// (for the global window, its max timestamp). A branch whose token for SinkID is at
 	// or past WindowEndMs has this window already.
 	WindowEndMs int64
-	// DataFiles are the new data files. Duplicate paths are committed once.
+	// DataFiles are the new data files. Duplicate paths are committed once, and a path
+	// already in the table is not added again.
 	DataFiles []ibg.DataFile
 	// SnapshotProps are extra snapshot summary properties. The committer sets the
 	// token keys itself and overwrites any value given for them.
@@ -164,13 +166,24 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 			return res, nil
 		}
 
+		fresh, err := filesNotInTable(ctx, tbl, branch, files)
+		if err != nil {
+			return fail(err)
+		}
+		if len(fresh) < len(files) {
+			log.Infof(ctx, "iceberg: commit %s: %d of %d data files are already in the table (a retried write); not adding them again",
+				name, len(files)-len(fresh), len(files))
+		}
+		if len(fresh) == 0 && req.Prepare == nil {
+			return CommitResult{}, nil
+		}
 		txn, err := tbl.NewTransactionOnBranchWithError(branch)
 		if err != nil {
 			return fail(err)
 		}
 		rd := txn.NewRowDelta(props)
-		if len(files) > 0 {
-			rd.AddRows(files...)
+		if len(fresh) > 0 {
+			rd.AddRows(fresh...)
 		}
 		if req.Prepare != nil {
 			if err := req.Prepare(ctx, tbl, rd); err != nil {
@@ -192,7 +205,7 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 		sent = true
 		switch {
 		case err == nil:
-			return resultFromTable(committed, branch, files)
+			return resultFromTable(committed, branch, fresh)
 		case isConflict(err):
 			log.Infof(ctx, "iceberg: commit %s: attempt %d lost a race, retrying: %v", name, attempt+1, err)
 			lastErr, conflict = err, true
@@ -269,6 +282,53 @@ func dedupeDataFiles(files []ibg.DataFile) []ibg.DataFile {
 		out = append(out, f)
 	}
 	return out
+}
+
+// filesNotInTable returns files without those whose path is already a live data file
+// of branch: RowDelta.AddRows would add such a path a second time (a retried bundle
+// whose files were committed, for example, under another window's token). It reads
+// the branch's data manifests.
+func filesNotInTable(ctx context.Context, tbl *table.Table, branch string, files []ibg.DataFile) ([]ibg.DataFile, error) {
+	snap := tbl.Metadata().SnapshotByName(branch)
+	if snap == nil || len(files) == 0 {
+		return files, nil
+	}
+	want := make(map[string]bool, len(files))
+	for _, f := range files {
+		want[f.FilePath()] = true
+	}
+	fs, err := catalogs.FS(ctx, tbl)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := snap.Manifests(fs)
+	if err != nil {
+		return nil, fmt.Errorf("list manifests: %w", err)
+	}
+	present := map[string]bool{}
+	for _, m := range manifests {
+		if m.ManifestContent() != ibg.ManifestContentData {
+			continue
+		}
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			}
+			if p := e.DataFile().FilePath(); want[p] {
+				present[p] = true
+			}
+		}
+	}
+	if len(present) == 0 {
+		return files, nil
+	}
+	out := make([]ibg.DataFile, 0, len(files)-len(present))
+	for _, f := range files {
+		if !present[f.FilePath()] {
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 func resultFromTable(tbl *table.Table, branch string, files []ibg.DataFile) (CommitResult, error) {

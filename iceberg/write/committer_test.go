@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
 // faultCatalog wraps a catalog and injects faults around CommitTable. Tables it loads
@@ -275,6 +277,59 @@ func TestCommitDedupesPaths(t *testing.T) {
 	}
 	if got := countRows(t, cat, tbl.Identifier()); got != 8 {
 		t.Errorf("rows = %d, want 8", got)
+	}
+}
+
+func TestCommitDedupesPathsInTable(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := createTestTable(t, cat, "t", idNameSchema())
+	first := writeIDFiles(t, tbl, 0, 8)
+	if _, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: first}); err != nil {
+		t.Fatal(err)
+	}
+	// A retried bundle's files reach a later window (and another sink) next to new ones.
+	more := writeIDFiles(t, tbl, 100, 3)
+	for i, sink := range []string{"s", "other"} {
+		req := CommitRequest{SinkID: sink, WindowEndMs: int64(2 + i), DataFiles: append(slices.Clone(first), more...)}
+		if i == 1 {
+			req.DataFiles = slices.Clone(first) // nothing new at all
+		}
+		res, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := CommitResult{}
+		if i == 0 {
+			want = CommitResult{FilesAdded: int64(len(more)), RowsAdded: 3}
+		}
+		if res.FilesAdded != want.FilesAdded || res.RowsAdded != want.RowsAdded || (i == 1 && res.SnapshotID != 0) {
+			t.Errorf("%s: result = %+v, want %d files, %d rows", sink, res, want.FilesAdded, want.RowsAdded)
+		}
+	}
+	if got := countRows(t, cat, tbl.Identifier()); got != 11 {
+		t.Errorf("rows = %d, want 11", got)
+	}
+	cur, err := cat.LoadTable(ctx, tbl.Identifier())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := icebergtest.CheckTable(ctx, cur); err != nil {
+		t.Error(err)
+	}
+	files, err := icebergtest.DataFilesContext(ctx, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		if seen[f.FilePath()] {
+			t.Errorf("%s is in the table twice", f.FilePath())
+		}
+		seen[f.FilePath()] = true
+	}
+	if len(files) != len(first)+len(more) {
+		t.Errorf("table has %d data files, want %d", len(files), len(first)+len(more))
 	}
 }
 
