@@ -58,6 +58,14 @@ func TestReadTimeTravel(t *testing.T) {
 		})
 	}
 
+	t.Run("before the first snapshot", func(t *testing.T) {
+		_, s := beam.NewPipelineWithRoot()
+		_, err := iceberg.TryRead(s, base, iceberg.WithAsOfTimestamp(time.UnixMilli(first.TimestampMs-60_000)))
+		if err == nil || !containsAll(err.Error(), "as_of_timestamp", "no snapshot") {
+			t.Errorf("TryRead as of a time before the table: %v", err)
+		}
+	})
+
 	t.Run("unknown branch", func(t *testing.T) {
 		_, s := beam.NewPipelineWithRoot()
 		_, err := iceberg.TryRead(s, base, iceberg.WithBranch("nope"))

@@ -15,9 +15,9 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
-// readBase holds what both read DoFns share: the restriction methods and the loop
-// that claims row-group units and reads each through iceberg-go's ReadTasks, which
-// applies deletion vectors, position and equality deletes and the residual filter.
+// readBase holds the read DoFn's state and the loop that claims row-group units and
+// reads each through iceberg-go's ReadTasks, which applies deletion vectors, position
+// and equality deletes and the residual filter.
 type readBase struct {
 	spec          Spec
 	filesRead     beam.Counter

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -147,6 +148,10 @@ func Resolve(ctx context.Context, catalogName string, props map[string]string, i
 	if opts.SnapshotID != 0 && tbl.Metadata().SnapshotByID(opts.SnapshotID) == nil {
 		errs.Add(config.Errorf(config.KeySnapshotID, "table %s has no snapshot %d", ident, opts.SnapshotID))
 	}
+	if opts.AsOfMs != 0 && !hasSnapshotAsOf(tbl.Metadata(), opts.AsOfMs) {
+		errs.Add(config.Errorf(config.KeyAsOfTimestamp, "table %s has no snapshot at or before %s",
+			ident, time.UnixMilli(opts.AsOfMs).UTC().Format(time.RFC3339Nano)))
+	}
 	if opts.Branch != "" && tbl.Metadata().SnapshotByName(opts.Branch) == nil {
 		errs.Add(config.Errorf(config.KeyBranch, "table %s has no branch or tag %q", ident, opts.Branch))
 	}
@@ -163,6 +168,16 @@ func Resolve(ctx context.Context, catalogName string, props map[string]string, i
 	errs.Add(err)
 	spec.Columns = cols
 	return spec, errs.Err()
+}
+
+// hasSnapshotAsOf reports whether the snapshot log has a snapshot current at ms.
+func hasSnapshotAsOf(meta table.Metadata, ms int64) bool {
+	for e := range meta.SnapshotLogs() {
+		if e.TimestampMs <= ms {
+			return true
+		}
+	}
+	return false
 }
 
 // projectColumns turns keep/drop into the ordered list of emitted columns (nil: all).
