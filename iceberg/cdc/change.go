@@ -233,8 +233,9 @@ func (p *Parser) Validate(r row.Row) error {
 
 // Parse validates r and returns its change. An error (wrapping ErrInvalidChange)
 // names the column and the value: an unknown or null change type, a missing or null
-// sequence number, a null key column, a value of the wrong type, or a column the
-// table does not have.
+// sequence number, a null key column, a value of the wrong type, a column the
+// table does not have, or a null in a required column of a row to write (INSERT or
+// UPDATE_AFTER).
 func (p *Parser) Parse(r row.Row) (Change, error) {
 	in := r.Schema()
 	if in == nil {
@@ -283,6 +284,13 @@ func (p *Parser) Parse(r row.Row) (Change, error) {
 		}
 		vals[i] = v
 	}
+	if c.Kind == Insert || c.Kind == UpdateAfter {
+		for i, f := range p.tblSchema.Fields() {
+			if f.Required && vals[i] == nil {
+				return Change{}, p.invalid("required column %q is null in a row to write (%s)", f.Name, c.Kind)
+			}
+		}
+	}
 	c.Key = make([]any, len(p.keyIdx))
 	for j, i := range p.keyIdx {
 		if vals[i] == nil {
@@ -315,14 +323,17 @@ func (p *Parser) KeyOf(r row.Row) []any {
 
 // StripControl returns r without the change type and sequence number columns (the
 // control columns), keeping the other columns in their order.
-func (p *Parser) StripControl(r row.Row) row.Row {
+func (p *Parser) StripControl(r row.Row) row.Row { return stripControl(r, p.seqCol, p.changeCol) }
+
+// stripControl returns r without the columns seqCol and changeCol (when not empty).
+func stripControl(r row.Row, seqCol, changeCol string) row.Row {
 	in := r.Schema()
 	if in == nil {
 		return r
 	}
 	keep := make([]int, 0, in.Len())
 	for i, n := range in.Names() {
-		if n == p.seqCol || (p.changeCol != "" && n == p.changeCol) {
+		if n == seqCol || (changeCol != "" && n == changeCol) {
 			continue
 		}
 		keep = append(keep, i)

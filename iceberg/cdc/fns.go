@@ -1,0 +1,505 @@
+package cdc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write"
+)
+
+// Tuning of the merge-on-read DoFns.
+const (
+	// packetBytes is the size at which the parser ships a packet of one shard.
+	packetBytes = 4 << 20
+	// batchRows is the number of rows per Arrow batch of new rows.
+	batchRows = 64 * 1024
+	// flushRows is the number of new rows a shard buffers before writing files.
+	flushRows = 1 << 20
+)
+
+// parseFn validates change rows (rejects go to the dead letter output), finds each
+// key's shard and packs the parsed changes by (window, shard) into packets, emitted
+// keyed by "<window end ms>/<shard>" when full and at the end of the bundle. It loads
+// the table on its first row, creating it from that row when missing.
+type parseFn struct {
+	Spec Spec
+
+	rt      *env
+	tbl     *table.Table
+	parser  *Parser
+	sharder *Sharder
+	packets map[packetKey][]byte
+	kb      []byte
+	body    []byte
+}
+
+type packetKey struct {
+	win   int64 // window end, ms
+	shard int
+}
+
+func (k packetKey) String() string { return strconv.FormatInt(k.win, 10) + "/" + strconv.Itoa(k.shard) }
+
+func (f *parseFn) Setup(ctx context.Context) error {
+	var err error
+	f.rt, err = f.Spec.env()
+	return err
+}
+
+// StartBundle resets the packets (its emitters mirror ProcessElement's outputs).
+func (f *parseFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(write.DeadLetter)) {
+	f.packets = map[packetKey][]byte{}
+}
+
+// open loads the table, or creates it from r. A non-nil reject is a reason to
+// dead-letter r; err fails the bundle.
+func (f *parseFn) open(ctx context.Context, r row.Row) (reject, err error) {
+	name := f.Spec.Table
+	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
+	if errors.Is(err, config.ErrTableNotFound) {
+		seq := f.rt.cfg.SequenceNumberColumn
+		if seq == "" {
+			seq = config.DefaultSequenceNumberColumn
+		}
+		sc, ierr := row.InferSchema(stripControl(r, seq, f.rt.cfg.ChangeTypeColumn))
+		if ierr == nil {
+			sc, ierr = CreateSchema(sc, f.Spec.EqualityColumns)
+		}
+		if ierr != nil {
+			return fmt.Errorf("cannot create table %s from this row: %w", name, ierr), nil
+		}
+		ident, err := catalogs.ParseIdent(name)
+		if err != nil {
+			return nil, err
+		}
+		cat, err := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
+		if err != nil {
+			return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
+		}
+		if _, created, err := write.EnsureTable(ctx, cat, ident, sc, f.rt.create); err != nil {
+			if errors.Is(err, config.ErrInvalidConfig) {
+				return err, nil
+			}
+			return nil, err
+		} else if created {
+			log.Infof(ctx, "iceberg: write %s: created table", name)
+		}
+		catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, name)
+		tbl, err = catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
+	}
+	if f.parser, err = NewParser(name, tbl.Schema(), f.rt.cfg); err != nil {
+		return nil, err
+	}
+	if f.sharder, err = NewSharder(tbl, f.Spec.EqualityColumns, f.Spec.NumShards, f.Spec.ShardsPerPartition); err != nil {
+		f.parser = nil
+		return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
+	}
+	f.tbl = tbl
+	return nil, nil
+}
+
+func (f *parseFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), dead func(write.DeadLetter)) error {
+	reject := func(err error) {
+		dead(write.DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: err.Error()})
+	}
+	if f.parser == nil {
+		rej, err := f.open(ctx, r)
+		if err != nil {
+			return err
+		}
+		if rej != nil {
+			reject(rej)
+			return nil
+		}
+	}
+	c, err := f.parser.Parse(r)
+	if err == nil {
+		f.kb, err = f.parser.AppendKey(f.kb[:0], c.Key)
+	}
+	if err == nil {
+		f.body, err = row.AppendBody(f.body[:0], c.Row)
+	}
+	if err != nil {
+		reject(err)
+		return nil
+	}
+	key := packetKey{win: windowEnd(w), shard: f.sharder.Shard(f.kb, c.Key)}
+	p, ok := f.packets[key]
+	if !ok {
+		p = newPacket(f.tbl.Schema().ID)
+	}
+	p = appendChange(p, f.kb, c.Seq, c.Kind, f.body)
+	if len(p) >= packetBytes {
+		emit(mtime.FromMilliseconds(key.win), key.String(), p)
+		delete(f.packets, key)
+		return nil
+	}
+	f.packets[key] = p
+	return nil
+}
+
+// FinishBundle emits the remaining packets.
+func (f *parseFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), _ func(write.DeadLetter)) error {
+	keys := slices.SortedFunc(maps.Keys(f.packets), func(a, b packetKey) int {
+		if a.win != b.win {
+			if a.win < b.win {
+				return -1
+			}
+			return 1
+		}
+		return a.shard - b.shard
+	})
+	for _, k := range keys {
+		emit(mtime.FromMilliseconds(k.win), k.String(), f.packets[k])
+	}
+	f.packets = nil
+	return nil
+}
+
+// shardResult is what a shard hands to the committer for one window.
+type shardResult struct {
+	// WindowEndMs is the window's end.
+	WindowEndMs int64
+	// MaxSeq is the highest sequence number of the shard's changes.
+	MaxSeq int64
+	// Files are the new rows' data files.
+	Files []write.EncodedDataFile
+	// Resolution holds the keys to delete resolved to positions (DV mode).
+	Resolution *EncodedResolution
+	// DeleteKeys are the keys to delete (equality mode), see EncodeKeys.
+	DeleteKeys [][]byte
+}
+
+// shardFn handles one shard's changes of one window: it sorts them (spilling past
+// sorter_memory_mb), collapses each key to its net effect, writes the new rows to
+// data files (not committed) and, in DV mode, resolves the keys to delete to row
+// positions. It emits the result keyed by table. A window the sink has already
+// committed is not written again.
+type shardFn struct {
+	Spec Spec
+
+	rt *env
+}
+
+func (f *shardFn) Setup(ctx context.Context) error {
+	var err error
+	f.rt, err = f.Spec.env()
+	return err
+}
+
+func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, []byte)) error {
+	name := f.Spec.Table
+	fail := func(err error) error { return fmt.Errorf("iceberg: write %s: shard %s: %w", name, key, err) }
+	winStr, _, _ := strings.Cut(key, "/")
+	win, err := strconv.ParseInt(winStr, 10, 64)
+	if err != nil {
+		return fail(fmt.Errorf("bad shard key: %w", err))
+	}
+	out := shardResult{WindowEndMs: win}
+	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
+	if err != nil {
+		return fail(err)
+	}
+	tok, found, err := write.FindToken(tbl.Metadata(), table.MainBranch, f.Spec.SinkID)
+	if err != nil {
+		return fail(err)
+	}
+	if found && tok.CommittedThroughMs >= win {
+		// Committed by an earlier run of this sink: the committer reports it skipped.
+		return f.emit(emit, out)
+	}
+	sc := tbl.Schema()
+	parser, err := NewParser(name, sc, f.rt.cfg)
+	if err != nil {
+		return fail(err)
+	}
+	sorter := NewSorterMB(f.Spec.SorterMemoryMB)
+	defer sorter.Close()
+	schemas := map[int]*row.Schema{}
+	var p, conv []byte
+	for packets(&p) {
+		// Rows parsed with an older table schema (the table evolved during the run)
+		// are re-encoded in the current one.
+		var from *row.Schema
+		if id, err := packetSchema(p); err != nil {
+			return fail(err)
+		} else if id != sc.ID {
+			if from = schemas[id]; from == nil {
+				old, ok := tbl.Schemas()[id]
+				if !ok {
+					return fail(fmt.Errorf("table has no schema %d", id))
+				}
+				from = row.SchemaOf(old)
+				schemas[id] = from
+			}
+		}
+		_, err := readPacket(p, func(key []byte, seq int64, kind Kind, body []byte) error {
+			if from != nil {
+				r, _, err := row.DecodeBody(from, body)
+				if err != nil {
+					return err
+				}
+				vals, err := row.RowValues(r, sc)
+				if err != nil {
+					return err
+				}
+				if conv, err = row.AppendBody(conv[:0], row.Of(parser.Schema(), vals)); err != nil {
+					return err
+				}
+				body = conv
+			}
+			return sorter.Add(key, seq, kind, body)
+		})
+		if err != nil {
+			return fail(err)
+		}
+	}
+	files, deleteKeys, maxSeq, err := f.collapse(ctx, tbl, parser, sorter)
+	if err != nil {
+		return fail(err)
+	}
+	out.MaxSeq = maxSeq
+	if out.Files, err = write.EncodeDataFiles(tbl.Metadata(), files); err != nil {
+		return fail(err)
+	}
+	if len(deleteKeys) > 0 {
+		format, err := resolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns)
+		if err != nil {
+			return fail(err)
+		}
+		if format == config.DeleteFormatDV {
+			res, err := Resolver{KeyColumns: f.Spec.EqualityColumns}.Resolve(ctx, tbl, deleteKeys)
+			if err != nil {
+				return fail(err)
+			}
+			enc, err := res.Encode(sc, f.Spec.EqualityColumns)
+			if err != nil {
+				return fail(err)
+			}
+			out.Resolution = &enc
+		} else if out.DeleteKeys, err = EncodeKeys(sc, f.Spec.EqualityColumns, deleteKeys); err != nil {
+			return fail(err)
+		}
+	}
+	return f.emit(emit, out)
+}
+
+func (f *shardFn) emit(emit func(string, []byte), out shardResult) error {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("iceberg: write %s: %w", f.Spec.Table, err)
+	}
+	emit(f.Spec.Table, b)
+	return nil
+}
+
+// collapse collapses the sorted changes: rows to write go to data files of tbl,
+// keys whose committed row must go are returned.
+func (f *shardFn) collapse(ctx context.Context, tbl *table.Table, parser *Parser, sorter *Sorter) (files []ibg.DataFile, deleteKeys [][]any, maxSeq int64, err error) {
+	bb, err := row.NewBatchBuilder(tbl.Schema(), memory.DefaultAllocator)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer bb.Release()
+	var batches []arrow.RecordBatch
+	pending := 0
+	defer func() {
+		for _, b := range batches {
+			b.Release()
+		}
+	}()
+	flush := func() error {
+		if bb.Len() > 0 {
+			batches = append(batches, bb.NewBatch())
+		}
+		if len(batches) == 0 {
+			return nil
+		}
+		fs, err := write.WriteDataFiles(ctx, tbl, bb.ArrowSchema(), batches, f.Spec.fileOptions(f.rt))
+		batches, pending = nil, 0 // WriteDataFiles released them
+		files = append(files, fs...)
+		return err
+	}
+	sc := parser.Schema()
+	err = Collapse(sorter.Sorted(), f.Spec.Upsert, func(n *Net) error {
+		r, _, err := row.DecodeBody(sc, n.Row)
+		if err != nil {
+			return err
+		}
+		maxSeq = max(maxSeq, n.MaxSeq)
+		if n.DeletePrior {
+			deleteKeys = append(deleteKeys, parser.KeyOf(r))
+		}
+		if !n.Write {
+			return nil
+		}
+		if err := bb.AppendRow(r); err != nil {
+			return fmt.Errorf("row %s: %w", r, err)
+		}
+		pending++
+		if bb.Len() >= batchRows {
+			batches = append(batches, bb.NewBatch())
+		}
+		if pending >= flushRows {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return files, deleteKeys, maxSeq, nil
+}
+
+// commitFn commits each window of one table, oldest first, through the Committer and
+// emits a SnapshotInfo per window.
+type commitFn struct {
+	Spec Spec
+
+	rt *env
+}
+
+func (f *commitFn) Setup(ctx context.Context) error {
+	var err error
+	f.rt, err = f.Spec.env()
+	return err
+}
+
+func (f *commitFn) ProcessElement(ctx context.Context, dest string, results func(*[]byte) bool, emit func(write.SnapshotInfo)) error {
+	fail := func(err error) error { return fmt.Errorf("iceberg: commit %s: %w", dest, err) }
+	windows := map[int64][]shardResult{}
+	var b []byte
+	for results(&b) {
+		var r shardResult
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fail(fmt.Errorf("bad shard result: %w", err))
+		}
+		windows[r.WindowEndMs] = append(windows[r.WindowEndMs], r)
+	}
+	ident, err := catalogs.ParseIdent(dest)
+	if err != nil {
+		return fail(err)
+	}
+	cat, err := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
+	if err != nil {
+		return fail(err)
+	}
+	c := Committer{KeyColumns: f.Spec.EqualityColumns, DeleteFormat: config.DeleteFormat(f.Spec.DeleteFormat)}
+	for _, win := range slices.Sorted(maps.Keys(windows)) {
+		tbl, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			return fail(err)
+		}
+		w := Window{SinkID: f.Spec.SinkID, WindowEndMs: win, SnapshotProps: f.rt.snapshotProps}
+		for _, r := range windows[win] {
+			w.MaxSeq = max(w.MaxSeq, r.MaxSeq)
+			files, err := write.DecodeDataFiles(tbl.Metadata(), r.Files)
+			if err != nil {
+				return fail(err)
+			}
+			w.DataFiles = append(w.DataFiles, files...)
+			if r.Resolution != nil {
+				res, err := r.Resolution.Decode()
+				if err != nil {
+					return fail(err)
+				}
+				w.Resolved = append(w.Resolved, res)
+			}
+			keys, err := DecodeKeys(r.DeleteKeys)
+			if err != nil {
+				return fail(err)
+			}
+			w.DeleteKeys = append(w.DeleteKeys, keys...)
+		}
+		res, err := c.Commit(ctx, cat, ident, w)
+		if err != nil {
+			return err
+		}
+		catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
+		if res.Skipped {
+			log.Infof(ctx, "iceberg: commit %s: sink %s already committed window ending %d (snapshot %d); skipped",
+				dest, f.Spec.SinkID, win, res.SnapshotID)
+		}
+		emit(write.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
+			Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
+			SinkID: f.Spec.SinkID, Skipped: res.Skipped})
+	}
+	return nil
+}
+
+// windowEnd is the token value of window w: its max timestamp in milliseconds.
+func windowEnd(w beam.Window) int64 {
+	if _, ok := w.(window.GlobalWindow); ok {
+		return mtime.EndOfGlobalWindowTime.Milliseconds()
+	}
+	return w.MaxTimestamp().Milliseconds()
+}
+
+// toRowFn converts structs of one type to Rows of the type's inferred schema. The
+// converter is built from the first element's type (the DoFn carries no
+// reflect.Type).
+type toRowFn struct {
+	Table string
+
+	typ  reflect.Type
+	conv *row.StructValues
+}
+
+func (f *toRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(write.DeadLetter)) error {
+	if t := reflect.TypeOf(v); f.conv == nil || t != f.typ {
+		sc, err := row.InferStructSchema(t)
+		if err != nil {
+			return err
+		}
+		if f.conv, err = row.NewStructValues(t, sc); err != nil {
+			return err
+		}
+		f.typ = t
+	}
+	r, err := f.conv.Row(v)
+	if err != nil {
+		dead(write.DeadLetter{Row: fmt.Sprintf("%+v", v), Table: f.Table, Reason: err.Error()})
+		return nil
+	}
+	emit(r)
+	return nil
+}
+
+func init() {
+	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(write.DeadLetter), error](&parseFn{})
+	register.DoFn4x1[context.Context, string, func(*[]byte) bool, func(string, []byte), error](&shardFn{})
+	register.DoFn4x1[context.Context, string, func(*[]byte) bool, func(write.SnapshotInfo), error](&commitFn{})
+	register.DoFn3x1[beam.T, func(row.Row), func(write.DeadLetter), error](&toRowFn{})
+	register.Emitter1[write.DeadLetter]()
+	register.Emitter1[write.SnapshotInfo]()
+	register.Emitter1[row.Row]()
+	register.Emitter2[string, []byte]()
+	register.Emitter3[beam.EventTime, string, []byte]()
+	register.Iter1[[]byte]()
+}

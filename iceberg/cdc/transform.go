@@ -1,0 +1,92 @@
+package cdc
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+)
+
+var rowType = reflect.TypeFor[row.Row]()
+
+// MergeOnRead adds the merge-on-read write of change rows (a PCollection of row.Row
+// or of one struct type, carrying the control columns) to s. Call PrepareTable on
+// spec first. The pipeline:
+//
+//  1. Parse (parseFn): each row is validated (rejects go to the dead letter output
+//     with the reason) and parsed; its key picks a shard (Sharder); parsed changes
+//     travel in packets per (window, shard), not one element per row.
+//  2. GroupByKey per shard and window, then per shard (shardFn): sort by (key,
+//     sequence number, kind) within sorter_memory_mb, collapse each key to its net
+//     effect, write new rows to data files, and resolve the keys to delete to row
+//     positions (DV mode) or keep them as keys (equality mode).
+//  3. GroupByKey by table in the global window, then commitFn commits each window,
+//     oldest first, as one RowDelta through the Committer, exactly once per sink id
+//     and window.
+//
+// It returns the PCollection of write.SnapshotInfo (one per table and window) and the
+// PCollection of write.DeadLetter. Windows of one batch run commit in order; streaming
+// (triggered) input is not supported.
+func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead beam.PCollection, err error) {
+	s = s.Scope("iceberg.MergeOnRead")
+	fail := func(err error) (beam.PCollection, beam.PCollection, error) {
+		return beam.PCollection{}, beam.PCollection{}, err
+	}
+	if _, err := spec.env(); err != nil {
+		return fail(err)
+	}
+	if spec.SinkID == "" {
+		return fail(config.Errorf(config.KeySinkID, "empty sink id"))
+	}
+	if len(spec.EqualityColumns) == 0 {
+		return fail(config.Errorf(config.KeyEqualityColumns, "merge-on-read needs at least one equality column"))
+	}
+	if spec.NumShards < 1 {
+		return fail(config.Errorf(config.KeyNumShards, "must be at least 1, got %d", spec.NumShards))
+	}
+	var deads []beam.PCollection
+	if t := rows.Type().Type(); t != rowType {
+		st := t
+		if st.Kind() == reflect.Pointer {
+			st = st.Elem()
+		}
+		if st.Kind() != reflect.Struct || typex.IsKV(rows.Type()) {
+			return fail(fmt.Errorf("%w: iceberg: write %s: rows must be iceberg.Row or a struct, got %s",
+				config.ErrInvalidConfig, spec.Table, rows.Type()))
+		}
+		outs, err := beam.TryParDo(s.Scope("ToRow"), &toRowFn{Table: spec.Table}, rows)
+		if err != nil {
+			return fail(err)
+		}
+		rows = outs[0]
+		deads = append(deads, outs[1])
+	}
+	outs, err := beam.TryParDo(s.Scope("Parse"), &parseFn{Spec: spec}, rows)
+	if err != nil {
+		return fail(err)
+	}
+	deads = append(deads, outs[1])
+	// Packets carry their window in their key: the rest runs in the global window so
+	// that one commitFn call sees every window of a table and commits them in order.
+	packets := beam.WindowInto(s.Scope("Global"), window.NewGlobalWindows(), outs[0])
+	shards := beam.GroupByKey(s.Scope("GroupByShard"), packets)
+	results, err := beam.TryParDo(s.Scope("Shard"), &shardFn{Spec: spec}, shards)
+	if err != nil {
+		return fail(err)
+	}
+	tables := beam.GroupByKey(s.Scope("GroupByTable"), results[0])
+	commits, err := beam.TryParDo(s.Scope("Commit"), &commitFn{Spec: spec}, tables)
+	if err != nil {
+		return fail(err)
+	}
+	dead = deads[0]
+	if len(deads) > 1 {
+		dead = beam.Flatten(s.Scope("DeadLetters"), deads...)
+	}
+	return commits[0], dead, nil
+}
