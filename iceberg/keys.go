@@ -98,6 +98,26 @@ const (
 	KeyTableCachePollingBuckets = config.KeyTableCachePollingBuckets
 	// KeyUseSideInputTableCache shares table metadata between workers through a side input. Write.
 	KeyUseSideInputTableCache = config.KeyUseSideInputTableCache
+
+	// KeyFromSnapshot starts a changelog read after this snapshot (exclusive). Changes.
+	KeyFromSnapshot = config.KeyFromSnapshot
+	// KeyToSnapshot ends a changelog read at this snapshot (inclusive); default the
+	// current snapshot. Changes.
+	KeyToSnapshot = config.KeyToSnapshot
+	// KeyFromTimestamp starts a changelog read at the first snapshot committed at or
+	// after this time (epoch milliseconds). Changes.
+	KeyFromTimestamp = config.KeyFromTimestamp
+	// KeyToTimestamp ends a changelog read at the last snapshot committed at or before
+	// this time (epoch milliseconds). Changes.
+	KeyToTimestamp = config.KeyToTimestamp
+	// KeyStartingStrategy is "earliest" (default) or "latest": where a changelog read
+	// without from_snapshot or from_timestamp starts. Changes.
+	KeyStartingStrategy = config.KeyStartingStrategy
+	// KeyStreaming asks for a continuous changelog read. Not supported yet. Changes.
+	KeyStreaming = config.KeyStreaming
+	// KeyPollIntervalSeconds is how often a continuous changelog read polls for new
+	// snapshots. Not supported yet. Changes.
+	KeyPollIntervalSeconds = config.KeyPollIntervalSeconds
 )
 
 // ReadKeys returns the keys ParseReadConfig accepts, in ReadConfig field order.

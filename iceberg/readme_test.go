@@ -105,9 +105,9 @@ func TestReadmeKeyTable(t *testing.T) {
 	if len(ours) != len(rows) {
 		t.Errorf("%d key constants, README lists %d keys", len(ours), len(rows))
 	}
-	read, write := ReadKeys(), WriteKeys()
+	read, write, changes := ReadKeys(), WriteKeys(), ChangesKeys()
 	all := map[string]bool{}
-	for _, k := range append(slices.Clone(read), write...) {
+	for _, k := range append(append(slices.Clone(read), write...), changes...) {
 		all[k] = true
 	}
 	for k := range all {
@@ -122,6 +122,9 @@ func TestReadmeKeyTable(t *testing.T) {
 			}
 			if slices.Contains(write, k) {
 				want = append(want, "write")
+			}
+			if slices.Contains(changes, k) && !slices.Contains(read, k) {
+				want = append(want, "changes") // ReadChanges also takes the read keys it shares
 			}
 			if got := strings.Split(row.transform, ", "); !slices.Equal(got, want) {
 				t.Errorf("transform = %q, want %q", row.transform, strings.Join(want, ", "))

@@ -2,7 +2,7 @@ package config
 
 // Managed configuration keys. They are the keys of Dataflow's managed Iceberg I/O, plus a
 // few icebeam additions (snapshot_id, as_of_timestamp, branch, delete_format). Every key is
-// the managed tag of exactly one field of ReadConfig or WriteConfig.
+// the managed tag of a field of ReadConfig, WriteConfig or ChangesConfig.
 const (
 	// KeyTable is the table identifier ("db.table"); for writes it may be a template such
 	// as "db.events_{region}". Read and write.
@@ -95,6 +95,26 @@ const (
 	KeyTableCachePollingBuckets = "table_cache_polling_buckets"
 	// KeyUseSideInputTableCache shares table metadata between workers through a side input. Write.
 	KeyUseSideInputTableCache = "use_side_input_table_cache"
+
+	// KeyFromSnapshot starts a changelog read after this snapshot (exclusive). Changes.
+	KeyFromSnapshot = "from_snapshot"
+	// KeyToSnapshot ends a changelog read at this snapshot (inclusive); default the
+	// current snapshot. Changes.
+	KeyToSnapshot = "to_snapshot"
+	// KeyFromTimestamp starts a changelog read at the first snapshot committed at or
+	// after this time (epoch milliseconds). Changes.
+	KeyFromTimestamp = "from_timestamp"
+	// KeyToTimestamp ends a changelog read at the last snapshot committed at or before
+	// this time (epoch milliseconds). Changes.
+	KeyToTimestamp = "to_timestamp"
+	// KeyStartingStrategy is "earliest" (default) or "latest": where a changelog read
+	// without from_snapshot or from_timestamp starts. Changes.
+	KeyStartingStrategy = "starting_strategy"
+	// KeyStreaming asks for a continuous changelog read. Not supported yet. Changes.
+	KeyStreaming = "streaming"
+	// KeyPollIntervalSeconds is how often a continuous changelog read polls for new
+	// snapshots. Not supported yet. Changes.
+	KeyPollIntervalSeconds = "poll_interval_seconds"
 )
 
 // ReadKeys returns the managed keys ReadConfig accepts, in field order.

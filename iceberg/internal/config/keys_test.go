@@ -40,7 +40,7 @@ func keyConstants(t *testing.T) map[string]string {
 func TestKeyConstantsMatchTags(t *testing.T) {
 	consts := keyConstants(t)
 	tagged := map[string]bool{}
-	for _, k := range append(ReadKeys(), WriteKeys()...) {
+	for _, k := range append(append(ReadKeys(), WriteKeys()...), ChangesKeys()...) {
 		tagged[k] = true
 	}
 	values := map[string]bool{}

@@ -1,0 +1,178 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// StartingStrategy is where a changelog read without from_snapshot or from_timestamp
+// starts (the starting_strategy key).
+type StartingStrategy string
+
+// Starting strategies.
+const (
+	// StartEarliest reads every change of the end snapshot's history, from the oldest
+	// snapshot still in the table (inclusive). The default.
+	StartEarliest StartingStrategy = "earliest"
+	// StartLatest reads only the changes the end snapshot itself committed.
+	StartLatest StartingStrategy = "latest"
+)
+
+// ChangesConfig configures a changelog read (ReadChanges): the rows changed between two
+// snapshots of one table. Each managed field is tagged with its managed key; the zero
+// value of a field means "not set".
+type ChangesConfig struct {
+	// Table is the table identifier, e.g. "shop.orders". Required.
+	Table string `managed:"table"`
+	// CatalogName is the name of the catalog holding the table. Required.
+	CatalogName string `managed:"catalog_name"`
+	// CatalogProperties build the catalog; "type" is required.
+	CatalogProperties map[string]string `managed:"catalog_properties"`
+	// ConfigProperties are Hadoop properties. Not supported: any entry is an error.
+	ConfigProperties map[string]string `managed:"config_properties"`
+	// Filter is a SQL predicate (Calcite syntax): only changed rows matching it are read.
+	Filter string `managed:"filter"`
+	// Keep lists the only table columns to emit. Exclusive with Drop.
+	Keep []string `managed:"keep"`
+	// Drop lists table columns not to emit. Exclusive with Keep.
+	Drop []string `managed:"drop"`
+	// FromSnapshot starts after this snapshot (exclusive): its own changes are not read.
+	// Exclusive with FromTimestamp and StartingStrategy.
+	FromSnapshot *int64 `managed:"from_snapshot"`
+	// ToSnapshot ends at this snapshot (inclusive); nil: the table's current snapshot.
+	// Exclusive with ToTimestamp.
+	ToSnapshot *int64 `managed:"to_snapshot"`
+	// FromTimestamp reads the changes of snapshots committed at or after this time
+	// (epoch milliseconds). Exclusive with FromSnapshot and StartingStrategy.
+	FromTimestamp *int64 `managed:"from_timestamp"`
+	// ToTimestamp ends at the last snapshot committed at or before this time (epoch
+	// milliseconds). Exclusive with ToSnapshot.
+	ToTimestamp *int64 `managed:"to_timestamp"`
+	// StartingStrategy is where the read starts when neither FromSnapshot nor
+	// FromTimestamp is set: "earliest" (default) or "latest".
+	StartingStrategy StartingStrategy `managed:"starting_strategy"`
+	// Streaming asks for a continuous read. Not supported yet: true is an error.
+	Streaming bool `managed:"streaming"`
+	// PollIntervalSeconds is how often a continuous read looks for new snapshots. Not
+	// supported yet (it belongs to streaming): any value is an error.
+	PollIntervalSeconds *int `managed:"poll_interval_seconds"`
+}
+
+var changesSchema = buildSchema("changes", reflect.TypeFor[ChangesConfig]())
+
+// ChangesKeys returns the managed keys ChangesConfig accepts, in field order.
+func ChangesKeys() []string { return append([]string(nil), changesSchema.keys...) }
+
+// ChangesOption changes a ChangesConfig. Options store values; Validate judges them.
+type ChangesOption func(*ChangesConfig)
+
+// With returns a copy of c with opts applied in order (nil options are skipped). It does
+// not validate: call Validate on the result.
+func (c ChangesConfig) With(opts ...ChangesOption) ChangesConfig {
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// ParseChangesConfig builds a ChangesConfig from a managed-style map and validates it.
+// Every problem is reported at once (see ParseReadConfig for the error form).
+func ParseChangesConfig(m map[string]any) (ChangesConfig, error) {
+	var c ChangesConfig
+	errs := changesSchema.decode(m, reflect.ValueOf(&c), readSchema)
+	if err := merge(errs, c.Validate()).Err(); err != nil {
+		return ChangesConfig{}, err
+	}
+	return c, nil
+}
+
+// ParseChangesConfigJSON parses a JSON object of managed keys (see ParseChangesConfig).
+// Numbers keep their full precision, so 64-bit snapshot ids survive.
+func ParseChangesConfigJSON(b []byte) (ChangesConfig, error) {
+	m, err := decodeJSON(b)
+	if err != nil {
+		return ChangesConfig{}, err
+	}
+	return ParseChangesConfig(m)
+}
+
+// ParseChangesConfigYAML parses a YAML mapping of managed keys (see ParseChangesConfig).
+func ParseChangesConfigYAML(b []byte) (ChangesConfig, error) {
+	m, err := decodeYAML(b)
+	if err != nil {
+		return ChangesConfig{}, err
+	}
+	return ParseChangesConfig(m)
+}
+
+// Map returns the managed-style map of the keys set in c: the inverse of
+// ParseChangesConfig.
+func (c ChangesConfig) Map() map[string]any {
+	return changesSchema.encode(reflect.ValueOf(c))
+}
+
+// Validate reports every problem of c at once (see ParseReadConfig for the error form).
+// streaming and poll_interval_seconds are reported with ErrUnsupported: only the
+// bounded (batch) changelog read exists so far.
+func (c ChangesConfig) Validate() error {
+	var errs Errors
+	checkCommon(&errs, c.Table, c.CatalogName, c.CatalogProperties, c.ConfigProperties)
+	if strings.ContainsAny(c.Table, "{}") {
+		errs.Add(Errorf(KeyTable, "table templates ({column}) are only for writes"))
+	}
+	set := map[string]bool{
+		KeyKeep: len(c.Keep) > 0, KeyDrop: len(c.Drop) > 0,
+		KeyFromSnapshot: c.FromSnapshot != nil, KeyFromTimestamp: c.FromTimestamp != nil,
+		KeyStartingStrategy: c.StartingStrategy != "",
+		KeyToSnapshot:       c.ToSnapshot != nil, KeyToTimestamp: c.ToTimestamp != nil,
+	}
+	checkExclusive(&errs, set, KeyKeep, KeyDrop)
+	checkColumns(&errs, KeyKeep, c.Keep)
+	checkColumns(&errs, KeyDrop, c.Drop)
+	checkExclusive(&errs, set, KeyFromSnapshot, KeyFromTimestamp, KeyStartingStrategy)
+	checkExclusive(&errs, set, KeyToSnapshot, KeyToTimestamp)
+	for _, p := range []struct {
+		key string
+		v   *int64
+	}{{KeyFromSnapshot, c.FromSnapshot}, {KeyToSnapshot, c.ToSnapshot}} {
+		if p.v != nil && *p.v <= 0 {
+			errs.Add(Errorf(p.key, "must be a positive snapshot id, got %d", *p.v))
+		}
+	}
+	for _, p := range []struct {
+		key string
+		v   *int64
+	}{{KeyFromTimestamp, c.FromTimestamp}, {KeyToTimestamp, c.ToTimestamp}} {
+		if p.v != nil && *p.v < 0 {
+			errs.Add(Errorf(p.key, "epoch milliseconds must not be negative, got %d", *p.v))
+		}
+	}
+	if c.FromTimestamp != nil && c.ToTimestamp != nil && *c.FromTimestamp > *c.ToTimestamp {
+		errs.Add(Errorf(KeyFromTimestamp, "%d is after to_timestamp %d", *c.FromTimestamp, *c.ToTimestamp))
+	}
+	switch c.StartingStrategy {
+	case "", StartEarliest, StartLatest:
+	default:
+		errs.Add(Errorf(KeyStartingStrategy, "want %q or %q, got %q", StartEarliest, StartLatest, string(c.StartingStrategy)))
+	}
+	if c.Streaming {
+		errs.Add(&ConfigError{Key: KeyStreaming, Err: fmt.Errorf(
+			"%w: continuous changelog reads are not implemented yet; read a bounded range of snapshots", ErrUnsupported)})
+	}
+	if c.PollIntervalSeconds != nil {
+		errs.Add(&ConfigError{Key: KeyPollIntervalSeconds, Err: fmt.Errorf(
+			"%w: poll_interval_seconds belongs to continuous changelog reads, which are not implemented yet", ErrUnsupported)})
+	}
+	return errs.Err()
+}
+
+// Strategy returns StartingStrategy, or StartEarliest when it is not set.
+func (c ChangesConfig) Strategy() StartingStrategy {
+	if c.StartingStrategy == "" {
+		return StartEarliest
+	}
+	return c.StartingStrategy
+}

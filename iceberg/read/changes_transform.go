@@ -1,0 +1,45 @@
+package read
+
+import (
+	"context"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*ChangeTask)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*ChangeBatch)(nil)).Elem())
+	register.DoFn3x1[context.Context, []byte, func(ChangeTask), error](&changesPlanFn{})
+	register.Emitter1[ChangeTask]()
+	register.DoFn3x1[context.Context, ChangeTask, func(ChangeBatch), error](&changesReadFn{})
+	register.Emitter1[ChangeBatch]()
+	register.DoFn2x1[ChangeBatch, func(row.Row), error](&toChangeRowsFn{})
+	register.DoFn2x1[ChangeBatch, func(row.Row, row.Row), error](&keyChangeRowsFn{})
+	register.Emitter2[row.Row, row.Row]()
+	register.DoFn3x1[row.Row, func(*row.Row) bool, func(row.Row), error](&netChangesFn{})
+	register.Iter1[row.Row]()
+}
+
+// Changes adds the changelog read of a validated ChangesSpec to the pipeline: one
+// planning step at run time, a reshuffle of the change tasks, a DoFn that reads them,
+// and, for a table with identifier fields, a GroupByKey by (commit snapshot, key) that
+// turns a DELETE and an INSERT of one key into UPDATE_BEFORE and UPDATE_AFTER. It
+// emits row.Row values: the emitted columns, then _change_type,
+// _commit_snapshot_id and _commit_snapshot_sequence_number.
+func Changes(s beam.Scope, spec ChangesSpec) beam.PCollection {
+	s = s.Scope("iceberg.ReadChanges")
+	js := spec.Encode()
+	tasks := beam.ParDo(s.Scope("Plan"), &changesPlanFn{Spec: js}, beam.Impulse(s))
+	tasks = beam.Reshuffle(s, tasks)
+	batches := beam.ParDo(s.Scope("ReadChanges"), &changesReadFn{Spec: js}, tasks)
+	if len(spec.KeyColumns) == 0 {
+		return beam.ParDo(s.Scope("ToRows"), &toChangeRowsFn{}, batches)
+	}
+	keyed := beam.ParDo(s.Scope("KeyRows"), &keyChangeRowsFn{KeyColumns: spec.KeyColumns}, batches)
+	grouped := beam.GroupByKey(s.Scope("ByCommitAndKey"), keyed)
+	return beam.ParDo(s.Scope("NetChanges"), &netChangesFn{Columns: spec.Columns}, grouped)
+}
