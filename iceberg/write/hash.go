@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -177,13 +175,7 @@ func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.R
 
 // FinishBundle emits the remaining packets.
 func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), _ func(DeadLetter)) error {
-	keys := slices.SortedFunc(maps.Keys(f.packets), func(a, b bufKey) int {
-		if c := strings.Compare(a.table, b.table); c != 0 {
-			return c
-		}
-		return int(a.win - b.win)
-	})
-	for _, k := range keys {
+	for _, k := range sortedKeys(f.packets) {
 		emit(mtime.FromMilliseconds(k.win), k.table, f.packets[k])
 	}
 	f.packets = nil

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"iter"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -119,4 +120,13 @@ func mustJSON(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// columnNames returns the top-level column names of tbl, comma-separated.
+func columnNames(tbl *table.Table) string {
+	var cols []string
+	for _, f := range tbl.Schema().Fields() {
+		cols = append(cols, f.Name)
+	}
+	return strings.Join(cols, ",")
 }

@@ -189,11 +189,7 @@ func TestAppendProjection(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var cols []string
-			for _, f := range tbl.Schema().Fields() {
-				cols = append(cols, f.Name)
-			}
-			if got := strings.Join(cols, ","); got != tc.wantCols {
+			if got := columnNames(tbl); got != tc.wantCols {
 				t.Errorf("table columns %s, want %s", got, tc.wantCols)
 			}
 			if err := icebergtest.CheckTable(ctx, tbl); err != nil {

@@ -1,6 +1,7 @@
 package write
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -211,6 +213,17 @@ type bufKey struct {
 	win   int64 // window end, ms
 }
 
+// sortedKeys returns m's keys by table, then window: bundles emit in a deterministic
+// order.
+func sortedKeys[V any](m map[bufKey]V) []bufKey {
+	return slices.SortedFunc(maps.Keys(m), func(a, b bufKey) int {
+		if c := strings.Compare(a.table, b.table); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.win, b.win)
+	})
+}
+
 func (f *writeFn) Setup(ctx context.Context) error {
 	var err error
 	f.router, err = newRouter(&f.Spec)
@@ -253,16 +266,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, 
 // window, timestamped at the window's end so that a re-windowing downstream puts them
 // back into their window.
 func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), _ func(DeadLetter)) error {
-	keys := slices.SortedFunc(maps.Keys(f.buffers), func(a, b bufKey) int {
-		if a.table != b.table {
-			if a.table < b.table {
-				return -1
-			}
-			return 1
-		}
-		return int(a.win - b.win)
-	})
-	for _, k := range keys {
+	for _, k := range sortedKeys(f.buffers) {
 		b, err := f.buffers[k].close(ctx)
 		if err != nil {
 			return err
