@@ -42,6 +42,12 @@ type WriteResult struct {
 // made exactly once per sink_id. Rows that cannot be written go to
 // WriteResult.DeadLetter with the reason.
 //
+// With mode merge-on-read, each row is a change (change_type_column,
+// sequence_number_column) applied per key (equality_columns) to the table: prior rows
+// are deleted with deletion vectors (equality deletes on format-version 2) and new
+// rows written, one commit per window. A change stream without before-images, such
+// as Debezium's with "u" mapped to UPDATE_AFTER, needs upsert: true.
+//
 // Write panics on a construction error; use TryWrite to get it.
 func Write(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...WriteOption) WriteResult {
 	res, err := TryWrite(s, cfg, rows, opts...)
@@ -58,6 +64,9 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	cfg = cfg.With(opts...)
 	if err := cfg.Validate(); err != nil {
 		return WriteResult{}, err
+	}
+	if cfg.IsMergeOnRead() {
+		return tryWriteMergeOnRead(s, cfg, rows)
 	}
 	if err := checkAppendSupport(cfg); err != nil {
 		return WriteResult{}, err
@@ -99,9 +108,6 @@ func checkAppendSupport(cfg WriteConfig) error {
 	var errs config.Errors
 	unsupported := func(key, why string) {
 		errs.Add(&config.ConfigError{Key: key, Err: fmt.Errorf("%w: %s", ErrUnsupported, why)})
-	}
-	if cfg.IsMergeOnRead() {
-		unsupported(config.KeyMode, "merge-on-read writes are not available yet")
 	}
 	if cfg.AutoSharding {
 		unsupported(config.KeyAutoSharding, "auto sharding is not available yet")

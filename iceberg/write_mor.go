@@ -1,0 +1,101 @@
+package iceberg
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+
+	"github.com/icebeam/icebeam/iceberg/cdc"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write"
+)
+
+// tryWriteMergeOnRead is TryWrite for mode merge-on-read; cfg is valid.
+//
+// Each row is a change of the table row with the same equality columns: its change
+// type comes from change_type_column (mapped by change_type_map; without the column
+// every row is an INSERT) and its order among the key's changes from
+// sequence_number_column (a long). Per window, each key's changes collapse to their
+// net effect: the committed row is deleted when upsert is on or when an
+// UPDATE_BEFORE or DELETE appears, and the last INSERT or UPDATE_AFTER is written.
+// A change stream without before-images (Debezium's "u" mapped to UPDATE_AFTER
+// alone) therefore needs upsert: true, or updated keys would keep their old row too.
+// Prior rows are deleted with deletion vectors on format-version 3 tables and with
+// equality deletes on format-version 2 (delete_format overrides). A missing table is
+// created with the equality columns as its identifier fields; equality_columns
+// default to an existing table's identifier fields. Control columns are not written.
+func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (WriteResult, error) {
+	if err := checkMergeOnReadSupport(cfg); err != nil {
+		return WriteResult{}, err
+	}
+	sinkID := cfg.SinkID
+	if sinkID == "" {
+		sinkID = uuid.NewString()
+	}
+	spec, err := cdc.NewSpec(cfg, sinkID)
+	if err != nil {
+		return WriteResult{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
+	}
+	var rowSchema *ibg.Schema
+	if t := rows.Type().Type(); t != reflect.TypeFor[row.Row]() {
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return WriteResult{}, fmt.Errorf("%w: iceberg: write %s: rows must be iceberg.Row or a struct, got %s",
+				ErrInvalidConfig, cfg.Table, rows.Type())
+		}
+		if rowSchema, err = row.InferStructSchema(t); err != nil {
+			return WriteResult{}, fmt.Errorf("%w: iceberg: write %s: %w", ErrInvalidConfig, cfg.Table, err)
+		}
+	}
+	if err := cdc.PrepareTable(context.Background(), &spec, rowSchema); err != nil {
+		return WriteResult{}, err
+	}
+	snaps, dead, err := cdc.MergeOnRead(s, spec, rows)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return WriteResult{Snapshots: snaps, DeadLetter: dead}, nil
+}
+
+// checkMergeOnReadSupport rejects settings the merge-on-read write does not
+// implement, so that none is silently ignored.
+func checkMergeOnReadSupport(cfg WriteConfig) error {
+	var errs config.Errors
+	unsupported := func(key, why string) {
+		errs.Add(&config.ConfigError{Key: key, Err: fmt.Errorf("%w: %s", ErrUnsupported, why)})
+	}
+	if tpl, err := write.ParseTemplate(cfg.Table); err != nil {
+		errs.Add(err)
+	} else if !tpl.IsStatic() {
+		unsupported(config.KeyTable, "merge-on-read writes need a single table, not a template")
+	}
+	if len(cfg.Keep) > 0 || len(cfg.Drop) > 0 || cfg.Only != "" {
+		unsupported(config.KeyKeep, "keep, drop and only are not available for merge-on-read writes")
+	}
+	if cfg.AutoSharding {
+		unsupported(config.KeyAutoSharding, "auto sharding is not available yet")
+	}
+	if cfg.TriggeringFrequencySeconds != nil {
+		unsupported(config.KeyTriggeringFrequencySeconds, "streaming writes are not available yet")
+	}
+	if cfg.TokenHeartbeatSeconds != nil {
+		unsupported(config.KeyTokenHeartbeatSeconds, "token heartbeats are not available yet")
+	}
+	if cfg.AllowedLatenessSeconds != nil {
+		unsupported(config.KeyAllowedLatenessSeconds, "streaming writes are not available yet")
+	}
+	if cfg.DirectWriteByteLimit != nil {
+		unsupported(config.KeyDirectWriteByteLimit, "streaming writes are not available yet")
+	}
+	if cfg.UseSideInputTableCache {
+		unsupported(config.KeyUseSideInputTableCache, "the side-input table cache is not available yet")
+	}
+	return errs.Err()
+}
