@@ -133,7 +133,18 @@ func (fn *changesReadFn) readAll(ctx context.Context, t Task, each func(*ibg.Sch
 // (written before the table was upgraded to format version 3) get 0, so the id is the
 // position.
 func (fn *changesReadFn) readDeleted(ctx context.Context, ct ChangeTask, each func(*ibg.Schema, arrow.RecordBatch) error) error {
-	_, afterScan, after, err := fn.scanFor(ctx, ct.After, []string{rowIDColumn})
+	tbl, err := loadAt(ctx, fn.spec.Spec, ct.Before.MetadataLocation)
+	if err != nil {
+		return err
+	}
+	cols := fn.spec.ReadColumns
+	if len(cols) == 0 {
+		for _, f := range tbl.Schema().Fields() {
+			cols = append(cols, f.Name)
+		}
+	}
+	// iceberg-go cannot read _row_id alone: read one narrow column along.
+	_, afterScan, after, err := fn.scanFor(ctx, ct.After, []string{cols[0], rowIDColumn})
 	if err != nil {
 		return err
 	}
@@ -154,18 +165,7 @@ func (fn *changesReadFn) readDeleted(ctx context.Context, ct ChangeTask, each fu
 		return err
 	}
 
-	cols := fn.spec.ReadColumns
-	tbl, beforeScan, before, err := fn.scanFor(ctx, ct.Before, nil)
-	if err != nil {
-		return err
-	}
-	beforeScan.Close()
-	if len(cols) == 0 {
-		for _, f := range tbl.Schema().Fields() {
-			cols = append(cols, f.Name)
-		}
-	}
-	_, beforeScan, before, err = fn.scanFor(ctx, ct.Before, append(append([]string(nil), cols...), rowIDColumn))
+	_, beforeScan, before, err := fn.scanFor(ctx, ct.Before, append(append([]string(nil), cols...), rowIDColumn))
 	if err != nil {
 		return err
 	}
