@@ -48,6 +48,9 @@ type OrderAmount struct {
 // numOrders is the number of orders the example writes.
 const numOrders = 1000
 
+// table is the example's table.
+const table = "shop.orders"
+
 // deleted are the orders the example deletes with deletion vectors.
 var deleted = []any{int64(7), int64(13), int64(108), int64(503), int64(998)}
 
@@ -96,15 +99,12 @@ func run(ctx context.Context, w io.Writer, dir string) error {
 		return err
 	}
 	defer cat.Close()
-	const table = "shop.orders"
 
 	// 1. Write: Write creates the table (format-version 3, partitioned by state).
 	p, s := beam.NewPipelineWithRoot()
-	orders := beam.ParDo(s, generateOrders, beam.Impulse(s))
-	iceberg.Write(s, iceberg.WriteConfig{
-		Table: table, CatalogName: cat.Name, CatalogProperties: cat.Props,
-		PartitionFields: []string{"state"}, SinkID: "quickstart-load",
-	}, orders)
+	if err := buildWrite(s, cat); err != nil {
+		return err
+	}
 	if err := beamx.Run(ctx, p); err != nil {
 		return fmt.Errorf("write pipeline: %w", err)
 	}
@@ -126,12 +126,9 @@ func run(ctx context.Context, w io.Writer, dir string) error {
 	// 3. Read back with a filter and a projection; deleted rows are skipped.
 	out := filepath.Join(dir, "read.txt")
 	p, s = beam.NewPipelineWithRoot()
-	rows := iceberg.Read(s, iceberg.ReadConfig{
-		Table: table, CatalogName: cat.Name, CatalogProperties: cat.Props,
-		Filter: "state = 'NY' AND amount > 480 AND order_id BETWEEN 1 AND 600",
-		Keep:   []string{"order_id", "amount"},
-	}, iceberg.WithOutputType(reflect.TypeOf(OrderAmount{})))
-	textio.Write(s, out, beam.ParDo(s, formatOrder, rows))
+	if err := buildRead(s, cat, out); err != nil {
+		return err
+	}
 	if err := beamx.Run(ctx, p); err != nil {
 		return fmt.Errorf("read pipeline: %w", err)
 	}
@@ -140,11 +137,37 @@ func run(ctx context.Context, w io.Writer, dir string) error {
 		return err
 	}
 	sort.Strings(lines)
-	fmt.Fprintf(w, "read %d orders where state = 'NY' AND amount > 480 AND order_id BETWEEN 1 AND 600:\n", len(lines))
+	fmt.Fprintf(w, "read %d orders where %s:\n", len(lines), readFilter)
 	for _, l := range lines {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
 	fmt.Fprintf(w, "done in %s\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// buildWrite adds the write of the generated orders to the pipeline.
+func buildWrite(s beam.Scope, cat *icebergtest.LocalCatalog) error {
+	orders := beam.ParDo(s, generateOrders, beam.Impulse(s))
+	_, err := iceberg.TryWrite(s, iceberg.WriteConfig{
+		Table: table, CatalogName: cat.Name, CatalogProperties: cat.Props,
+		PartitionFields: []string{"state"}, SinkID: "quickstart-load",
+	}, orders)
+	return err
+}
+
+// readFilter is the SQL filter of the example's read.
+const readFilter = "state = 'NY' AND amount > 480 AND order_id BETWEEN 1 AND 600"
+
+// buildRead adds the filtered, projected read to the pipeline, written as text to out.
+func buildRead(s beam.Scope, cat *icebergtest.LocalCatalog, out string) error {
+	rows, err := iceberg.TryRead(s, iceberg.ReadConfig{
+		Table: table, CatalogName: cat.Name, CatalogProperties: cat.Props,
+		Filter: readFilter, Keep: []string{"order_id", "amount"},
+	}, iceberg.WithOutputType(reflect.TypeOf(OrderAmount{})))
+	if err != nil {
+		return err
+	}
+	textio.Write(s, out, beam.ParDo(s, formatOrder, rows))
 	return nil
 }
 
