@@ -72,7 +72,9 @@ func generateOrders(_ []byte, emit func(Order)) {
 }
 
 // formatOrder renders one read row for printing.
-func formatOrder(o OrderAmount) string { return fmt.Sprintf("order %4d  amount %6.2f", o.OrderID, o.Amount) }
+func formatOrder(o OrderAmount) string {
+	return fmt.Sprintf("order %4d  amount %6.2f", o.OrderID, o.Amount)
+}
 
 func main() {
 	flag.Parse()
