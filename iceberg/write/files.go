@@ -33,13 +33,41 @@ type FileOptions struct {
 // committing them. Each batch is released once consumed, also on error; files written
 // before an error stay in storage, unreferenced.
 func WriteDataFiles(ctx context.Context, tbl *table.Table, sc *arrow.Schema, batches []arrow.RecordBatch, opts FileOptions) ([]ibg.DataFile, error) {
-	name := strings.Join(tbl.Identifier(), ".")
-	next := 0
-	defer func() { // release what WriteRecords did not consume
-		for _, b := range batches[next:] {
+	w, err := NewFileWriter(ctx, tbl, sc, opts)
+	if err != nil {
+		for _, b := range batches {
 			b.Release()
 		}
-	}()
+		return nil, err
+	}
+	for _, b := range batches {
+		w.Write(b) // after an error, Write releases b; Close reports the error
+	}
+	return w.Close()
+}
+
+// writerBatchBuffer bounds the batches table.WriteRecords queues per open file, and so
+// how far a producer can run ahead of the Parquet encoding.
+const writerBatchBuffer = 4
+
+// FileWriter writes record batches of one table to new Parquet data files as they
+// come: table.WriteRecords runs in a goroutine fed one batch at a time, so encoding
+// overlaps with building the next batch, and files roll at the target file size.
+// Close waits for the goroutine, which never outlives it. A FileWriter is not safe for
+// concurrent use.
+type FileWriter struct {
+	name    string
+	batches chan arrow.RecordBatch
+	done    chan struct{}
+	files   []ibg.DataFile
+	err     error
+	closed  bool
+}
+
+// NewFileWriter starts a writer of batches of schema sc to data files of tbl, with
+// opts (see WriteDataFiles).
+func NewFileWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts FileOptions) (*FileWriter, error) {
+	name := strings.Join(tbl.Identifier(), ".")
 	target := tbl
 	if len(opts.WriteProperties) > 0 {
 		var err error
@@ -47,30 +75,71 @@ func WriteDataFiles(ctx context.Context, tbl *table.Table, sc *arrow.Schema, bat
 			return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
 		}
 	}
-	var wopts []table.WriteRecordOption
+	wopts := []table.WriteRecordOption{table.WithRecordBatchBufferSize(writerBatchBuffer)}
 	if opts.TargetFileSizeBytes > 0 {
 		wopts = append(wopts, table.WithTargetFileSize(opts.TargetFileSizeBytes))
 	}
 	if opts.WriteUUID != nil {
 		wopts = append(wopts, table.WithWriteUUID(*opts.WriteUUID))
 	}
+	w := &FileWriter{name: name, batches: make(chan arrow.RecordBatch, 1), done: make(chan struct{})}
 	recs := iter.Seq2[arrow.RecordBatch, error](func(yield func(arrow.RecordBatch, error) bool) {
-		for next < len(batches) {
-			b := batches[next]
-			next++
+		for b := range w.batches {
 			if !yield(b, nil) {
 				return
 			}
 		}
 	})
-	var out []ibg.DataFile
-	for df, err := range table.WriteRecords(ctx, target, sc, recs, wopts...) {
-		if err != nil {
-			return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
+	go func() {
+		defer close(w.done)
+		for df, err := range table.WriteRecords(ctx, target, sc, recs, wopts...) {
+			if err != nil {
+				w.err = fmt.Errorf("iceberg: write %s: %w", name, err)
+				return
+			}
+			w.files = append(w.files, df)
 		}
-		out = append(out, df)
+	}()
+	return w, nil
+}
+
+// Write hands b to the writer, which releases it once written. After a failure of the
+// writer, Write releases b and returns the failure (Close returns it too).
+func (w *FileWriter) Write(b arrow.RecordBatch) error {
+	select {
+	case <-w.done:
+		b.Release()
+		return w.failure()
+	default:
 	}
-	return out, nil
+	select {
+	case w.batches <- b:
+		return nil
+	case <-w.done:
+		b.Release()
+		return w.failure()
+	}
+}
+
+// failure is the writer's error once it has stopped (done is closed).
+func (w *FileWriter) failure() error {
+	if w.err != nil {
+		return w.err
+	}
+	return fmt.Errorf("iceberg: write %s: file writer stopped early", w.name)
+}
+
+// Close ends the input, waits for the files and returns them.
+func (w *FileWriter) Close() ([]ibg.DataFile, error) {
+	if !w.closed {
+		w.closed = true
+		close(w.batches)
+	}
+	<-w.done
+	for b := range w.batches { // not consumed after a failure
+		b.Release()
+	}
+	return w.files, w.err
 }
 
 // withWriteProperties returns a copy of tbl whose properties are overlaid with props;

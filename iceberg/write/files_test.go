@@ -3,6 +3,7 @@ package write
 import (
 	"context"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -184,5 +185,57 @@ func TestWriteDataFilesReleasesOnError(t *testing.T) {
 	b.Release()
 	if _, err := WriteDataFiles(ctx, tbl, sc, []arrow.RecordBatch{rec}, FileOptions{}); err == nil {
 		t.Fatal("WriteDataFiles accepted a batch of another schema")
+	}
+}
+
+func TestFileWriterStreams(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := createTestTable(t, cat, "t", regionSchema())
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	sc, empty := regionBatch(t, tbl, 0)
+	empty.Release()
+	// A target of one byte rolls a file after every batch.
+	w, err := NewFileWriter(ctx, tbl, sc, FileOptions{TargetFileSizeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const batches = 5
+	for range batches {
+		_, b := regionBatch(t, tbl, 10, "eu")
+		if err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int64
+	for _, f := range files {
+		rows += f.Count()
+	}
+	if len(files) != batches || rows != batches*10 {
+		t.Errorf("%d files of %d rows, want %d of %d", len(files), rows, batches, batches*10)
+	}
+
+	// After a failure, Write releases what it is given and reports the failure.
+	other := arrow.NewSchema([]arrow.Field{{Name: "other", Type: arrow.PrimitiveTypes.Int32}}, nil)
+	w, err = NewFileWriter(ctx, tbl, other, FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed error
+	for range 3 {
+		b := array.NewRecordBuilder(mem, other)
+		b.Field(0).(*array.Int32Builder).Append(1)
+		if err := w.Write(b.NewRecordBatch()); err != nil {
+			failed = err
+		}
+		b.Release()
+	}
+	if _, err := w.Close(); err == nil || !strings.Contains(err.Error(), "iceberg: write db.t") {
+		t.Errorf("Close = %v (Write = %v), want the writer's failure", err, failed)
 	}
 }

@@ -206,6 +206,12 @@ func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets fu
 	if err != nil {
 		return err
 	}
+	closed := false
+	defer func() {
+		if !closed {
+			buf.abort()
+		}
+	}()
 	schemas := map[int]*row.Schema{}
 	var p []byte
 	for packets(&p) {
@@ -228,18 +234,17 @@ func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets fu
 				return fmt.Errorf("iceberg: write %s: %w", dest, err)
 			}
 			off += m
-			if err := buf.add(r); err != nil {
-				dead(DeadLetter{Row: r.String(), Table: dest, Reason: err.Error()})
-				continue
+			rowErr, err := buf.add(ctx, r)
+			if rowErr != nil {
+				dead(DeadLetter{Row: r.String(), Table: dest, Reason: rowErr.Error()})
 			}
-			if buf.full() {
-				if err := buf.flush(ctx); err != nil {
-					return err
-				}
+			if err != nil {
+				return err
 			}
 		}
 	}
 	b, err := buf.close(ctx)
+	closed = true
 	if err != nil {
 		return err
 	}

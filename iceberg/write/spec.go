@@ -20,11 +20,6 @@ import (
 const (
 	// batchRows is the number of rows per Arrow batch handed to the Parquet writer.
 	batchRows = 64 * 1024
-	// flushRows and flushBytes bound what one destination buffers (rows, and the
-	// estimated size of their values) before the writer writes files ahead of the end of
-	// the bundle or group.
-	flushRows  = 1 << 20
-	flushBytes = 256 << 20
 	// packetBytes is the size at which distribution_mode=hash ships a packed batch of
 	// rows of one partition to the shuffle.
 	packetBytes = 4 << 20

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
@@ -114,16 +113,15 @@ func (rr *router) table(ctx context.Context, dest string, r row.Row) (dt *destTa
 	return dt, nil, nil
 }
 
-// fileBuffer turns rows of one table into Arrow batches and, when flushed, into data
-// files (not committed) whose encodings it keeps.
+// fileBuffer turns rows of one table into Arrow batches and streams them to a
+// FileWriter, opened with the first batch; flushed, it keeps the encodings of the files
+// written. Memory stays bounded by the batch being built and the writer's queue.
 type fileBuffer struct {
 	tbl     *table.Table
 	opts    FileOptions
 	target  int64 // target file size: batches are cut at it, so files can roll there
 	builder *row.BatchBuilder
-	batches []arrow.RecordBatch
-	rows    int
-	bytes   int
+	writer  *FileWriter
 	files   []EncodedDataFile
 }
 
@@ -139,43 +137,43 @@ func newFileBuffer(tbl *table.Table, opts FileOptions) (*fileBuffer, error) {
 	return &fileBuffer{tbl: tbl, opts: opts, target: target, builder: bb}, nil
 }
 
-// add appends r; an error is about the row (it was not appended), for the dead letter
-// output.
-func (b *fileBuffer) add(r row.Row) error {
+// add appends r and, once a batch is full, hands it to the writer. A returned row
+// error is about r (it was not appended: dead-letter it); err fails the bundle.
+func (b *fileBuffer) add(ctx context.Context, r row.Row) (rowErr, err error) {
 	if err := b.builder.AppendRow(r); err != nil {
-		return err
+		return err, nil
 	}
-	b.rows++
 	// table.WriteRecords rolls to a new file between batches only.
 	if b.builder.Len() >= batchRows || int64(b.builder.Bytes()) >= b.target {
-		b.cut()
+		return nil, b.cut(ctx)
 	}
-	return nil
+	return nil, nil
 }
 
-// cut moves the builder's rows into a batch.
-func (b *fileBuffer) cut() {
-	if b.builder.Len() > 0 {
-		b.bytes += b.builder.Bytes()
-		b.batches = append(b.batches, b.builder.NewBatch())
-	}
-}
-
-// full reports whether the buffer should be flushed before taking more rows.
-func (b *fileBuffer) full() bool {
-	return b.rows >= flushRows || b.bytes+b.builder.Bytes() >= flushBytes
-}
-
-// flush writes the buffered rows to data files and keeps their encodings.
-func (b *fileBuffer) flush(ctx context.Context) error {
-	b.cut()
-	if len(b.batches) == 0 {
+// cut hands the rows built so far to the writer as a batch.
+func (b *fileBuffer) cut(ctx context.Context) error {
+	if b.builder.Len() == 0 {
 		return nil
 	}
-	batches := b.batches
-	b.batches, b.rows, b.bytes = nil, 0, 0
-	files, err := WriteDataFiles(ctx, b.tbl, b.builder.ArrowSchema(), batches, b.opts)
-	if err != nil {
+	if b.writer == nil {
+		w, err := NewFileWriter(ctx, b.tbl, b.builder.ArrowSchema(), b.opts)
+		if err != nil {
+			return err
+		}
+		b.writer = w
+	}
+	return b.writer.Write(b.builder.NewBatch())
+}
+
+// flush writes what is buffered, closes the writer and keeps the files' encodings.
+func (b *fileBuffer) flush(ctx context.Context) error {
+	err := b.cut(ctx)
+	if b.writer == nil {
+		return err
+	}
+	files, cerr := b.writer.Close()
+	b.writer = nil
+	if err = errors.Join(err, cerr); err != nil {
 		return err
 	}
 	enc, err := EncodeDataFiles(b.tbl.Metadata(), files)
@@ -184,6 +182,16 @@ func (b *fileBuffer) flush(ctx context.Context) error {
 	}
 	b.files = append(b.files, enc...)
 	return nil
+}
+
+// abort stops the writer, waiting for it, and releases the builder; files already
+// written stay in storage, unreferenced.
+func (b *fileBuffer) abort() {
+	if b.writer != nil {
+		b.writer.Close()
+		b.writer = nil
+	}
+	b.builder.Release()
 }
 
 // close flushes, releases the builder and returns the JSON of every file written (nil
@@ -233,10 +241,27 @@ func (f *writeFn) Setup(ctx context.Context) error {
 // StartBundle resets the buffers. Its emitters only satisfy the SDK's rule that
 // lifecycle methods declare the same outputs as ProcessElement.
 func (f *writeFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(DeadLetter)) {
+	f.abort() // a failed bundle's writers
 	f.buffers = map[bufKey]*fileBuffer{}
 }
 
+// abort stops every writer of the bundle: after a failure, none outlives it.
+func (f *writeFn) abort() {
+	for _, b := range f.buffers {
+		b.abort()
+	}
+	f.buffers = nil
+}
+
 func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, _ func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+	err := f.process(ctx, w, r, dead)
+	if err != nil {
+		f.abort() // the bundle fails: stop its writers
+	}
+	return err
+}
+
+func (f *writeFn) process(ctx context.Context, w beam.Window, r row.Row, dead func(DeadLetter)) error {
 	r, dt, dl, err := f.router.route(ctx, r)
 	if err != nil || dl != nil {
 		if dl != nil {
@@ -252,14 +277,11 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, 
 		}
 		f.buffers[key] = buf
 	}
-	if err := buf.add(r); err != nil {
-		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
-		return nil
+	rowErr, err := buf.add(ctx, r)
+	if rowErr != nil {
+		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: rowErr.Error()})
 	}
-	if buf.full() {
-		return buf.flush(ctx)
-	}
-	return nil
+	return err
 }
 
 // FinishBundle writes what is buffered and emits the encoded files of each table and
@@ -268,7 +290,9 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, 
 func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), _ func(DeadLetter)) error {
 	for _, k := range sortedKeys(f.buffers) {
 		b, err := f.buffers[k].close(ctx)
+		delete(f.buffers, k)
 		if err != nil {
+			f.abort()
 			return err
 		}
 		if b != nil {
