@@ -104,6 +104,9 @@ func ResolveChanges(ctx context.Context, catalogName string, props map[string]st
 	from, to, err := resolveRange(tbl.Metadata(), ident, opts)
 	errs.Add(err)
 	spec.FromSnapshotID, spec.ToSnapshotID = from, to
+	if err == nil {
+		errs.Add(checkRowLineage(tbl.Metadata(), ident, from, to))
+	}
 
 	for _, id := range sc.IdentifierFieldIDs {
 		if name, ok := sc.FindColumnName(id); ok {
@@ -210,4 +213,29 @@ func ancestry(meta table.Metadata, s *table.Snapshot) []*table.Snapshot {
 // changeColumnTypes returns the Iceberg types of the change columns, in order.
 func changeColumnTypes() []ibg.Type {
 	return []ibg.Type{ibg.PrimitiveTypes.String, ibg.PrimitiveTypes.Int64, ibg.PrimitiveTypes.Int64}
+}
+
+// checkRowLineage reports, with ErrUnsupported, a snapshot of the range that adds or
+// removes delete files on a table without row lineage (format version below 3): the
+// rows such a snapshot deletes are told apart by _row_id, which needs version 3.
+func checkRowLineage(meta table.Metadata, ident string, from, to int64) error {
+	if meta.Version() >= 3 || to == 0 {
+		return nil
+	}
+	for _, s := range ancestry(meta, meta.SnapshotByID(to)) {
+		if s.SnapshotID == from {
+			break
+		}
+		if s.Summary == nil || s.Summary.Operation == table.OpReplace {
+			continue
+		}
+		for _, k := range []string{"added-delete-files", "removed-delete-files"} {
+			if v := s.Summary.Properties[k]; v != "" && v != "0" {
+				return fmt.Errorf("iceberg: read changes %s: %w: snapshot %d changes delete files (%s=%s); "+
+					"reading the rows that row-level deletes remove needs row lineage (format version 3), the table has version %d",
+					ident, config.ErrUnsupported, s.SnapshotID, k, v, meta.Version())
+			}
+		}
+	}
+	return nil
 }
