@@ -3,6 +3,7 @@ package row
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +172,9 @@ func TestStructsThroughArrow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if s := SchemaOf(sc); !slices.Equal(s.Names(), rd.Schema().Names()) || !slices.EqualFunc(s.Types(), rd.Schema().Types(), func(a, b ibg.Type) bool { return a.Equals(b) }) {
+		t.Errorf("SchemaOf = %v %v, want the reader's %v %v", s.Names(), s.Types(), rd.Schema().Names(), rd.Schema().Types())
+	}
 	for k, o := range want {
 		vals, err := sv.Values(o)
 		if err != nil {
@@ -178,6 +182,10 @@ func TestStructsThroughArrow(t *testing.T) {
 		}
 		if r := Of(rd.Schema(), vals); !Equal(r, rows[k]) {
 			t.Errorf("row %d:\n values %v\n  batch %v", k, r, rows[k])
+		}
+		r, err := sv.Row(o)
+		if err != nil || !Equal(r, rows[k]) || r.Schema() != sv.rows {
+			t.Errorf("StructValues.Row %d = %v, %v; want %v on the shared schema", k, r, err, rows[k])
 		}
 		rv, err := RowValues(rows[k], sc)
 		if err != nil || !Equal(Of(rd.Schema(), rv), rows[k]) {
