@@ -1,7 +1,8 @@
-// Package write holds the machinery of icebeam's append write: conversion of rows to
-// Arrow batches, Parquet data files written without a commit, destinations and table
-// creation, the Beam transforms, and the per-table committer with its exactly-once
-// tokens.
+// Package write holds the machinery of icebeam's append write: projection of rows
+// (keep, drop, only), destinations and table creation, streaming of rows as Arrow
+// batches (built by package row) to Parquet data files written without a commit, the
+// Beam transforms (per-bundle writers, or a shuffle of packed rows by partition for
+// distribution_mode=hash), and the per-table committer with its exactly-once tokens.
 //
 // Nothing in this package commits a snapshot except [Committer.Commit]. Every snapshot
 // it makes carries, in its summary, the sink's token ([SummarySinkID] and
