@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	ibg "github.com/apache/iceberg-go"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 // parseReserved are the words that cannot be unquoted column names.
@@ -658,47 +660,13 @@ func parseMatchesFold(cand string, parts []parsePart) bool {
 	return off == len(cand)
 }
 
-// filterClosest returns the column name nearest to name by edit distance, if close.
+// filterClosest returns the column name nearest to name, if close (config.Closest over
+// the sorted names, so the hint is deterministic).
 func filterClosest(name string, index map[string]int) string {
-	best, bestDist := "", -1
-	lower := strings.ToLower(name)
+	names := make([]string, 0, len(index))
 	for cand := range index {
-		d := filterEditDistance(lower, strings.ToLower(cand))
-		if bestDist < 0 || d < bestDist || (d == bestDist && cand < best) {
-			best, bestDist = cand, d
-		}
+		names = append(names, cand)
 	}
-	limit := max(2, utf8.RuneCountInString(name)/3)
-	if bestDist < 0 || bestDist > limit {
-		return ""
-	}
-	return best
-}
-
-// filterEditDistance is the Levenshtein distance between a and b, in runes.
-func filterEditDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 || len(rb) > 64 {
-		if a == b {
-			return 0
-		}
-		return max(len(ra), len(rb))
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	sort.Strings(names)
+	return config.Closest(name, names)
 }

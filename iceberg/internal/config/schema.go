@@ -120,7 +120,7 @@ func (s schema) unknownKey(key string, other schema) error {
 	if _, ok := other.fields[key]; ok {
 		return Errorf(key, "unknown key: %q is a %s key, not a %s key", key, other.name, s.name)
 	}
-	if hint := closest(key, s.keys); hint != "" {
+	if hint := Closest(key, s.keys); hint != "" {
 		return Errorf(key, "unknown key (did you mean %q?)", hint)
 	}
 	return Errorf(key, "unknown key")
@@ -413,8 +413,10 @@ func asMap(key string, v any) (map[string]string, error) {
 	return out, nil
 }
 
-// closest returns the candidate nearest to key, or "" when none is close enough.
-func closest(key string, candidates []string) string {
+// Closest returns the candidate nearest to key by edit distance (ignoring case, "_",
+// "-", "." and spaces), or "" when none is close enough to suggest. Ties go to the
+// earlier candidate. It is the one "did you mean" used for keys and column names.
+func Closest(key string, candidates []string) string {
 	norm := func(s string) string {
 		return strings.NewReplacer("_", "", "-", "", ".", "", " ", "").Replace(strings.ToLower(s))
 	}
