@@ -80,7 +80,7 @@ func newChangesFixture(t *testing.T) changesFixture {
 		keys = append(keys, id)
 		r := slices.Clone(rows[id])
 		r[11] = fmt.Sprintf("updated-%d", id) // string_col
-		r[2] = int32(id)                       // int_col
+		r[2] = int32(id)                      // int_col
 		updated = append(updated, r)
 	}
 	pos, err := icebergtest.PositionsOf(ctx, tbl, "id", keys)

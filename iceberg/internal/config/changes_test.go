@@ -46,8 +46,8 @@ func TestChangesConfigErrors(t *testing.T) {
 		{KeyStartingStrategy, "middle", ErrInvalidConfig},
 		{KeyStreaming, true, ErrUnsupported},
 		{KeyPollIntervalSeconds, 30, ErrUnsupported},
-		{KeySnapshotID, int64(5), ErrInvalidConfig},   // a read key, not a changes key
-		{KeyMode, "append", ErrInvalidConfig},         // a write key
+		{KeySnapshotID, int64(5), ErrInvalidConfig},    // a read key, not a changes key
+		{KeyMode, "append", ErrInvalidConfig},          // a write key
 		{"from_snapshots", int64(5), ErrInvalidConfig}, // typo
 	}
 	for _, c := range cases {
