@@ -20,4 +20,12 @@
 //     DVs and the removal of the DVs they replace, exactly once per sink and
 //     window, re-resolving keys whose data files changed concurrently. With
 //     delete_format=equality it writes key-only equality delete files instead.
+//
+// [MergeOnRead] wires them into a Beam pipeline (iceberg.Write with mode
+// merge-on-read calls it after [PrepareTable]): a parsing DoFn packs changes per
+// (window, shard) into packets, a GroupByKey brings each shard's packets to one
+// DoFn that sorts, collapses, writes data files and resolves keys (results cross the
+// shuffle as [EncodedResolution]), and a GroupByKey by table brings every shard's
+// results to the commit DoFn, which merges them ([MergeResolutions]) and commits
+// each window, oldest first.
 package cdc

@@ -437,6 +437,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, dest string, results func
 			}
 			w.DeleteKeys = append(w.DeleteKeys, keys...)
 		}
+		w.Resolved = MergeResolutions(w.Resolved)
 		res, err := c.Commit(ctx, cat, ident, w)
 		if err != nil {
 			return err
