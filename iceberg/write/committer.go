@@ -112,7 +112,7 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 	if branch == "" {
 		branch = table.MainBranch
 	}
-	files := dedupeDataFiles(req.DataFiles)
+	files := DedupeDataFiles(req.DataFiles)
 	if len(files) == 0 && req.Prepare == nil {
 		return CommitResult{}, nil
 	}
@@ -195,7 +195,7 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 			}
 		}
 		if err := rd.Commit(ctx); err != nil {
-			if isConflict(err) {
+			if IsConflict(err) {
 				lastErr, conflict = err, true
 				continue
 			}
@@ -206,7 +206,7 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 		switch {
 		case err == nil:
 			return resultFromTable(committed, branch, fresh)
-		case isConflict(err):
+		case IsConflict(err):
 			log.Infof(ctx, "iceberg: commit %s: attempt %d lost a race, retrying: %v", name, attempt+1, err)
 			lastErr, conflict = err, true
 		case ctx.Err() != nil:
@@ -251,10 +251,10 @@ func (c Committer) sleep(ctx context.Context, attempt int) error {
 	}
 }
 
-// isConflict reports whether err says the commit's base was stale and nothing was
+// IsConflict reports whether err says the commit's base was stale and nothing was
 // committed: table.ErrCommitFailed (REST 409, SQL compare-and-swap) or the plain
 // "requirement failed" errors of catalogs that validate requirements themselves.
-func isConflict(err error) bool {
+func IsConflict(err error) bool {
 	if errors.Is(err, table.ErrCommitFailed) {
 		return true
 	}
@@ -267,8 +267,9 @@ func isConflict(err error) bool {
 			strings.Contains(msg, "is missing"))
 }
 
-// dedupeDataFiles returns files without repeated paths, keeping the first of each.
-func dedupeDataFiles(files []ibg.DataFile) []ibg.DataFile {
+// DedupeDataFiles returns files without repeated paths (and nil entries), keeping the
+// first of each.
+func DedupeDataFiles(files []ibg.DataFile) []ibg.DataFile {
 	seen := make(map[string]struct{}, len(files))
 	out := make([]ibg.DataFile, 0, len(files))
 	for _, f := range files {

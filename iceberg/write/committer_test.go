@@ -416,8 +416,8 @@ func TestIsConflict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.err.Error(), func(t *testing.T) {
-			if got := isConflict(tc.err); got != tc.want {
-				t.Errorf("isConflict = %v, want %v", got, tc.want)
+			if got := IsConflict(tc.err); got != tc.want {
+				t.Errorf("IsConflict = %v, want %v", got, tc.want)
 			}
 		})
 	}

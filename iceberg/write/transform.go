@@ -29,6 +29,34 @@ func StructSchema(spec Spec, t reflect.Type) (*ibg.Schema, error) {
 	return proj.Schema(sc)
 }
 
+// ToRows returns col (a PCollection of row.Row, or of one struct type or pointers to
+// it) as a PCollection of row.Row: structs become Rows of their inferred schema
+// (row.InferStructSchema), and a struct that cannot be converted goes to dead, a
+// PCollection of DeadLetter naming table (dead is the zero PCollection for Rows).
+// Any other element type is an error wrapping config.ErrInvalidConfig.
+func ToRows(s beam.Scope, table string, col beam.PCollection) (rows, dead beam.PCollection, err error) {
+	t := col.Type().Type()
+	if t == rowType {
+		return col, beam.PCollection{}, nil
+	}
+	st := t
+	if st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if st.Kind() != reflect.Struct || typex.IsKV(col.Type()) {
+		return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: rows must be iceberg.Row or a struct, got %s",
+			config.ErrInvalidConfig, table, col.Type())
+	}
+	if _, err := row.InferStructSchema(t); err != nil {
+		return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: %w", config.ErrInvalidConfig, table, err)
+	}
+	outs, err := beam.TryParDo(s.Scope("ToRow"), &structToRowFn{Table: table}, col)
+	if err != nil {
+		return beam.PCollection{}, beam.PCollection{}, err
+	}
+	return outs[0], outs[1], nil
+}
+
 // Append adds the append write of rows (a PCollection of row.Row or of one struct
 // type) to s: rows are routed to their tables and checked (rejects to the dead letter
 // output), projected (keep/drop/only), written to Parquet by per-bundle writers (or,
@@ -44,26 +72,18 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 	if spec.SinkID == "" {
 		return beam.PCollection{}, beam.PCollection{}, config.Errorf(config.KeySinkID, "empty sink id")
 	}
-	t := rows.Type().Type()
-	var deads []beam.PCollection
-	if t != rowType {
-		st := t
-		if st.Kind() == reflect.Pointer {
-			st = st.Elem()
-		}
-		if st.Kind() != reflect.Struct || typex.IsKV(rows.Type()) {
-			return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: rows must be iceberg.Row or a struct, got %s",
-				config.ErrInvalidConfig, spec.Table, rows.Type())
-		}
+	if t := rows.Type().Type(); t != rowType {
 		if _, err := StructSchema(spec, t); err != nil {
 			return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: %w", config.ErrInvalidConfig, spec.Table, err)
 		}
-		outs, err := beam.TryParDo(s.Scope("ToRow"), &structToRowFn{}, rows)
-		if err != nil {
-			return beam.PCollection{}, beam.PCollection{}, err
-		}
-		rows = outs[0]
-		deads = append(deads, outs[1])
+	}
+	rows, structDead, err := ToRows(s, spec.Table, rows)
+	if err != nil {
+		return beam.PCollection{}, beam.PCollection{}, err
+	}
+	var deads []beam.PCollection
+	if structDead.IsValid() {
+		deads = append(deads, structDead)
 	}
 	var files beam.PCollection
 	if spec.Hash {

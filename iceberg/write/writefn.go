@@ -346,7 +346,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, w beam.Window, dest strin
 		return fmt.Errorf("iceberg: commit %s: %w", dest, err)
 	}
 	res, err := Commit(ctx, cat, ident, CommitRequest{
-		SinkID: f.Spec.SinkID, WindowEndMs: windowEnd(w), DataFiles: files, SnapshotProps: f.rt.snapshotProps,
+		SinkID: f.Spec.SinkID, WindowEndMs: WindowEnd(w), DataFiles: files, SnapshotProps: f.rt.snapshotProps,
 	})
 	if err != nil {
 		return err
@@ -358,8 +358,9 @@ func (f *commitFn) ProcessElement(ctx context.Context, w beam.Window, dest strin
 	return nil
 }
 
-// windowEnd is the token value of window w: its max timestamp in milliseconds.
-func windowEnd(w beam.Window) int64 {
+// WindowEnd is the token value of window w (see CommitRequest.WindowEndMs): its max
+// timestamp in milliseconds, the end of the global window for the global window.
+func WindowEnd(w beam.Window) int64 {
 	if _, ok := w.(window.GlobalWindow); ok {
 		return mtime.EndOfGlobalWindowTime.Milliseconds()
 	}
@@ -371,6 +372,9 @@ func windowEnd(w beam.Window) int64 {
 // DoFn carries no reflect.Type: Beam cannot serialize types with array fields such as
 // uuid.UUID).
 type structToRowFn struct {
+	// Table is the destination (or template), for the dead letters.
+	Table string
+
 	typ  reflect.Type
 	conv *row.StructValues
 }
@@ -388,7 +392,7 @@ func (f *structToRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(D
 	}
 	r, err := f.conv.Row(v)
 	if err != nil {
-		dead(DeadLetter{Row: fmt.Sprintf("%+v", v), Reason: err.Error()})
+		dead(DeadLetter{Row: fmt.Sprintf("%+v", v), Table: f.Table, Reason: err.Error()})
 		return nil
 	}
 	emit(r)
