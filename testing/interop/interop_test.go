@@ -37,6 +37,7 @@ func TestInterop(t *testing.T) {
 	}
 	timed(t, "write/icebergtest", writeIcebergtest)
 	timed(t, "write/icebeam", writeIcebeam)
+	timed(t, "write/icebeam-mor", writeIcebeamMOR)
 	if t.Failed() {
 		t.FailNow()
 	}

@@ -1,0 +1,258 @@
+//go:build interop
+
+package interop
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg"
+	"github.com/icebeam/icebeam/testing/icebergtest"
+)
+
+// icebeamChange is a Debezium-style change of a Columns row: op (c, u, d), the
+// sequence number, and the row's columns.
+type icebeamChange struct {
+	Op       string       `iceberg:"op"`
+	Seq      int64        `iceberg:"_commit_snapshot_sequence_number"`
+	ID       int64        `iceberg:"id"`
+	Category *string      `iceberg:"category"`
+	Qty      *int32       `iceberg:"qty"`
+	Amount   *ibg.Decimal `iceberg:"amount" precision:"10" scale:"2"`
+	Score    *float64     `iceberg:"score"`
+	Day      *ibg.Date    `iceberg:"day"`
+	TS       *time.Time   `iceberg:"ts"`
+	Flag     *bool        `iceberg:"flag"`
+}
+
+// changeSpec is one change: op on id with the values GenRow gives ValuesOf.
+type changeSpec struct {
+	Op       string
+	ID       int64
+	ValuesOf int64
+	Seq      int64
+}
+
+func init() {
+	beam.RegisterType(reflect.TypeFor[icebeamChange]())
+	beam.RegisterType(reflect.TypeFor[changeSpec]())
+	register.Function2x0(genChangeFn)
+	register.Emitter1[icebeamChange]()
+}
+
+// morValues returns the row op writes for c: GenRow(c.ValuesOf) with id c.ID.
+func morValues(c changeSpec) []any {
+	v := slices.Clone(GenRow(c.ValuesOf))
+	v[0] = c.ID
+	return v
+}
+
+// genChangeFn builds the change row of c.
+func genChangeFn(c changeSpec, emit func(icebeamChange)) {
+	v := morValues(c)
+	out := icebeamChange{Op: c.Op, Seq: c.Seq, ID: c.ID}
+	if v[1] != nil {
+		s := v[1].(string)
+		out.Category = &s
+	}
+	q := v[2].(int32)
+	out.Qty = &q
+	d := v[3].(ibg.Decimal)
+	out.Amount = &d
+	if v[4] != nil {
+		f := v[4].(float64)
+		out.Score = &f
+	}
+	day := v[5].(ibg.Date)
+	out.Day = &day
+	ts := time.UnixMicro(int64(v[6].(ibg.Timestamp))).UTC()
+	out.TS = &ts
+	b := v[7].(bool)
+	out.Flag = &b
+	emit(out)
+}
+
+// writeIcebeamMOR writes the "icebeam_mor" scenario with iceberg.Write in mode
+// merge-on-read on prism: a v3 table appended by iceberg.Write (30,000 rows), then
+// a CDC batch (deletes, upserts, inserts: first DVs on several data files and a new
+// data file), then a second CDC batch that deletes more rows of one data file that
+// already has a DV (its DV is merged and replaced) and upserts rows of the first
+// batch's data file. Its answers go to expected/icebeam_mor.json.
+func writeIcebeamMOR(t *testing.T) {
+	ctx := context.Background()
+	cat, err := icebergtest.NewLocalCatalogAt(catalogDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
+	const ident = "go_icebeam.v3_mor"
+	icebergtest.CreateTable(t, cat.Catalog, ident, Schema(), icebergtest.WithFormatVersion(3))
+	live := map[int64][]any{}
+	for _, r := range [][2]int64{{0, 20000}, {20000, 30000}} {
+		p, s := beam.NewPipelineWithRoot()
+		var ranges []idRange
+		for lo := r[0]; lo < r[1]; lo += 5000 {
+			ranges = append(ranges, idRange{lo, min(lo+5000, r[1])})
+		}
+		res, err := iceberg.TryWrite(s, iceberg.WriteConfig{Table: ident, CatalogName: cat.Name, CatalogProperties: cat.Props},
+			beam.ParDo(s, genRowsFn, beam.CreateList(s, ranges)))
+		if err != nil {
+			t.Fatalf("TryWrite %s: %v", ident, err)
+		}
+		passert.Count(s, res.DeadLetter, "dead letters", 0)
+		if err := ptest.Run(p); err != nil {
+			t.Fatalf("append %s: %v", ident, err)
+		}
+		for id := r[0]; id < r[1]; id++ {
+			live[id] = GenRow(id)
+		}
+	}
+	seq := int64(0)
+	apply := func(changes []changeSpec) {
+		t.Helper()
+		p, s := beam.NewPipelineWithRoot()
+		res, err := iceberg.TryWrite(s, iceberg.WriteConfig{Table: ident, CatalogName: cat.Name, CatalogProperties: cat.Props,
+			Mode: iceberg.MergeOnRead, ChangeTypeColumn: "op", Upsert: true,
+			ChangeTypeMap: map[string]string{"c": iceberg.ChangeInsert, "u": iceberg.ChangeUpdateAfter, "d": iceberg.ChangeDelete},
+		}, beam.ParDo(s, genChangeFn, beam.CreateList(s, changes)))
+		if err != nil {
+			t.Fatalf("TryWrite %s (merge-on-read): %v", ident, err)
+		}
+		passert.Count(s, res.DeadLetter, "dead letters", 0)
+		passert.Count(s, res.Snapshots, "snapshots", 1)
+		if err := ptest.Run(p); err != nil {
+			t.Fatalf("merge-on-read %s: %v", ident, err)
+		}
+		for _, c := range changes {
+			if c.Op == "d" {
+				delete(live, c.ID)
+			} else {
+				live[c.ID] = morValues(c)
+			}
+		}
+	}
+	change := func(op string, id, valuesOf int64) changeSpec {
+		seq++
+		return changeSpec{Op: op, ID: id, ValuesOf: valuesOf, Seq: seq}
+	}
+
+	// Batch 1: delete ids ending in 3, upsert ids ending in 7 with other values, in
+	// [0, 30000); insert 30000..30999.
+	var b1 []changeSpec
+	for id := int64(0); id < 30000; id++ {
+		switch id % 10 {
+		case 3:
+			b1 = append(b1, change("d", id, id))
+		case 7:
+			b1 = append(b1, change("u", id, id+500000))
+		}
+	}
+	for id := int64(30000); id < 31000; id++ {
+		b1 = append(b1, change("c", id, id))
+	}
+	apply(b1)
+
+	// Batch 2: delete ids ending in 5 of one base data file that has a DV now (its DV
+	// is replaced by the union), and upsert again rows batch 1 rewrote (their file
+	// gets its first DV).
+	tbl, err := cat.Catalog.LoadTable(ctx, table.Identifier{"go_icebeam", "v3_mor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fives []any
+	for id := int64(5); id < 30000; id += 10 {
+		fives = append(fives, id)
+	}
+	pos, err := icebergtest.PositionsOf(ctx, tbl, "id", fives)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dvs := icebergtest.LiveDVs(t, tbl)
+	var target string
+	for _, path := range slices.Sorted(maps.Keys(pos)) {
+		if len(dvs[path]) == 1 && target == "" {
+			target = path
+		}
+	}
+	if target == "" {
+		t.Fatal("no base data file with a DV holds ids ending in 5")
+	}
+	idsIn, err := idsAt(ctx, tbl, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b2 []changeSpec
+	for _, id := range idsIn {
+		if id%10 == 5 && len(b2) < 300 {
+			b2 = append(b2, change("d", id, id))
+		}
+	}
+	for id := int64(7); id < 2000; id += 20 {
+		b2 = append(b2, change("u", id, id+700000))
+	}
+	apply(b2)
+
+	tbl, err = cat.Catalog.LoadTable(ctx, table.Identifier{"go_icebeam", "v3_mor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	icebergtest.RequireValid(t, tbl)
+	if n := tbl.CurrentSnapshot().Summary.Properties["removed-dvs"]; n != "1" {
+		t.Fatalf("second batch replaced %s DVs, want 1 (summary %v)", n, tbl.CurrentSnapshot().Summary.Properties)
+	}
+	exp := Expected{Writer: "icebeam_mor", Scenarios: []Scenario{
+		scenarioFor(t, "v3 merge-on-read CDC (2 batches, merged DV)", ident, 3, live, "PUFFIN/position"),
+	}}
+	if err := WriteJSON(filepath.Join(expectedDir(t), "icebeam_mor.json"), exp); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// idsAt returns the ids of the rows of data file path of tbl (deleted or not).
+func idsAt(ctx context.Context, tbl *table.Table, path string) ([]int64, error) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	pr, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, err
+	}
+	defer pr.Close()
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	col := pr.MetaData().Schema.ColumnIndexByName("id")
+	at, err := fr.ReadTable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer at.Release()
+	var out []int64
+	for _, chunk := range at.Column(col).Data().Chunks() {
+		out = append(out, chunk.(*array.Int64).Int64Values()...)
+	}
+	return out, nil
+}
