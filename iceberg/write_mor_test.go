@@ -127,6 +127,11 @@ func seedCities(t *testing.T, lc *icebergtest.LocalCatalog, name string, n, vers
 // cityContents reads db.<name> as id -> "city|state", failing on a duplicate id.
 func cityContents(t *testing.T, lc *icebergtest.LocalCatalog, name string) (map[int64]string, *table.Table) {
 	t.Helper()
+	return cityContentsTB(t, lc, name)
+}
+
+func cityContentsTB(t testing.TB, lc *icebergtest.LocalCatalog, name string) (map[int64]string, *table.Table) {
+	t.Helper()
 	tbl, err := lc.Catalog.LoadTable(context.Background(), table.Identifier{"db", name})
 	if err != nil {
 		t.Fatal(err)
@@ -539,4 +544,71 @@ func TestMergeOnReadConstructionErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// changeRange asks genCDCFn for the changes of ids Lo, Lo+Step, ... below Hi.
+type changeRange struct{ Lo, Hi, Step int64 }
+
+// genCDCFn emits, for each id of r (i-th of the range): a delete when i%5==0, an
+// insert of id+10^7 when i%5==1, and otherwise an upsert of id to state NY.
+func genCDCFn(r changeRange, emit func(iceberg.Row)) {
+	for id, i := r.Lo, int64(0); id < r.Hi; id, i = id+r.Step, i+1 {
+		switch i % 5 {
+		case 0:
+			emit(cdcRow(iceberg.ChangeDelete, id, "", "", id))
+		case 1:
+			emit(cdcRow(iceberg.ChangeInsert, id+10_000_000, "new", "TX", id))
+		default:
+			emit(cdcRow(iceberg.ChangeUpdateAfter, id, fmt.Sprintf("city-%d", id), "NY", id))
+		}
+	}
+}
+
+func init() {
+	register.Function2x0(genCDCFn)
+	register.Emitter1[iceberg.Row]()
+	beam.RegisterType(reflect.TypeFor[changeRange]())
+}
+
+// BenchmarkMergeOnRead applies 100,000 changes (20,000 deletes, 20,000 inserts,
+// 60,000 upserts; every 10th id, so every data file is touched) to a 1,000,000-row
+// v3 table in 10 data files through Write on prism with the default 16 shards.
+func BenchmarkMergeOnRead(b *testing.B) {
+	const changes = 100_000
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		lc := icebergtest.NewLocalCatalog(b)
+		tbl := icebergtest.CreateTable(b, lc.Catalog, "db.bench", cityTableSchema())
+		for lo := 0; lo < 1_000_000; lo += 100_000 {
+			rows := make([][]any, 0, 100_000)
+			for id := lo; id < lo+100_000; id++ {
+				rows = append(rows, []any{int64(id), fmt.Sprintf("city-%d", id), "CA"})
+			}
+			rec := icebergtest.Records(b, tbl.Schema(), rows)
+			tbl = icebergtest.AppendRecords(b, tbl, rec)
+			rec.Release()
+		}
+		p, s := beam.NewPipelineWithRoot()
+		var ranges []changeRange
+		for lo := int64(0); lo < changes*10; lo += 50_000 {
+			ranges = append(ranges, changeRange{lo, lo + 50_000, 10})
+		}
+		res, err := iceberg.TryWrite(s, iceberg.WriteConfig{Table: "db.bench", CatalogName: lc.Name, CatalogProperties: lc.Props,
+			Mode: iceberg.MergeOnRead, ChangeTypeColumn: "_change_type", Upsert: true, SinkID: "bench"},
+			beam.ParDo(s, genCDCFn, beam.CreateList(s, ranges)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		beam.ParDo0(s, &morSnapsFn{Key: "bench"}, res.Snapshots)
+		b.StartTimer()
+		if err := ptest.Run(p); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		got, _ := cityContentsTB(b, lc, "bench")
+		if len(got) != 1_000_000 || got[0] != "" || got[50] != "" || got[10] != "city-10|CA" || got[20] != "city-20|NY" || got[10_000_010] != "new|TX" {
+			b.Fatalf("%d rows after the benchmark write", len(got))
+		}
+	}
+	b.ReportMetric(float64(changes)*float64(b.N)/b.Elapsed().Seconds(), "changes/s")
 }
