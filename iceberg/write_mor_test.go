@@ -612,3 +612,35 @@ func BenchmarkMergeOnRead(b *testing.B) {
 	}
 	b.ReportMetric(float64(changes)*float64(b.N)/b.Elapsed().Seconds(), "changes/s")
 }
+
+// TestMergeOnReadCreatesTableFromRows: with Row elements, a missing table is created
+// at run time from the first row whose types are known (a delete with nulls cannot
+// create it; it waits), with the equality columns as required identifier fields.
+func TestMergeOnReadCreatesTableFromRows(t *testing.T) {
+	lc := icebergtest.NewLocalCatalog(t)
+	names := []string{"_change_type", "id", "city", "state", "_commit_snapshot_sequence_number"}
+	rows := []iceberg.Row{
+		iceberg.NewRow(names, []any{iceberg.ChangeDelete, int64(2), nil, nil, int64(3)}),
+		cdcRow(iceberg.ChangeInsert, 1, "city-1", "CA", 1),
+		cdcRow(iceberg.ChangeInsert, 2, "city-2", "CA", 2),
+		cdcRow(iceberg.ChangeInsert, 3, "city-3", "WA", 4),
+	}
+	cfg := iceberg.WriteConfig{Table: "db.fresh", CatalogName: lc.Name, CatalogProperties: lc.Props,
+		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "_change_type", EqualityColumns: []string{"id"},
+		PartitionFields: []string{"state"}, SinkID: "fresh"}
+	snaps, dead := runMOR(t, cfg, func(s beam.Scope) beam.PCollection { return beam.CreateList(s, rows) })
+	if len(dead) != 0 || len(snaps) != 1 || snaps[0].RowsAdded != 2 {
+		t.Fatalf("snapshots %+v, dead %+v", snaps, dead)
+	}
+	got, tbl := cityContents(t, lc, "fresh")
+	if diff := diffModel(map[int64]string{1: "city-1|CA", 3: "city-3|WA"}, got); diff != "" {
+		t.Fatal(diff)
+	}
+	sc := tbl.Schema()
+	if f, _ := sc.FindFieldByName("id"); !slices.Equal(sc.IdentifierFieldIDs, []int{f.ID}) || !f.Required || sc.NumFields() != 3 {
+		t.Fatalf("created schema %s", sc)
+	}
+	if spec := tbl.Spec(); spec.NumFields() != 1 || tbl.Metadata().Version() != 3 {
+		t.Fatalf("created spec %s, version %d", spec, tbl.Metadata().Version())
+	}
+}

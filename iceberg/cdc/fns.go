@@ -40,7 +40,8 @@ const (
 // parseFn validates change rows (rejects go to the dead letter output), finds each
 // key's shard and packs the parsed changes by (window, shard) into packets, emitted
 // keyed by "<window end ms>/<shard>" when full and at the end of the bundle. It loads
-// the table on its first row, creating it from that row when missing.
+// the table on its first row, creating it from the first row whose schema can be
+// inferred (no null value) when missing.
 type parseFn struct {
 	Spec Spec
 
@@ -51,6 +52,9 @@ type parseFn struct {
 	packets map[packetKey][]byte
 	kb      []byte
 	body    []byte
+	// pending rows wait for the table to be created (see ProcessElement).
+	pending    []pendingRow
+	pendingErr error
 }
 
 type packetKey struct {
@@ -69,6 +73,7 @@ func (f *parseFn) Setup(ctx context.Context) error {
 // StartBundle resets the packets (its emitters mirror ProcessElement's outputs).
 func (f *parseFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(write.DeadLetter)) {
 	f.packets = map[packetKey][]byte{}
+	f.pending = nil
 }
 
 // open loads the table, or creates it from r. A non-nil reject is a reason to
@@ -88,20 +93,22 @@ func (f *parseFn) open(ctx context.Context, r row.Row) (reject, err error) {
 		if ierr != nil {
 			return fmt.Errorf("cannot create table %s from this row: %w", name, ierr), nil
 		}
-		ident, err := catalogs.ParseIdent(name)
-		if err != nil {
-			return nil, err
+		ident, perr := catalogs.ParseIdent(name)
+		if perr != nil {
+			return nil, perr
 		}
-		cat, err := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
-		if err != nil {
-			return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
+		cat, cerr := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
+		if cerr != nil {
+			return nil, fmt.Errorf("iceberg: write %s: %w", name, cerr)
 		}
-		if _, created, err := write.EnsureTable(ctx, cat, ident, sc, f.rt.create); err != nil {
-			if errors.Is(err, config.ErrInvalidConfig) {
-				return err, nil
+		_, created, eerr := write.EnsureTable(ctx, cat, ident, sc, f.rt.create)
+		if eerr != nil {
+			if errors.Is(eerr, config.ErrInvalidConfig) {
+				return eerr, nil
 			}
-			return nil, err
-		} else if created {
+			return nil, eerr
+		}
+		if created {
 			log.Infof(ctx, "iceberg: write %s: created table", name)
 		}
 		catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, name)
@@ -122,19 +129,36 @@ func (f *parseFn) open(ctx context.Context, r row.Row) (reject, err error) {
 }
 
 func (f *parseFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), dead func(write.DeadLetter)) error {
-	reject := func(err error) {
-		dead(write.DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: err.Error()})
-	}
+	win := windowEnd(w)
 	if f.parser == nil {
 		rej, err := f.open(ctx, r)
 		if err != nil {
 			return err
 		}
 		if rej != nil {
-			reject(rej)
+			// The table is missing and r cannot create it (a null value has no type,
+			// say): hold r until a row of the bundle creates the table.
+			f.pending = append(f.pending, pendingRow{r: r, win: win})
+			f.pendingErr = rej
 			return nil
 		}
+		for _, p := range f.pending {
+			f.add(p.r, p.win, emit, dead)
+		}
+		f.pending = nil
 	}
+	f.add(r, win, emit, dead)
+	return nil
+}
+
+// pendingRow is a row that arrived before the table could be created.
+type pendingRow struct {
+	r   row.Row
+	win int64
+}
+
+// add parses r and adds it to its packet, or dead-letters it.
+func (f *parseFn) add(r row.Row, win int64, emit func(beam.EventTime, string, []byte), dead func(write.DeadLetter)) {
 	c, err := f.parser.Parse(r)
 	if err == nil {
 		f.kb, err = f.parser.AppendKey(f.kb[:0], c.Key)
@@ -143,10 +167,10 @@ func (f *parseFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, 
 		f.body, err = row.AppendBody(f.body[:0], c.Row)
 	}
 	if err != nil {
-		reject(err)
-		return nil
+		dead(write.DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: err.Error()})
+		return
 	}
-	key := packetKey{win: windowEnd(w), shard: f.sharder.Shard(f.kb, c.Key)}
+	key := packetKey{win: win, shard: f.sharder.Shard(f.kb, c.Key)}
 	p, ok := f.packets[key]
 	if !ok {
 		p = newPacket(f.tbl.Schema().ID)
@@ -155,14 +179,18 @@ func (f *parseFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, 
 	if len(p) >= packetBytes {
 		emit(mtime.FromMilliseconds(key.win), key.String(), p)
 		delete(f.packets, key)
-		return nil
+		return
 	}
 	f.packets[key] = p
-	return nil
 }
 
-// FinishBundle emits the remaining packets.
-func (f *parseFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), _ func(write.DeadLetter)) error {
+// FinishBundle emits the remaining packets. Rows held because no row of the bundle
+// could create the missing table go to the dead letter output.
+func (f *parseFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), dead func(write.DeadLetter)) error {
+	for _, p := range f.pending {
+		dead(write.DeadLetter{Row: p.r.String(), Table: f.Spec.Table, Reason: f.pendingErr.Error()})
+	}
+	f.pending = nil
 	keys := slices.SortedFunc(maps.Keys(f.packets), func(a, b packetKey) int {
 		if a.win != b.win {
 			if a.win < b.win {
