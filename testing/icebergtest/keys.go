@@ -130,4 +130,3 @@ func DeleteKeysDV(ctx context.Context, tbl *table.Table, col string, keys []any)
 	out, err := DeleteRowsDVContext(ctx, tbl, pos)
 	return out, n, err
 }
-
