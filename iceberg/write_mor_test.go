@@ -644,3 +644,62 @@ func TestMergeOnReadCreatesTableFromRows(t *testing.T) {
 		t.Fatalf("created spec %s, version %d", spec, tbl.Metadata().Version())
 	}
 }
+
+// TestMergeOnReadShardsPerPartition writes a table partitioned by state with keys
+// (id, state), 8 shards and at most 2 per partition: each partition's new rows land in
+// at most 2 data files; a second batch (another sink id) deletes and updates rows
+// across partitions with DVs.
+func TestMergeOnReadShardsPerPartition(t *testing.T) {
+	lc := icebergtest.NewLocalCatalog(t)
+	eight, two := 8, 2
+	cfg := iceberg.WriteConfig{Table: "db.parts", CatalogName: lc.Name, CatalogProperties: lc.Props,
+		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "_change_type", EqualityColumns: []string{"id", "state"},
+		PartitionFields: []string{"state"}, NumShards: &eight, ShardsPerPartition: &two, SinkID: "parts-1"}
+	states := []string{"CA", "NY", "TX", "WA"}
+	var rows []iceberg.Row
+	model := map[int64]string{}
+	for id := range int64(400) {
+		st := states[id%4]
+		rows = append(rows, cdcRow(iceberg.ChangeInsert, id, fmt.Sprintf("city-%d", id), st, 1))
+		model[id] = fmt.Sprintf("city-%d|%s", id, st)
+	}
+	if snaps, dead := runMOR(t, cfg, func(s beam.Scope) beam.PCollection { return beam.CreateList(s, rows) }); len(dead) != 0 || len(snaps) != 1 {
+		t.Fatalf("snapshots %+v, dead %+v", snaps, dead)
+	}
+	_, tbl := cityContents(t, lc, "parts")
+	perPartition := map[string]int{}
+	for _, df := range icebergtest.DataFiles(t, tbl) {
+		perPartition[fmt.Sprint(df.Partition())]++
+	}
+	if len(perPartition) != 4 {
+		t.Fatalf("data files by partition %v", perPartition)
+	}
+	for p, n := range perPartition {
+		if n > 2 {
+			t.Errorf("partition %s has %d data files, want at most 2 (shards_per_partition)", p, n)
+		}
+	}
+	rows = nil
+	for id := int64(0); id < 400; id += 3 {
+		st := states[id%4]
+		if id%2 == 0 {
+			rows = append(rows, cdcRow(iceberg.ChangeDelete, id, "", st, 2))
+			delete(model, id)
+		} else {
+			rows = append(rows, cdcRow(iceberg.ChangeUpdateBefore, id, "", st, 2),
+				cdcRow(iceberg.ChangeUpdateAfter, id, "moved", st, 2))
+			model[id] = "moved|" + st
+		}
+	}
+	cfg.SinkID = "parts-2"
+	if snaps, dead := runMOR(t, cfg, func(s beam.Scope) beam.PCollection { return beam.CreateList(s, rows) }); len(dead) != 0 || len(snaps) != 1 {
+		t.Fatalf("snapshots %+v, dead %+v", snaps, dead)
+	}
+	got, tbl := cityContents(t, lc, "parts")
+	if diff := diffModel(model, got); diff != "" {
+		t.Fatal(diff)
+	}
+	if n := len(icebergtest.LiveDVs(t, tbl)); n < 4 {
+		t.Errorf("%d data files with DVs, want one or more per partition", n)
+	}
+}

@@ -217,14 +217,22 @@ func literal(v any) (ibg.Literal, error) {
 	return nil, fmt.Errorf("no literal for %T", v)
 }
 
-// hashKey is FNV-1a over an encoded key: stable across processes and Go versions,
-// which shard assignment needs.
+// hashKey is FNV-1a over an encoded key, finalized with MurmurHash3's fmix64: stable
+// across processes and Go versions, which shard assignment needs. The finalizer
+// matters: the low bits of FNV-1a depend only on the low bits of the input bytes, so
+// a plain modulo would put keys that differ in high bits only (ids stepping by 16,
+// say) into few shards.
 func hashKey(key []byte) uint64 {
 	h := uint64(14695981039346656037)
 	for _, c := range key {
 		h ^= uint64(c)
 		h *= 1099511628211
 	}
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
 	return h
 }
 

@@ -157,3 +157,22 @@ func TestSharder(t *testing.T) {
 		t.Errorf("six states use only shards %v", slices.Sorted(maps.Keys(all)))
 	}
 }
+
+// TestShardSpread: keys that differ only in high bits (ids stepping by 16 or more)
+// spread over the shards; a plain FNV-1a modulo would put 64 ids stepping by 16 into
+// at most 4 of 16 shards.
+func TestShardSpread(t *testing.T) {
+	lc := icebergtest.NewLocalCatalog(t)
+	tbl := icebergtest.CreateTable(t, lc.Catalog, "db.spread", citySchema())
+	p, _ := NewParser("db.spread", tbl.Schema(), debeziumConfig())
+	for _, step := range []int64{1, 16, 256, 1 << 20} {
+		used := map[int]int{}
+		for i := range int64(64) {
+			kb, _ := p.AppendKey(nil, []any{i * step})
+			used[Shard(kb, 16)]++
+		}
+		if len(used) < 12 {
+			t.Errorf("step %d: 64 keys use %d of 16 shards (%v)", step, len(used), used)
+		}
+	}
+}
