@@ -108,3 +108,35 @@ func TestCDCExample(t *testing.T) {
 		})
 	}
 }
+
+// TestCDCExampleSeparateWorkerProcess runs the CDC pipeline with prism starting its
+// workers as separate processes (as Dataflow does): everything the merge-on-read write
+// and the read need must travel in their serialized configuration and the catalog.
+func TestCDCExampleSeparateWorkerProcess(t *testing.T) {
+	dir := t.TempDir()
+	cat, err := icebergtest.NewLocalCatalogAt(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	icebergtest.ProcessEnvironment(t)
+	*numShards = 2
+	lines := splitLines(sampleEvents)
+	var out bytes.Buffer
+	tg := target{name: cat.Name, props: cat.Props, table: "shop.orders", local: cat, outDir: dir}
+	if err := run(context.Background(), &out, tg, lines, 2); err != nil {
+		t.Fatal(err)
+	}
+	live := model(t, lines)
+	if want := fmt.Sprintf("%d live rows", len(live)); !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+	tbl, err := cat.Catalog.LoadTable(context.Background(), []string{"shop", "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	icebergtest.RequireValid(t, tbl)
+	if n := icebergtest.ReadAll(t, tbl, nil).NumRows(); n != int64(len(live)) {
+		t.Errorf("table has %d rows, model %d", n, len(live))
+	}
+}
