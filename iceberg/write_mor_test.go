@@ -18,6 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -701,5 +702,49 @@ func TestMergeOnReadShardsPerPartition(t *testing.T) {
 	}
 	if n := len(icebergtest.LiveDVs(t, tbl)); n < 4 {
 		t.Errorf("%d data files with DVs, want one or more per partition", n)
+	}
+}
+
+// TestMergeOnReadSeparateWorkerProcess runs two merge-on-read writes in one pipeline
+// on prism with workers in a separate process (so every DoFn travels in its
+// serialized configuration): Rows with a bad row into an existing table, and
+// windowed Debezium structs into a table the write creates.
+func TestMergeOnReadSeparateWorkerProcess(t *testing.T) {
+	lc := icebergtest.NewLocalCatalog(t)
+	seedCities(t, lc, "proc", 5000, 3)
+	icebergtest.ProcessEnvironment(t)
+	n := 4
+	runs, models := debeziumWindows()
+	p, s := beam.NewPipelineWithRoot()
+	rows := beam.CreateList(s, []iceberg.Row{cdcRow(iceberg.ChangeDelete, 10, "", "", 1),
+		cdcRow(iceberg.ChangeUpdateAfter, 11, "x", "NY", 2), cdcRow("BAD", 12, "", "", 3)})
+	res, err := iceberg.TryWrite(s, iceberg.WriteConfig{Table: "db.proc", CatalogName: lc.Name, CatalogProperties: lc.Props,
+		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "_change_type", Upsert: true, SinkID: "proc", NumShards: &n}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	passert.Count(s, res.DeadLetter, "dead letters", 1)
+	passert.Count(s, res.Snapshots, "snapshots", 1)
+	stamped := beam.ParDo(s, stampFn, beam.CreateList(s, runs[0]))
+	res, err = iceberg.TryWrite(s, iceberg.WriteConfig{Table: "db.customers", CatalogName: lc.Name, CatalogProperties: lc.Props,
+		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "op",
+		ChangeTypeMap: map[string]string{"c": iceberg.ChangeInsert, "u": iceberg.ChangeUpdateAfter, "d": iceberg.ChangeDelete, "r": iceberg.ChangeInsert},
+		Upsert:        true, EqualityColumns: []string{"id"}, NumShards: &n, SinkID: "debezium"},
+		beam.WindowInto(s, window.NewFixedWindows(time.Minute), stamped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	passert.Count(s, res.DeadLetter, "dead letters", 0)
+	passert.Count(s, res.Snapshots, "snapshots", 2)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := cityContents(t, lc, "proc")
+	if len(got) != 4999 || got[10] != "" || got[11] != "x|NY" {
+		t.Fatalf("db.proc: %d rows, 10=%q, 11=%q", len(got), got[10], got[11])
+	}
+	got, _ = cityContents(t, lc, "customers")
+	if diff := diffModel(models[0], got); diff != "" {
+		t.Fatalf("db.customers differs from the model:\n%s", diff)
 	}
 }
