@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
@@ -33,8 +32,6 @@ const (
 	packetBytes = 4 << 20
 	// batchRows is the number of rows per Arrow batch of new rows.
 	batchRows = 64 * 1024
-	// flushRows is the number of new rows a shard buffers before writing files.
-	flushRows = 1 << 20
 )
 
 // parseFn validates change rows (rejects go to the dead letter output), finds each
@@ -344,32 +341,32 @@ func (f *shardFn) emit(emit func(string, []byte), out shardResult) error {
 	return nil
 }
 
-// collapse collapses the sorted changes: rows to write go to data files of tbl,
-// keys whose committed row must go are returned.
+// collapse collapses the sorted changes: rows to write stream in batches to data
+// files of tbl (a write.FileWriter, started on the first row), keys whose committed
+// row must go are returned.
 func (f *shardFn) collapse(ctx context.Context, tbl *table.Table, parser *Parser, sorter *Sorter) (files []ibg.DataFile, deleteKeys [][]any, maxSeq int64, err error) {
 	bb, err := row.NewBatchBuilder(tbl.Schema(), memory.DefaultAllocator)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	defer bb.Release()
-	var batches []arrow.RecordBatch
-	pending := 0
+	var fw *write.FileWriter
 	defer func() {
-		for _, b := range batches {
-			b.Release()
+		if fw != nil { // an error before Close below: stop the writer's goroutine
+			fw.Close()
 		}
 	}()
-	flush := func() error {
-		if bb.Len() > 0 {
-			batches = append(batches, bb.NewBatch())
-		}
-		if len(batches) == 0 {
+	send := func() error {
+		if bb.Len() == 0 {
 			return nil
 		}
-		fs, err := write.WriteDataFiles(ctx, tbl, bb.ArrowSchema(), batches, f.Spec.fileOptions(f.rt))
-		batches, pending = nil, 0 // WriteDataFiles released them
-		files = append(files, fs...)
-		return err
+		if fw == nil {
+			var err error
+			if fw, err = write.NewFileWriter(ctx, tbl, bb.ArrowSchema(), f.Spec.fileOptions(f.rt)); err != nil {
+				return err
+			}
+		}
+		return fw.Write(bb.NewBatch())
 	}
 	sc := parser.Schema()
 	err = Collapse(sorter.Sorted(), f.Spec.Upsert, func(n *Net) error {
@@ -387,20 +384,23 @@ func (f *shardFn) collapse(ctx context.Context, tbl *table.Table, parser *Parser
 		if err := bb.AppendRow(r); err != nil {
 			return fmt.Errorf("row %s: %w", r, err)
 		}
-		pending++
 		if bb.Len() >= batchRows {
-			batches = append(batches, bb.NewBatch())
-		}
-		if pending >= flushRows {
-			return flush()
+			return send()
 		}
 		return nil
 	})
 	if err == nil {
-		err = flush()
+		err = send()
 	}
 	if err != nil {
 		return nil, nil, 0, err
+	}
+	if fw != nil {
+		files, err = fw.Close()
+		fw = nil
+		if err != nil {
+			return nil, nil, 0, err
+		}
 	}
 	return files, deleteKeys, maxSeq, nil
 }
