@@ -134,3 +134,59 @@ func BenchmarkAppend(b *testing.B) {
 	b.ReportMetric(float64(n*b.N)/pipeline.Seconds(), "beam_rows/s")
 	b.ReportMetric(pipeline.Seconds()/direct.Seconds(), "beam/direct")
 }
+
+// BenchmarkAppendPeakMemory appends 5,000,000 generated rows on prism and reports the
+// peak heap in use while the pipeline runs, sampled every 10 ms: it must stay bounded by
+// batch and file sizes, not grow with the input (compare with -rows). Run with
+// -benchtime=1x.
+func BenchmarkAppendPeakMemory(b *testing.B) {
+	const n = 5_000_000
+	lc := icebergtest.NewLocalCatalog(b)
+	for i := 0; i < b.N; i++ {
+		spec := Spec{Table: "db.big", CatalogName: lc.Name, SinkID: fmt.Sprint("peak", i)}
+		spec.CatalogProps = mustJSON(b, lc.Props)
+		p, s := beam.NewPipelineWithRoot()
+		seeds := make([]int, 50)
+		for j := range seeds {
+			seeds[j] = j
+		}
+		gen := beam.ParDo(s, &genRowsFn{Per: n / len(seeds)}, beam.CreateList(s, seeds))
+		if _, _, err := Append(s, spec, gen); err != nil {
+			b.Fatal(err)
+		}
+		goruntime.GC()
+		var before goruntime.MemStats
+		goruntime.ReadMemStats(&before)
+		done := make(chan struct{})
+		peakc := make(chan uint64)
+		go func() {
+			var peak uint64
+			t := time.NewTicker(10 * time.Millisecond)
+			defer t.Stop()
+			for {
+				var ms goruntime.MemStats
+				goruntime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapInuse)
+				select {
+				case <-done:
+					peakc <- peak
+					return
+				case <-t.C:
+				}
+			}
+		}()
+		start := time.Now()
+		if err := ptest.Run(p); err != nil {
+			b.Fatal(err)
+		}
+		elapsed := time.Since(start)
+		close(done)
+		peak := <-peakc
+		if got := countRows(b, lc.Catalog, table.Identifier{"db", "big"}); got != int64(n*(i+1)) {
+			b.Fatalf("pipeline wrote %d rows in all", got)
+		}
+		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		b.ReportMetric(float64(before.HeapInuse)/(1<<20), "base-heap-MiB")
+		b.ReportMetric(float64(n)/elapsed.Seconds(), "rows/s")
+	}
+}
