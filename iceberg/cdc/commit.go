@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
@@ -136,7 +135,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 	props[write.SummarySinkID] = w.SinkID
 	props[write.CommittedThroughKey(w.SinkID)] = strconv.FormatInt(w.WindowEndMs, 10)
 	props[MaxCommittedSeqKey(w.SinkID)] = strconv.FormatInt(w.MaxSeq, 10)
-	files := dedupe(w.DataFiles)
+	files := write.DedupeDataFiles(w.DataFiles)
 	resolver := Resolver{KeyColumns: c.KeyColumns, ChunkKeys: c.ChunkKeys}
 
 	maxAttempts := c.MaxAttempts
@@ -253,7 +252,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		}
 		if err := rd.Commit(ctx); err != nil {
 			removeFile(ctx, tbl, puffin)
-			if isConflict(err) {
+			if write.IsConflict(err) {
 				lastErr, conflict = err, true
 				continue
 			}
@@ -273,7 +272,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 				res.RowsAdded += f.Count()
 			}
 			return res, nil
-		case isConflict(err):
+		case write.IsConflict(err):
 			removeFile(ctx, tbl, puffin)
 			lastErr, conflict = err, true
 		case ctx.Err() != nil:
@@ -428,38 +427,6 @@ func removeFile(ctx context.Context, tbl *table.Table, path string) {
 			_ = r.Remove(path)
 		}
 	}
-}
-
-// dedupe returns files without repeated paths, keeping the first of each.
-func dedupe(files []ibg.DataFile) []ibg.DataFile {
-	seen := make(map[string]struct{}, len(files))
-	out := make([]ibg.DataFile, 0, len(files))
-	for _, f := range files {
-		if f == nil {
-			continue
-		}
-		if _, dup := seen[f.FilePath()]; dup {
-			continue
-		}
-		seen[f.FilePath()] = struct{}{}
-		out = append(out, f)
-	}
-	return out
-}
-
-// isConflict reports whether err says the commit's base was stale and nothing was
-// committed (the same classification as write.Committer).
-func isConflict(err error) bool {
-	if errors.Is(err, table.ErrCommitFailed) {
-		return true
-	}
-	if errors.Is(err, rest.ErrCommitStateUnknown) {
-		return false
-	}
-	msg := strings.ToLower(err.Error())
-	return strings.Contains(msg, "requirement failed") &&
-		(strings.Contains(msg, "has changed") || strings.Contains(msg, "created concurrently") ||
-			strings.Contains(msg, "is missing"))
 }
 
 // sleep waits the jittered exponential backoff before attempt.
