@@ -106,28 +106,36 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 // that none is silently ignored.
 func checkAppendSupport(cfg WriteConfig) error {
 	var errs config.Errors
-	unsupported := func(key, why string) {
-		errs.Add(&config.ConfigError{Key: key, Err: fmt.Errorf("%w: %s", ErrUnsupported, why)})
-	}
+	addNotYetSupported(&errs, cfg)
+	return errs.Err()
+}
+
+// unsupported is the error for a key whose setting this version cannot honour.
+func unsupported(key, why string) error {
+	return &config.ConfigError{Key: key, Err: fmt.Errorf("%w: %s", ErrUnsupported, why)}
+}
+
+// addNotYetSupported adds an error for each set key that neither write mode implements
+// yet (streaming, auto sharding, the side-input table cache).
+func addNotYetSupported(errs *config.Errors, cfg WriteConfig) {
 	if cfg.AutoSharding {
-		unsupported(config.KeyAutoSharding, "auto sharding is not available yet")
+		errs.Add(unsupported(config.KeyAutoSharding, "auto sharding is not available yet"))
 	}
 	if cfg.TriggeringFrequencySeconds != nil {
-		unsupported(config.KeyTriggeringFrequencySeconds, "streaming writes are not available yet")
+		errs.Add(unsupported(config.KeyTriggeringFrequencySeconds, "streaming writes are not available yet"))
 	}
 	if cfg.TokenHeartbeatSeconds != nil {
-		unsupported(config.KeyTokenHeartbeatSeconds, "token heartbeats are not available yet")
+		errs.Add(unsupported(config.KeyTokenHeartbeatSeconds, "token heartbeats are not available yet"))
 	}
 	if cfg.AllowedLatenessSeconds != nil {
-		unsupported(config.KeyAllowedLatenessSeconds, "streaming writes are not available yet")
+		errs.Add(unsupported(config.KeyAllowedLatenessSeconds, "streaming writes are not available yet"))
 	}
 	if cfg.DirectWriteByteLimit != nil {
-		unsupported(config.KeyDirectWriteByteLimit, "streaming writes are not available yet")
+		errs.Add(unsupported(config.KeyDirectWriteByteLimit, "streaming writes are not available yet"))
 	}
 	if cfg.UseSideInputTableCache {
-		unsupported(config.KeyUseSideInputTableCache, "the side-input table cache is not available yet")
+		errs.Add(unsupported(config.KeyUseSideInputTableCache, "the side-input table cache is not available yet"))
 	}
-	return errs.Err()
 }
 
 // checkExistingTable checks a static destination that already exists against the rows'

@@ -68,34 +68,14 @@ func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (
 // implement, so that none is silently ignored.
 func checkMergeOnReadSupport(cfg WriteConfig) error {
 	var errs config.Errors
-	unsupported := func(key, why string) {
-		errs.Add(&config.ConfigError{Key: key, Err: fmt.Errorf("%w: %s", ErrUnsupported, why)})
-	}
 	if tpl, err := write.ParseTemplate(cfg.Table); err != nil {
 		errs.Add(err)
 	} else if !tpl.IsStatic() {
-		unsupported(config.KeyTable, "merge-on-read writes need a single table, not a template")
+		errs.Add(unsupported(config.KeyTable, "merge-on-read writes need a single table, not a template"))
 	}
 	if len(cfg.Keep) > 0 || len(cfg.Drop) > 0 || cfg.Only != "" {
-		unsupported(config.KeyKeep, "keep, drop and only are not available for merge-on-read writes")
+		errs.Add(unsupported(config.KeyKeep, "keep, drop and only are not available for merge-on-read writes"))
 	}
-	if cfg.AutoSharding {
-		unsupported(config.KeyAutoSharding, "auto sharding is not available yet")
-	}
-	if cfg.TriggeringFrequencySeconds != nil {
-		unsupported(config.KeyTriggeringFrequencySeconds, "streaming writes are not available yet")
-	}
-	if cfg.TokenHeartbeatSeconds != nil {
-		unsupported(config.KeyTokenHeartbeatSeconds, "token heartbeats are not available yet")
-	}
-	if cfg.AllowedLatenessSeconds != nil {
-		unsupported(config.KeyAllowedLatenessSeconds, "streaming writes are not available yet")
-	}
-	if cfg.DirectWriteByteLimit != nil {
-		unsupported(config.KeyDirectWriteByteLimit, "streaming writes are not available yet")
-	}
-	if cfg.UseSideInputTableCache {
-		unsupported(config.KeyUseSideInputTableCache, "the side-input table cache is not available yet")
-	}
+	addNotYetSupported(&errs, cfg)
 	return errs.Err()
 }
