@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -220,6 +221,10 @@ func TestMergeOnReadSeed(t *testing.T) {
 					t.Errorf("summary %s = %q, want %q", k, sum[k], want)
 				}
 			}
+			positions, _ := strconv.ParseInt(sum["added-position-deletes"], 10, 64)
+			if si := snaps[0]; si.DeleteFilesAdded < 1 || si.PositionsDeleted != positions || si.DVsRemoved != 0 || si.EqualityDeletesAdded != 0 {
+				t.Errorf("snapshot info deletes %+v, want >= 1 delete file, %d positions", si, positions)
+			}
 			for _, k := range []string{"added-equality-delete-files", "_change_type", "_commit_snapshot_sequence_number"} {
 				if _, ok := sum[k]; ok {
 					t.Errorf("summary has %s", k)
@@ -237,6 +242,9 @@ func TestMergeOnReadSeed(t *testing.T) {
 			again, _ := runMOR(t, cfg, build)
 			if len(again) != 1 || !again[0].Skipped || again[0].SnapshotID != snap.SnapshotID {
 				t.Fatalf("rerun: %+v", again)
+			}
+			if a := again[0]; a.DeleteFilesAdded != snaps[0].DeleteFilesAdded || a.PositionsDeleted != positions {
+				t.Errorf("rerun reports deletes %+v, want those of %+v", a, snaps[0])
 			}
 			tbl2, _ := lc.Catalog.LoadTable(context.Background(), table.Identifier{"db", "cities"})
 			if tbl2.CurrentSnapshot().SnapshotID != snap.SnapshotID {
@@ -480,6 +488,13 @@ func TestMergeOnReadEqualityDeletes(t *testing.T) {
 			}
 			if !tc.eq && (sum["added-equality-delete-files"] != "" || sum["added-position-deletes"] != "3") {
 				t.Errorf("summary %v: want 3 position deletes", sum)
+			}
+			si := snaps[0]
+			if tc.eq && (si.EqualityDeletesAdded <= 0 || si.PositionsDeleted != 0 || si.DeleteFilesAdded < 1 || si.DVsRemoved != 0) {
+				t.Errorf("snapshot info %+v: want equality deletes only", si)
+			}
+			if !tc.eq && (si.EqualityDeletesAdded != 0 || si.PositionsDeleted != 3 || si.DeleteFilesAdded < 1) {
+				t.Errorf("snapshot info %+v: want 3 positions deleted by DVs", si)
 			}
 		})
 	}

@@ -84,6 +84,12 @@ type CommitResult struct {
 	EqualityDeleteFiles int
 	// PositionsDeleted counts the rows newly deleted by the DVs.
 	PositionsDeleted int64
+	// DeleteFilesAdded counts the delete files (DVs or equality delete files) the
+	// snapshot added, from its summary.
+	DeleteFilesAdded int64
+	// EqualityDeletesAdded counts the equality delete rows the snapshot added, from
+	// its summary.
+	EqualityDeletesAdded int64
 	// Attempts is the number of attempts made.
 	Attempts int
 	// Reresolved is the number of attempts whose keys were resolved again because
@@ -179,6 +185,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 				res.Operation = string(tok.Summary.Operation)
 				res.FilesAdded, _ = strconv.ParseInt(tok.Summary.Properties["added-data-files"], 10, 64)
 				res.RowsAdded, _ = strconv.ParseInt(tok.Summary.Properties["added-records"], 10, 64)
+				res.deletesFromSummary(tok.Summary.Properties, true)
 			}
 			return res, nil
 		}
@@ -267,6 +274,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 				FilesAdded: int64(len(files))}
 			if snap.Summary != nil {
 				res.Operation = string(snap.Summary.Operation)
+				res.deletesFromSummary(snap.Summary.Properties, false)
 			}
 			for _, f := range files {
 				res.RowsAdded += f.Count()
@@ -286,6 +294,22 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		return fail(fmt.Errorf("%w: gave up after %d attempts: %w", config.ErrCommitConflict, maxAttempts, lastErr))
 	}
 	return fail(fmt.Errorf("gave up after %d attempts: %w", maxAttempts, lastErr))
+}
+
+// deletesFromSummary sets the delete counts from a snapshot summary: always
+// DeleteFilesAdded and EqualityDeletesAdded, and with all (a window found already
+// committed) the counts this attempt did not compute: DVs added and removed,
+// positions deleted and equality delete files.
+func (r *CommitResult) deletesFromSummary(props ibg.Properties, all bool) {
+	num := func(k string) int64 { n, _ := strconv.ParseInt(props[k], 10, 64); return n }
+	r.DeleteFilesAdded = num("added-delete-files")
+	r.EqualityDeletesAdded = num("added-equality-deletes")
+	if all {
+		r.DVsAdded, r.DVsRemoved = int(num(SummaryAddedDVs)), int(num(SummaryRemovedDVs))
+		// A DV replacing another carries its positions: count the new ones only.
+		r.PositionsDeleted = max(num("added-position-deletes")-num("removed-position-deletes"), 0)
+		r.EqualityDeleteFiles = int(num("added-equality-delete-files"))
+	}
 }
 
 // format picks the delete format for tbl.

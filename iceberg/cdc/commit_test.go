@@ -26,7 +26,7 @@ func TestSeedScenario(t *testing.T) {
 		change("b", 1, "city-1", "TX", 11),
 		change("u", 1, "city-1", "NY", 11),
 	}, false)
-	if res.DVsAdded != 1 || res.DVsRemoved != 0 || res.PositionsDeleted != 2 || res.RowsAdded != 1 {
+	if res.DVsAdded != 1 || res.DVsRemoved != 0 || res.PositionsDeleted != 2 || res.RowsAdded != 1 || res.DeleteFilesAdded != 1 {
 		t.Fatalf("result %+v", res)
 	}
 	got := f.contents(t)
@@ -66,7 +66,7 @@ func TestSecondCommitMergesDV(t *testing.T) {
 	f.apply(t, []row.Row{change("d", 10, "", "", 1), change("d", 20, "", "", 1)}, false)
 	old := icebergtest.LiveDVs(t, f.table(t))
 	res := f.apply(t, []row.Row{change("d", 30, "", "", 2), change("d", 10, "", "", 2)}, false)
-	if res.DVsAdded != 1 || res.DVsRemoved != 1 || res.PositionsDeleted != 1 {
+	if res.DVsAdded != 1 || res.DVsRemoved != 1 || res.PositionsDeleted != 1 || res.DeleteFilesAdded != 1 {
 		t.Fatalf("result %+v", res)
 	}
 	live := icebergtest.LiveDVs(t, f.table(t))
@@ -221,7 +221,8 @@ func TestEqualityMatchesDV(t *testing.T) {
 				upsert := i == 1 // window 2: upsert of id 7 (same state, so the equality key matches)
 				dvf.apply(t, w, upsert)
 				res := eqf.apply(t, w, upsert)
-				if res.EqualityDeleteFiles == 0 || res.DVsAdded != 0 {
+				if res.EqualityDeleteFiles == 0 || res.DVsAdded != 0 || res.EqualityDeletesAdded == 0 ||
+					res.DeleteFilesAdded != int64(res.EqualityDeleteFiles) || res.PositionsDeleted != 0 {
 					t.Fatalf("equality window %d: %+v", i, res)
 				}
 				a, b := dvf.contents(t), eqf.contents(t)

@@ -477,7 +477,9 @@ func (f *commitFn) ProcessElement(ctx context.Context, dest string, results func
 		}
 		emit(write.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
 			Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
-			SinkID: f.Spec.SinkID, Skipped: res.Skipped})
+			SinkID: f.Spec.SinkID, Skipped: res.Skipped, DeleteFilesAdded: res.DeleteFilesAdded,
+			DVsRemoved: int64(res.DVsRemoved), PositionsDeleted: res.PositionsDeleted,
+			EqualityDeletesAdded: res.EqualityDeletesAdded})
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ type SnapshotInfo struct {
 	SnapshotID int64
 	// SequenceNumber is that snapshot's sequence number.
 	SequenceNumber int64
-	// Operation is that snapshot's operation (append).
+	// Operation is that snapshot's operation (append for append commits).
 	Operation string
 	// FilesAdded is the number of data files added.
 	FilesAdded int64
@@ -35,6 +35,18 @@ type SnapshotInfo struct {
 	SinkID string
 	// Skipped is true when the window had already been committed by this sink id.
 	Skipped bool
+	// DeleteFilesAdded is the number of delete files added by a merge-on-read
+	// commit: deletion vectors or equality delete files. 0 for append commits.
+	DeleteFilesAdded int64
+	// DVsRemoved is the number of deletion vectors a merge-on-read commit removed
+	// because the DVs it added replace them. 0 for append commits.
+	DVsRemoved int64
+	// PositionsDeleted is the number of row positions newly deleted by the
+	// deletion vectors added; 0 in equality delete mode and for append commits.
+	PositionsDeleted int64
+	// EqualityDeletesAdded is the number of equality delete rows written; 0 in
+	// deletion vector mode and for append commits.
+	EqualityDeletesAdded int64
 }
 
 func init() {
