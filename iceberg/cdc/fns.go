@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	ibg "github.com/apache/iceberg-go"
@@ -126,7 +125,7 @@ func (f *parseFn) open(ctx context.Context, r row.Row) (reject, err error) {
 }
 
 func (f *parseFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), dead func(write.DeadLetter)) error {
-	win := windowEnd(w)
+	win := write.WindowEnd(w)
 	if f.parser == nil {
 		rej, err := f.open(ctx, r)
 		if err != nil {
@@ -482,14 +481,6 @@ func (f *commitFn) ProcessElement(ctx context.Context, dest string, results func
 			EqualityDeletesAdded: res.EqualityDeletesAdded})
 	}
 	return nil
-}
-
-// windowEnd is the token value of window w: its max timestamp in milliseconds.
-func windowEnd(w beam.Window) int64 {
-	if _, ok := w.(window.GlobalWindow); ok {
-		return mtime.EndOfGlobalWindowTime.Milliseconds()
-	}
-	return w.MaxTimestamp().Milliseconds()
 }
 
 // toRowFn converts structs of one type to Rows of the type's inferred schema. The
