@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window/trigger"
 	"reflect"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/google/uuid"
@@ -95,7 +98,7 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	} else if _, err := cat.ListNamespaces(ctx, nil); err != nil {
 		return WriteResult{}, fmt.Errorf("iceberg: write %s: catalog unreachable: %w", cfg.Table, err)
 	}
-	snaps, dead, err := write.Append(s, spec, rows)
+	snaps, dead, err := write.Append(s, spec, commitWindows(s, cfg, rows))
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -116,26 +119,41 @@ func unsupported(key, why string) error {
 }
 
 // addNotYetSupported adds an error for each set key that neither write mode implements
-// yet (streaming, auto sharding, the side-input table cache).
+// yet (auto sharding, the side-input table cache).
 func addNotYetSupported(errs *config.Errors, cfg WriteConfig) {
 	if cfg.AutoSharding {
 		errs.Add(unsupported(config.KeyAutoSharding, "auto sharding is not available yet"))
 	}
-	if cfg.TriggeringFrequencySeconds != nil {
-		errs.Add(unsupported(config.KeyTriggeringFrequencySeconds, "streaming writes are not available yet"))
-	}
-	if cfg.TokenHeartbeatSeconds != nil {
-		errs.Add(unsupported(config.KeyTokenHeartbeatSeconds, "token heartbeats are not available yet"))
-	}
-	if cfg.AllowedLatenessSeconds != nil {
-		errs.Add(unsupported(config.KeyAllowedLatenessSeconds, "streaming writes are not available yet"))
-	}
 	if cfg.DirectWriteByteLimit != nil {
-		errs.Add(unsupported(config.KeyDirectWriteByteLimit, "streaming writes are not available yet"))
+		errs.Add(unsupported(config.KeyDirectWriteByteLimit, "direct writes of small bundles are not available yet"))
 	}
 	if cfg.UseSideInputTableCache {
 		errs.Add(unsupported(config.KeyUseSideInputTableCache, "the side-input table cache is not available yet"))
 	}
+}
+
+// runnerLatenessSlack is how much longer than allowed_lateness_seconds the runner keeps
+// a window open: the late-row gate (write.LateGate) compares rows with the sink's
+// newest committed window, which trails the watermark by the commit latency, so the
+// runner must not drop a row the gate let through.
+func runnerLatenessSlack(freq time.Duration) time.Duration {
+	return max(10*freq, 10*time.Minute)
+}
+
+// commitWindows puts rows into the windows a streaming write commits: fixed event-time
+// windows of triggering_frequency_seconds, fired when the watermark passes their end
+// and again, for late rows, every triggering_frequency_seconds of processing time
+// while the window accepts them. Without triggering_frequency_seconds rows keep their
+// windows (one commit per window; the global window in batch).
+func commitWindows(s beam.Scope, cfg WriteConfig, rows beam.PCollection) beam.PCollection {
+	if cfg.TriggeringFrequencySeconds == nil {
+		return rows
+	}
+	freq := time.Duration(*cfg.TriggeringFrequencySeconds) * time.Second
+	return beam.WindowInto(s.Scope("CommitWindows"), window.NewFixedWindows(freq), rows,
+		beam.Trigger(trigger.AfterEndOfWindow().LateFiring(trigger.Repeat(trigger.AfterProcessingTime().PlusDelay(freq)))),
+		beam.AllowedLateness(cfg.Lateness()+runnerLatenessSlack(freq)),
+		beam.PanesDiscard())
 }
 
 // checkExistingTable checks a static destination that already exists against the rows'

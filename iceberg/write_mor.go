@@ -57,7 +57,7 @@ func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (
 	if err := cdc.PrepareTable(context.Background(), &spec, rowSchema); err != nil {
 		return WriteResult{}, err
 	}
-	snaps, dead, err := cdc.MergeOnRead(s, spec, rows)
+	snaps, dead, err := cdc.MergeOnRead(s, spec, commitWindows(s, cfg, rows))
 	if err != nil {
 		return WriteResult{}, err
 	}

@@ -540,7 +540,7 @@ func TestMergeOnReadConstructionErrors(t *testing.T) {
 		{"missing table without keys", func(c *iceberg.WriteConfig) { c.Table = "db.missing" }, iceberg.ErrInvalidConfig, "equality_columns", false},
 		{"table without identifier fields", func(c *iceberg.WriteConfig) { c.Table = "db.nokeys" }, iceberg.ErrInvalidConfig, "identifier fields", false},
 		{"template", func(c *iceberg.WriteConfig) { c.Table = "db.t_{state}"; c.EqualityColumns = []string{"id"} }, iceberg.ErrUnsupported, "table", false},
-		{"streaming", func(c *iceberg.WriteConfig) { c.Table = "db.bystate"; n := 5; c.TriggeringFrequencySeconds = &n }, iceberg.ErrUnsupported, "triggering_frequency_seconds", false},
+		{"heartbeat without streaming", func(c *iceberg.WriteConfig) { c.Table = "db.bystate"; n := 5; c.TokenHeartbeatSeconds = &n }, iceberg.ErrInvalidConfig, "token_heartbeat_seconds", false},
 		{"shards per partition off the key", func(c *iceberg.WriteConfig) { c.Table = "db.bystate"; c.ShardsPerPartition = &two }, iceberg.ErrUnsupported, "shards_per_partition", false},
 		{"struct without the sequence column", func(c *iceberg.WriteConfig) { c.Table = "db.bystate" }, iceberg.ErrInvalidConfig, "_commit_snapshot_sequence_number", true},
 		{"struct column the table lacks", func(c *iceberg.WriteConfig) { c.Table = "db.nokeys"; c.EqualityColumns = []string{"id"} }, iceberg.ErrInvalidConfig, `"city"`, false},

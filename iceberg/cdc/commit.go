@@ -43,6 +43,8 @@ type Window struct {
 	// SinkID and WindowEndMs make the commit exactly-once (see write.CommitRequest).
 	SinkID      string
 	WindowEndMs int64
+	// LateID, when set, makes this a late pane of the window (see write.WindowRef).
+	LateID string
 	// MaxSeq is the highest change sequence number of the window.
 	MaxSeq int64
 	// DataFiles are the new rows' data files (write.WriteDataFiles). Duplicate paths
@@ -138,9 +140,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		}
 		props[k] = v
 	}
-	props[write.SummarySinkID] = w.SinkID
-	props[write.CommittedThroughKey(w.SinkID)] = strconv.FormatInt(w.WindowEndMs, 10)
-	props[MaxCommittedSeqKey(w.SinkID)] = strconv.FormatInt(w.MaxSeq, 10)
+	ref := write.WindowRef{SinkID: w.SinkID, WindowEndMs: w.WindowEndMs, LateID: w.LateID}
 	files := write.DedupeDataFiles(w.DataFiles)
 	resolver := Resolver{KeyColumns: c.KeyColumns, ChunkKeys: c.ChunkKeys}
 
@@ -175,11 +175,11 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 			lastErr, conflict = err, false
 			continue
 		}
-		tok, found, err := write.FindToken(tbl.Metadata(), table.MainBranch, w.SinkID)
+		tok, done, newest, found, tokenProps, err := write.CheckWindow(tbl.Metadata(), table.MainBranch, ref)
 		if err != nil {
 			return fail(err)
 		}
-		if found && tok.CommittedThroughMs >= w.WindowEndMs {
+		if done {
 			res.CommitResult = write.CommitResult{SnapshotID: tok.SnapshotID, SequenceNumber: tok.SequenceNumber, Skipped: !sent}
 			if tok.Summary != nil {
 				res.Operation = string(tok.Summary.Operation)
@@ -198,7 +198,14 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 			return fail(err)
 		}
 		txn := txTbl.NewTransaction()
-		attemptProps := props
+		maxSeq := w.MaxSeq
+		if found && newest.Summary != nil {
+			if prev, err := strconv.ParseInt(newest.Summary.Properties[MaxCommittedSeqKey(w.SinkID)], 10, 64); err == nil {
+				maxSeq = max(maxSeq, prev)
+			}
+		}
+		tokenProps[MaxCommittedSeqKey(w.SinkID)] = strconv.FormatInt(maxSeq, 10)
+		attemptProps := withProps(props, tokenProps)
 		var puffin string
 		var deletes, removed []ibg.DataFile
 		switch format {
@@ -234,7 +241,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 			}
 			deletes, removed, puffin = m.Added, m.Replaced, m.PuffinPath
 			res.DVsAdded, res.DVsRemoved, res.PositionsDeleted = len(m.Added), len(m.Replaced), m.Positions
-			attemptProps = withProps(props, map[string]string{
+			attemptProps = withProps(attemptProps, map[string]string{
 				SummaryAddedDVs: strconv.Itoa(len(m.Added)), SummaryRemovedDVs: strconv.Itoa(len(m.Replaced))})
 			if res.Reresolved > 0 {
 				attemptProps[SummaryReresolved] = strconv.Itoa(res.Reresolved)

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -234,7 +236,7 @@ func (f *shardFn) Setup(ctx context.Context) error {
 	return err
 }
 
-func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, []byte)) error {
+func (f *shardFn) ProcessElement(ctx context.Context, pane typex.PaneInfo, key string, packets func(*[]byte) bool, emit func(string, []byte), dead func(write.DeadLetter)) error {
 	name := f.Spec.Table
 	fail := func(err error) error { return fmt.Errorf("iceberg: write %s: shard %s: %w", name, key, err) }
 	winStr, _, _ := strings.Cut(key, "/")
@@ -251,9 +253,19 @@ func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*
 	if err != nil {
 		return fail(err)
 	}
-	if found && tok.CommittedThroughMs >= win {
+	late := pane.Timing == typex.PaneLate
+	if found && tok.CommittedThroughMs >= win && !late {
 		// Committed by an earlier run of this sink: the committer reports it skipped.
 		return f.emit(emit, out)
+	}
+	// A late pane's changes are applied after later windows' changes: only those newer
+	// than every change the sink has committed keep their order; the others cannot be
+	// applied correctly and go to the dead letter output.
+	maxCommitted := int64(-1 << 63)
+	if late && found && tok.Summary != nil {
+		if v, err := strconv.ParseInt(tok.Summary.Properties[MaxCommittedSeqKey(f.Spec.SinkID)], 10, 64); err == nil {
+			maxCommitted = v
+		}
 	}
 	sc := tbl.Schema()
 	parser, err := NewParser(name, sc, f.rt.cfg)
@@ -281,6 +293,9 @@ func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*
 			}
 		}
 		_, err := readPacket(p, func(key []byte, seq int64, kind Kind, body []byte) error {
+			if seq <= maxCommitted {
+				return f.deadLate(dead, from, parser, body, seq, maxCommitted)
+			}
 			if from != nil {
 				r, _, err := row.DecodeBody(from, body)
 				if err != nil {
@@ -329,6 +344,23 @@ func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*
 		}
 	}
 	return f.emit(emit, out)
+}
+
+// deadLate dead-letters a late change (body, in schema from, or the parser's when
+// nil) whose sequence number seq is not above maxCommitted.
+func (f *shardFn) deadLate(dead func(write.DeadLetter), from *row.Schema, parser *Parser, body []byte, seq, maxCommitted int64) error {
+	sc := from
+	if sc == nil {
+		sc = parser.Schema()
+	}
+	r, _, err := row.DecodeBody(sc, body)
+	if err != nil {
+		return err
+	}
+	dead(write.DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: fmt.Sprintf(
+		"late: the change arrived after its window was committed and its sequence number %d is not above %d, the highest sink %s has committed; applying it now could undo a newer change",
+		seq, maxCommitted, f.Spec.SinkID)})
+	return nil
 }
 
 func (f *shardFn) emit(emit func(string, []byte), out shardResult) error {
@@ -404,12 +436,20 @@ func (f *shardFn) collapse(ctx context.Context, tbl *table.Table, parser *Parser
 	return files, deleteKeys, maxSeq, nil
 }
 
-// commitFn commits each window of one table, oldest first, through the Committer and
-// emits a SnapshotInfo per window.
+// commitFn commits each window of one table, oldest first (see write.OrderPanes),
+// through the Committer and emits a SnapshotInfo per commit. It holds on-time panes
+// in state until the watermark passes their window's end.
 type commitFn struct {
 	Spec Spec
 
+	Pending state.Bag[[]byte]
+	Turn    timers.EventTime
+
 	rt *env
+}
+
+func newCommitFn(spec Spec) *commitFn {
+	return &commitFn{Spec: spec, Pending: state.MakeBagState[[]byte]("pending"), Turn: timers.InEventTime("turn")}
 }
 
 func (f *commitFn) Setup(ctx context.Context) error {
@@ -418,17 +458,33 @@ func (f *commitFn) Setup(ctx context.Context) error {
 	return err
 }
 
-func (f *commitFn) ProcessElement(ctx context.Context, dest string, results func(*[]byte) bool, emit func(write.SnapshotInfo)) error {
-	fail := func(err error) error { return fmt.Errorf("iceberg: commit %s: %w", dest, err) }
-	windows := map[int64][]shardResult{}
-	var b []byte
-	for results(&b) {
-		var r shardResult
-		if err := json.Unmarshal(b, &r); err != nil {
-			return fail(fmt.Errorf("bad shard result: %w", err))
-		}
-		windows[r.WindowEndMs] = append(windows[r.WindowEndMs], r)
+func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, enc []byte, emit func(write.SnapshotInfo)) error {
+	p, err := write.DecodePane(enc)
+	if err != nil {
+		return err
 	}
+	if p.Ready() {
+		return f.commit(ctx, dest, p, emit)
+	}
+	return write.Hold(sp, tp, f.Pending, f.Turn, p, enc)
+}
+
+func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(write.SnapshotInfo)) error {
+	due, err := write.Due(sp, f.Pending, ts.Milliseconds())
+	if err != nil {
+		return err
+	}
+	for _, panes := range due {
+		if err := f.commit(ctx, dest, write.MergeParts(panes), emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commit commits one pane: the shard results of one window (or one late pane).
+func (f *commitFn) commit(ctx context.Context, dest string, p write.Pane, emit func(write.SnapshotInfo)) error {
+	fail := func(err error) error { return fmt.Errorf("iceberg: commit %s: %w", dest, err) }
 	ident, err := catalogs.ParseIdent(dest)
 	if err != nil {
 		return fail(err)
@@ -437,90 +493,60 @@ func (f *commitFn) ProcessElement(ctx context.Context, dest string, results func
 	if err != nil {
 		return fail(err)
 	}
-	c := Committer{KeyColumns: f.Spec.EqualityColumns, DeleteFormat: config.DeleteFormat(f.Spec.DeleteFormat)}
-	for _, win := range slices.Sorted(maps.Keys(windows)) {
-		tbl, err := cat.LoadTable(ctx, ident)
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return fail(err)
+	}
+	w := Window{SinkID: f.Spec.SinkID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, SnapshotProps: f.rt.snapshotProps}
+	for _, b := range p.Parts {
+		var r shardResult
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fail(fmt.Errorf("bad shard result: %w", err))
+		}
+		w.MaxSeq = max(w.MaxSeq, r.MaxSeq)
+		files, err := write.DecodeDataFiles(tbl.Metadata(), r.Files)
 		if err != nil {
 			return fail(err)
 		}
-		w := Window{SinkID: f.Spec.SinkID, WindowEndMs: win, SnapshotProps: f.rt.snapshotProps}
-		for _, r := range windows[win] {
-			w.MaxSeq = max(w.MaxSeq, r.MaxSeq)
-			files, err := write.DecodeDataFiles(tbl.Metadata(), r.Files)
+		w.DataFiles = append(w.DataFiles, files...)
+		if r.Resolution != nil {
+			res, err := r.Resolution.Decode()
 			if err != nil {
 				return fail(err)
 			}
-			w.DataFiles = append(w.DataFiles, files...)
-			if r.Resolution != nil {
-				res, err := r.Resolution.Decode()
-				if err != nil {
-					return fail(err)
-				}
-				w.Resolved = append(w.Resolved, res)
-			}
-			keys, err := DecodeKeys(r.DeleteKeys)
-			if err != nil {
-				return fail(err)
-			}
-			w.DeleteKeys = append(w.DeleteKeys, keys...)
+			w.Resolved = append(w.Resolved, res)
 		}
-		w.Resolved = MergeResolutions(w.Resolved)
-		res, err := c.Commit(ctx, cat, ident, w)
+		keys, err := DecodeKeys(r.DeleteKeys)
 		if err != nil {
-			return err
+			return fail(err)
 		}
-		catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
-		if res.Skipped {
-			log.Infof(ctx, "iceberg: commit %s: sink %s already committed window ending %d (snapshot %d); skipped",
-				dest, f.Spec.SinkID, win, res.SnapshotID)
-		}
-		emit(write.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
-			Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
-			SinkID: f.Spec.SinkID, Skipped: res.Skipped, DeleteFilesAdded: res.DeleteFilesAdded,
-			DVsRemoved: int64(res.DVsRemoved), PositionsDeleted: res.PositionsDeleted,
-			EqualityDeletesAdded: res.EqualityDeletesAdded})
+		w.DeleteKeys = append(w.DeleteKeys, keys...)
 	}
-	return nil
-}
-
-// toRowFn converts structs of one type to Rows of the type's inferred schema. The
-// converter is built from the first element's type (the DoFn carries no
-// reflect.Type).
-type toRowFn struct {
-	Table string
-
-	typ  reflect.Type
-	conv *row.StructValues
-}
-
-func (f *toRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(write.DeadLetter)) error {
-	if t := reflect.TypeOf(v); f.conv == nil || t != f.typ {
-		sc, err := row.InferStructSchema(t)
-		if err != nil {
-			return err
-		}
-		if f.conv, err = row.NewStructValues(t, sc); err != nil {
-			return err
-		}
-		f.typ = t
-	}
-	r, err := f.conv.Row(v)
+	w.Resolved = MergeResolutions(w.Resolved)
+	c := Committer{KeyColumns: f.Spec.EqualityColumns, DeleteFormat: config.DeleteFormat(f.Spec.DeleteFormat)}
+	res, err := c.Commit(ctx, cat, ident, w)
 	if err != nil {
-		dead(write.DeadLetter{Row: fmt.Sprintf("%+v", v), Table: f.Table, Reason: err.Error()})
-		return nil
+		return err
 	}
-	emit(r)
+	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
+	if res.Skipped {
+		log.Infof(ctx, "iceberg: commit %s: sink %s already committed window ending %d (snapshot %d); skipped",
+			dest, f.Spec.SinkID, p.WindowEndMs, res.SnapshotID)
+	}
+	emit(write.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
+		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
+		SinkID: f.Spec.SinkID, Skipped: res.Skipped, WindowEndMs: p.WindowEndMs, Late: p.LateID != "",
+		DeleteFilesAdded: res.DeleteFilesAdded, DVsRemoved: int64(res.DVsRemoved),
+		PositionsDeleted: res.PositionsDeleted, EqualityDeletesAdded: res.EqualityDeletesAdded})
 	return nil
 }
 
 func init() {
 	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(write.DeadLetter), error](&parseFn{})
-	register.DoFn4x1[context.Context, string, func(*[]byte) bool, func(string, []byte), error](&shardFn{})
-	register.DoFn4x1[context.Context, string, func(*[]byte) bool, func(write.SnapshotInfo), error](&commitFn{})
-	register.DoFn3x1[beam.T, func(row.Row), func(write.DeadLetter), error](&toRowFn{})
+	register.DoFn6x1[context.Context, typex.PaneInfo, string, func(*[]byte) bool, func(string, []byte), func(write.DeadLetter), error](&shardFn{})
+	register.DoFn6x1[context.Context, state.Provider, timers.Provider, string, []byte, func(write.SnapshotInfo), error](&commitFn{})
 	register.Emitter1[write.DeadLetter]()
 	register.Emitter1[write.SnapshotInfo]()
-	register.Emitter1[row.Row]()
 	register.Emitter2[string, []byte]()
 	register.Emitter3[beam.EventTime, string, []byte]()
 	register.Iter1[[]byte]()

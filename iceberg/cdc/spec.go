@@ -52,6 +52,9 @@ type Spec struct {
 	TargetFileSizeBytes int64
 	// TableCacheRefreshSeconds is the table metadata cache age (0: default 60 s).
 	TableCacheRefreshSeconds int
+	// Windowed and LatenessMs: see write.Spec.
+	Windowed   bool
+	LatenessMs int64
 }
 
 // NewSpec builds the Spec of cfg (valid, merge-on-read) for sinkID. Equality columns
@@ -85,6 +88,10 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 	}
 	if cfg.TableCacheRefreshIntervalSeconds != nil {
 		s.TableCacheRefreshSeconds = *cfg.TableCacheRefreshIntervalSeconds
+	}
+	if cfg.TriggeringFrequencySeconds != nil {
+		s.Windowed = true
+		s.LatenessMs = cfg.Lateness().Milliseconds()
 	}
 	var errs config.Errors
 	var err error

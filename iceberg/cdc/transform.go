@@ -1,15 +1,13 @@
 package cdc
 
 import (
-	"fmt"
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write"
 )
 
 var rowType = reflect.TypeFor[row.Row]()
@@ -49,38 +47,29 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if spec.NumShards < 1 {
 		return fail(config.Errorf(config.KeyNumShards, "must be at least 1, got %d", spec.NumShards))
 	}
+	if err := write.CheckWindows(spec.Table, rows); err != nil {
+		return fail(err)
+	}
+	rows, structDead, err := write.ToRows(s, spec.Table, rows)
+	if err != nil {
+		return fail(err)
+	}
 	var deads []beam.PCollection
-	if t := rows.Type().Type(); t != rowType {
-		st := t
-		if st.Kind() == reflect.Pointer {
-			st = st.Elem()
-		}
-		if st.Kind() != reflect.Struct || typex.IsKV(rows.Type()) {
-			return fail(fmt.Errorf("%w: iceberg: write %s: rows must be iceberg.Row or a struct, got %s",
-				config.ErrInvalidConfig, spec.Table, rows.Type()))
-		}
-		outs, err := beam.TryParDo(s.Scope("ToRow"), &toRowFn{Table: spec.Table}, rows)
-		if err != nil {
-			return fail(err)
-		}
-		rows = outs[0]
-		deads = append(deads, outs[1])
+	if structDead.IsValid() {
+		deads = append(deads, structDead)
 	}
 	outs, err := beam.TryParDo(s.Scope("Parse"), &parseFn{Spec: spec}, rows)
 	if err != nil {
 		return fail(err)
 	}
 	deads = append(deads, outs[1])
-	// Packets carry their window in their key: the rest runs in the global window so
-	// that one commitFn call sees every window of a table and commits them in order.
-	packets := beam.WindowInto(s.Scope("Global"), window.NewGlobalWindows(), outs[0])
-	shards := beam.GroupByKey(s.Scope("GroupByShard"), packets)
+	shards := beam.GroupByKey(s.Scope("GroupByShard"), write.Rewindow(s, rows, outs[0]))
 	results, err := beam.TryParDo(s.Scope("Shard"), &shardFn{Spec: spec}, shards)
 	if err != nil {
 		return fail(err)
 	}
-	tables := beam.GroupByKey(s.Scope("GroupByTable"), results[0])
-	commits, err := beam.TryParDo(s.Scope("Commit"), &commitFn{Spec: spec}, tables)
+	deads = append(deads, results[1])
+	commits, err := beam.TryParDo(s.Scope("Commit"), newCommitFn(spec), write.OrderPanes(s, results[0]))
 	if err != nil {
 		return fail(err)
 	}

@@ -35,6 +35,10 @@ type CommitRequest struct {
 	// (for the global window, its max timestamp). A branch whose token for SinkID is at
 	// or past WindowEndMs has this window already.
 	WindowEndMs int64
+	// LateID, when set, marks the request as a late pane of the window (see
+	// WindowRef.LateID): it commits even though the sink's token is past the window,
+	// once per LateID.
+	LateID string
 	// DataFiles are the new data files. Duplicate paths are committed once, and a path
 	// already in the table is not added again.
 	DataFiles []ibg.DataFile
@@ -116,12 +120,7 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 	if len(files) == 0 && req.Prepare == nil {
 		return CommitResult{}, nil
 	}
-	props := make(ibg.Properties, len(req.SnapshotProps)+2)
-	for k, v := range req.SnapshotProps {
-		props[k] = v
-	}
-	props[SummarySinkID] = req.SinkID
-	props[CommittedThroughKey(req.SinkID)] = strconv.FormatInt(req.WindowEndMs, 10)
+	ref := WindowRef{SinkID: req.SinkID, WindowEndMs: req.WindowEndMs, LateID: req.LateID}
 
 	maxAttempts := c.MaxAttempts
 	if maxAttempts <= 0 {
@@ -149,19 +148,19 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 			lastErr, conflict = err, false
 			continue
 		}
-		tok, found, err := FindToken(tbl.Metadata(), branch, req.SinkID)
+		tok, done, _, _, tokenProps, err := CheckWindow(tbl.Metadata(), branch, ref)
 		if err != nil {
 			return fail(err)
 		}
-		if found && tok.CommittedThroughMs >= req.WindowEndMs {
+		if done {
 			res := resultFromToken(tok)
 			// The token was absent (or older) before our first attempt: when an attempt
 			// of ours reached the catalog, the token found now is that commit (whatever
 			// the catalog answered), or that of a duplicate of this very request.
 			res.Skipped = !sent
 			if res.Skipped {
-				log.Infof(ctx, "iceberg: commit %s: sink %s already committed window ending %d (snapshot %d, through %d); skipped",
-					name, req.SinkID, req.WindowEndMs, tok.SnapshotID, tok.CommittedThroughMs)
+				log.Infof(ctx, "iceberg: commit %s: sink %s already committed window ending %d%s (snapshot %d, through %d); skipped",
+					name, req.SinkID, req.WindowEndMs, lateSuffix(req.LateID), tok.SnapshotID, tok.CommittedThroughMs)
 			}
 			return res, nil
 		}
@@ -180,6 +179,13 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 		txn, err := tbl.NewTransactionOnBranchWithError(branch)
 		if err != nil {
 			return fail(err)
+		}
+		props := make(ibg.Properties, len(req.SnapshotProps)+len(tokenProps))
+		for k, v := range req.SnapshotProps {
+			props[k] = v
+		}
+		for k, v := range tokenProps {
+			props[k] = v
 		}
 		rd := txn.NewRowDelta(props)
 		if len(fresh) > 0 {
@@ -221,6 +227,13 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 		return fail(fmt.Errorf("%w: gave up after %d attempts: %w", config.ErrCommitConflict, maxAttempts, lastErr))
 	}
 	return fail(fmt.Errorf("gave up after %d attempts: %w", maxAttempts, lastErr))
+}
+
+func lateSuffix(lateID string) string {
+	if lateID == "" {
+		return ""
+	}
+	return " (late pane " + lateID + ")"
 }
 
 // sleep waits the jittered exponential backoff before attempt (1-based retries).

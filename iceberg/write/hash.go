@@ -132,6 +132,9 @@ func (f *hashRouteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, st
 
 func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
 	r, dt, dl, err := f.router.route(ctx, r)
+	if err == nil && dl == nil {
+		dl, err = f.router.late(ctx, dt, r, w)
+	}
 	if err != nil || dl != nil {
 		if dl != nil {
 			dead(*dl)

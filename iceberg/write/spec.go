@@ -52,6 +52,10 @@ type Spec struct {
 	// TargetFileSizeBytes is write_properties' write.target-file-size-bytes; 0 means
 	// the table's own property (which table_properties set on tables the write creates).
 	TargetFileSizeBytes int64
+	// Windowed is true for writes windowed by triggering_frequency_seconds: rows more
+	// than LatenessMs late go to the dead letter output (see LateGate).
+	Windowed   bool
+	LatenessMs int64
 }
 
 // NewSpec builds the Spec of cfg (which must be valid) for sinkID. A
@@ -81,6 +85,10 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 	}
 	if cfg.TableCacheRefreshIntervalSeconds != nil {
 		s.TableCacheRefreshSeconds = *cfg.TableCacheRefreshIntervalSeconds
+	}
+	if cfg.TriggeringFrequencySeconds != nil {
+		s.Windowed = true
+		s.LatenessMs = int64(cfg.Lateness() / time.Millisecond)
 	}
 	return s, nil
 }

@@ -67,3 +67,90 @@ func FindToken(meta table.Metadata, branch, sinkID string) (tok Token, found boo
 	}
 	return Token{}, false, nil
 }
+
+// SummaryLatePanePrefix prefixes the key holding, for one sink id, the id of the late
+// pane a snapshot committed (see WindowRef.LateID).
+const SummaryLatePanePrefix = "beam.cdc.late-pane."
+
+// LatePaneKey returns "beam.cdc.late-pane.<sinkID>".
+func LatePaneKey(sinkID string) string { return SummaryLatePanePrefix + sinkID }
+
+// WindowRef names one commit of a sink: the on-time (or only) commit of the window
+// ending at WindowEndMs, or, when LateID is set, one late pane of that window.
+type WindowRef struct {
+	SinkID      string
+	WindowEndMs int64
+	// LateID identifies a late pane of the window among all late panes the sink commits
+	// for it, for example "<window end>/<pane index>" (with the shard when several
+	// shards fire their own panes). Empty for an on-time commit.
+	LateID string
+}
+
+// CheckWindow looks on branch of meta for a commit of ref. The sink's windows commit
+// in order, so an on-time window is held when the sink's newest token is at or past
+// its end; a late pane is held when an ancestor carries its LateID, searched back to
+// the first of the sink's snapshots that predates the window. held is the snapshot
+// holding ref when done; otherwise newest is the sink's newest token (found reports
+// whether there is one) and props are the token properties the commit of ref must
+// carry: the sink id, the committed-through value (never lowered by a late pane) and
+// the late pane id.
+func CheckWindow(meta table.Metadata, branch string, ref WindowRef) (held Token, done bool, newest Token, found bool, props map[string]string, err error) {
+	newest, found, err = FindToken(meta, branch, ref.SinkID)
+	if err != nil {
+		return Token{}, false, Token{}, false, nil, err
+	}
+	through := ref.WindowEndMs
+	if found {
+		if ref.LateID == "" && newest.CommittedThroughMs >= ref.WindowEndMs {
+			return newest, true, newest, true, nil, nil
+		}
+		through = max(through, newest.CommittedThroughMs)
+	}
+	if ref.LateID != "" && found {
+		if held, ok, err := findLatePane(meta, branch, ref); err != nil || ok {
+			return held, ok, newest, found, nil, err
+		}
+	}
+	props = map[string]string{
+		SummarySinkID:                   ref.SinkID,
+		CommittedThroughKey(ref.SinkID): strconv.FormatInt(through, 10),
+	}
+	if ref.LateID != "" {
+		props[LatePaneKey(ref.SinkID)] = ref.LateID
+	}
+	return Token{}, false, newest, found, props, nil
+}
+
+// findLatePane walks the ancestry of branch for the snapshot carrying ref's LateID,
+// stopping at the first snapshot of the sink whose token predates ref's window.
+func findLatePane(meta table.Metadata, branch string, ref WindowRef) (Token, bool, error) {
+	if branch == "" {
+		branch = table.MainBranch
+	}
+	head := meta.SnapshotByName(branch)
+	if head == nil {
+		return Token{}, false, nil
+	}
+	key, lateKey := CommittedThroughKey(ref.SinkID), LatePaneKey(ref.SinkID)
+	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
+		if s.Summary == nil {
+			continue
+		}
+		v, ok := s.Summary.Properties[key]
+		if !ok {
+			continue
+		}
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return Token{}, false, fmt.Errorf("snapshot %d: token %s=%q is not an integer: %w", s.SnapshotID, key, v, err)
+		}
+		if s.Summary.Properties[lateKey] == ref.LateID {
+			sum := *s.Summary
+			return Token{SnapshotID: s.SnapshotID, SequenceNumber: s.SequenceNumber, CommittedThroughMs: ms, Summary: &sum}, true, nil
+		}
+		if ms < ref.WindowEndMs {
+			return Token{}, false, nil
+		}
+	}
+	return Token{}, false, nil
+}

@@ -77,6 +77,9 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 			return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: %w", config.ErrInvalidConfig, spec.Table, err)
 		}
 	}
+	if err := CheckWindows(spec.Table, rows); err != nil {
+		return beam.PCollection{}, beam.PCollection{}, err
+	}
 	rows, structDead, err := ToRows(s, spec.Table, rows)
 	if err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
@@ -92,7 +95,7 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 			return beam.PCollection{}, beam.PCollection{}, err
 		}
 		deads = append(deads, outs[1])
-		packets := beam.GroupByKey(s.Scope("GroupByPartition"), outs[0])
+		packets := beam.GroupByKey(s.Scope("GroupByPartition"), Rewindow(s, rows, outs[0]))
 		if outs, err = beam.TryParDo(s.Scope("WriteFiles"), &hashWriteFn{Spec: spec}, packets); err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
 		}
@@ -103,11 +106,11 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 		if err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
 		}
-		files = outs[0]
+		files = Rewindow(s, rows, outs[0])
 		deads = append(deads, outs[1])
 	}
-	grouped := beam.GroupByKey(s.Scope("GroupByTable"), files)
-	commits, err := beam.TryParDo(s.Scope("Commit"), &commitFn{Spec: spec}, grouped)
+	panes := OrderPanes(s, files)
+	commits, err := beam.TryParDo(s.Scope("Commit"), newCommitFn(spec), panes)
 	if err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}

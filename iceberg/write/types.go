@@ -35,6 +35,12 @@ type SnapshotInfo struct {
 	SinkID string
 	// Skipped is true when the window had already been committed by this sink id.
 	Skipped bool
+	// WindowEndMs is the committed window's token value: its max timestamp in epoch
+	// milliseconds (the global window's for batch writes without windows).
+	WindowEndMs int64
+	// Late is true for the commit of a late pane: rows that arrived after their
+	// window had been committed, within allowed_lateness_seconds.
+	Late bool
 	// DeleteFilesAdded is the number of delete files added by a merge-on-read
 	// commit: deletion vectors or equality delete files. 0 for append commits.
 	DeleteFilesAdded int64

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"maps"
 	"reflect"
 	"slices"
@@ -30,6 +32,7 @@ type router struct {
 	spec   *Spec
 	rt     *runtime
 	tables map[string]*destTable
+	gate   *LateGate
 }
 
 // destTable is one destination table as the writers see it.
@@ -44,7 +47,24 @@ func newRouter(spec *Spec) (*router, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &router{spec: spec, rt: rt, tables: map[string]*destTable{}}, nil
+	return &router{spec: spec, rt: rt, tables: map[string]*destTable{}, gate: NewLateGate(*spec)}, nil
+}
+
+// late returns the dead letter of r (bound for dt) when it is too late for its window
+// w (see LateGate).
+func (rr *router) late(ctx context.Context, dt *destTable, r row.Row, w beam.Window) (*DeadLetter, error) {
+	if !rr.spec.Windowed {
+		return nil, nil
+	}
+	cat, err := rr.spec.catalog(ctx, rr.rt)
+	if err != nil {
+		return nil, err
+	}
+	reason, err := rr.gate.Check(ctx, cat, dt.name, dt.tbl.Identifier(), w)
+	if err != nil || reason == "" {
+		return nil, err
+	}
+	return &DeadLetter{Row: r.String(), Table: dt.name, Reason: reason}, nil
 }
 
 // route returns r projected and its table. A non-nil dead is the dead letter of a row
@@ -263,6 +283,9 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, 
 
 func (f *writeFn) process(ctx context.Context, w beam.Window, r row.Row, dead func(DeadLetter)) error {
 	r, dt, dl, err := f.router.route(ctx, r)
+	if err == nil && dl == nil {
+		dl, err = f.router.late(ctx, dt, r, w)
+	}
 	if err != nil || dl != nil {
 		if dl != nil {
 			dead(*dl)
@@ -303,9 +326,14 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, st
 	return nil
 }
 
-// commitFn commits each table's files of one window through the Committer.
+// commitFn commits each table's files, one commit per window and table, oldest
+// window first (see OrderPanes), through the Committer. It holds each table's
+// on-time panes in state until the watermark passes their window's end.
 type commitFn struct {
 	Spec Spec
+
+	Pending state.Bag[[]byte]
+	Turn    timers.EventTime
 
 	rt *runtime
 }
@@ -319,10 +347,33 @@ func (f *commitFn) Setup(ctx context.Context) error {
 	return nil
 }
 
-func (f *commitFn) ProcessElement(ctx context.Context, w beam.Window, dest string, groups func(*[]byte) bool, emit func(SnapshotInfo)) error {
+func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, enc []byte, emit func(SnapshotInfo)) error {
+	p, err := DecodePane(enc)
+	if err != nil {
+		return err
+	}
+	if p.Ready() {
+		return f.commit(ctx, dest, p, emit)
+	}
+	return Hold(sp, tp, f.Pending, f.Turn, p, enc)
+}
+
+func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(SnapshotInfo)) error {
+	due, err := Due(sp, f.Pending, ts.Milliseconds())
+	if err != nil {
+		return err
+	}
+	for _, panes := range due {
+		if err := f.commit(ctx, dest, MergeParts(panes), emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
 	var enc []EncodedDataFile
-	var b []byte
-	for groups(&b) {
+	for _, b := range p.Parts {
 		var part []EncodedDataFile
 		if err := json.Unmarshal(b, &part); err != nil {
 			return fmt.Errorf("iceberg: commit %s: bad encoded files: %w", dest, err)
@@ -346,7 +397,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, w beam.Window, dest strin
 		return fmt.Errorf("iceberg: commit %s: %w", dest, err)
 	}
 	res, err := Commit(ctx, cat, ident, CommitRequest{
-		SinkID: f.Spec.SinkID, WindowEndMs: WindowEnd(w), DataFiles: files, SnapshotProps: f.rt.snapshotProps,
+		SinkID: f.Spec.SinkID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, DataFiles: files, SnapshotProps: f.rt.snapshotProps,
 	})
 	if err != nil {
 		return err
@@ -354,7 +405,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, w beam.Window, dest strin
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
 	emit(SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
 		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
-		SinkID: f.Spec.SinkID, Skipped: res.Skipped})
+		SinkID: f.Spec.SinkID, Skipped: res.Skipped, WindowEndMs: p.WindowEndMs, Late: p.LateID != ""})
 	return nil
 }
 
@@ -401,11 +452,15 @@ func (f *structToRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(D
 
 func init() {
 	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(DeadLetter), error](&writeFn{})
-	register.DoFn5x1[context.Context, beam.Window, string, func(*[]byte) bool, func(SnapshotInfo), error](&commitFn{})
+	register.DoFn6x1[context.Context, state.Provider, timers.Provider, string, []byte, func(SnapshotInfo), error](&commitFn{})
 	register.DoFn3x1[beam.T, func(row.Row), func(DeadLetter), error](&structToRowFn{})
 	register.Emitter1[DeadLetter]()
 	register.Emitter1[SnapshotInfo]()
 	register.Emitter1[row.Row]()
 	register.Emitter3[beam.EventTime, string, []byte]()
 	register.Iter1[[]byte]()
+}
+
+func newCommitFn(spec Spec) *commitFn {
+	return &commitFn{Spec: spec, Pending: state.MakeBagState[[]byte]("pending"), Turn: timers.InEventTime("turn")}
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Mode is the write mode of the mode key.
@@ -241,6 +242,14 @@ func (c WriteConfig) Resolved() WriteConfig {
 	return c
 }
 
+// Lateness returns allowed_lateness_seconds as a duration, or its default.
+func (c WriteConfig) Lateness() time.Duration {
+	if c.AllowedLatenessSeconds != nil {
+		return time.Duration(*c.AllowedLatenessSeconds) * time.Second
+	}
+	return DefaultAllowedLatenessSeconds * time.Second
+}
+
 // PartitionSpec parses PartitionFields (see ParsePartitionFields).
 func (c WriteConfig) PartitionSpec() ([]PartitionField, error) {
 	return ParsePartitionFields(c.PartitionFields)
@@ -358,6 +367,20 @@ func (c WriteConfig) Validate() error {
 	checkIntRange(&errs, KeyMaximumTableCacheSize, c.MaximumTableCacheSize, 1, maxI)
 	checkIntRange(&errs, KeyTableCacheRefreshIntervalSeconds, c.TableCacheRefreshIntervalSeconds, 1, maxI)
 	checkIntRange(&errs, KeyTableCachePollingBuckets, c.TableCachePollingBuckets, 1, maxI)
+
+	if c.TriggeringFrequencySeconds == nil {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{
+			{KeyDirectWriteByteLimit, c.DirectWriteByteLimit != nil && *c.DirectWriteByteLimit >= 1},
+			{KeyTokenHeartbeatSeconds, c.TokenHeartbeatSeconds != nil && *c.TokenHeartbeatSeconds >= 1},
+		} {
+			if k.set {
+				errs.Add(Errorf(k.key, "applies to streaming writes: set %s too", KeyTriggeringFrequencySeconds))
+			}
+		}
+	}
 
 	// Sink identity and properties.
 	if c.SinkID != "" && blank(c.SinkID) {

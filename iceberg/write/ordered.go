@@ -1,0 +1,187 @@
+package write
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+)
+
+// Pane is one table's output of one pane of one window (the parts every writer or
+// shard emitted for it), as the ordered commit holds it until the window's turn.
+type Pane struct {
+	// WindowEndMs is the window's token value (WindowEnd).
+	WindowEndMs int64 `json:"w"`
+	// Global is true for the global window: there is one pane, committed at once.
+	Global bool `json:"g,omitempty"`
+	// LateID names a late pane (see WindowRef.LateID); empty for an on-time pane.
+	LateID string `json:"l,omitempty"`
+	// Parts are the encoded outputs of the writers or shards.
+	Parts [][]byte `json:"p"`
+}
+
+// DecodePane decodes an element of OrderPanes' output.
+func DecodePane(b []byte) (Pane, error) {
+	var p Pane
+	if err := json.Unmarshal(b, &p); err != nil {
+		return Pane{}, fmt.Errorf("iceberg: bad pane: %w", err)
+	}
+	return p, nil
+}
+
+// Ref returns the WindowRef that commits p for sinkID.
+func (p Pane) Ref(sinkID string) WindowRef {
+	return WindowRef{SinkID: sinkID, WindowEndMs: p.WindowEndMs, LateID: p.LateID}
+}
+
+// OrderPanes groups keyed (a PCollection of KV<table, []byte> in the writers'
+// windows) by table, one element per table and pane, and returns them as KV<table,
+// encoded Pane> in the global window, ready for a commit DoFn that uses Hold and Due
+// to commit each table's windows in order, whatever order the runner delivers them in:
+// windows that fire together, or whose panes reach different workers, must still
+// commit oldest first because a sink's token only moves forward.
+func OrderPanes(s beam.Scope, keyed beam.PCollection) beam.PCollection {
+	grouped := beam.GroupByKey(s.Scope("GroupByTable"), keyed)
+	panes := beam.ParDo(s.Scope("Panes"), &paneFn{}, grouped)
+	return beam.WindowInto(s.Scope("Global"), window.NewGlobalWindows(), panes)
+}
+
+// paneFn packs one GroupByKey output (a table's parts of one pane) into a Pane.
+type paneFn struct{}
+
+func (paneFn) ProcessElement(p typex.PaneInfo, w beam.Window, table string, parts func(*[]byte) bool, emit func(string, []byte)) error {
+	pane := Pane{WindowEndMs: WindowEnd(w)}
+	if _, ok := w.(window.GlobalWindow); ok {
+		pane.Global = true
+	} else if p.Timing == typex.PaneLate {
+		pane.LateID = strconv.FormatInt(pane.WindowEndMs, 10) + "/" + strconv.FormatInt(p.Index, 10)
+	}
+	var b []byte
+	for parts(&b) {
+		pane.Parts = append(pane.Parts, slices.Clone(b))
+	}
+	enc, err := json.Marshal(pane)
+	if err != nil {
+		return err
+	}
+	emit(table, enc)
+	return nil
+}
+
+// Ready reports whether pane commits as soon as it arrives: the global window's only
+// pane, and late panes (their window's turn has passed). Other panes wait for their
+// window's turn (Hold).
+func (p Pane) Ready() bool { return p.Global || p.LateID != "" }
+
+// Hold keeps the encoded pane enc (of window end p.WindowEndMs) in bag until the
+// watermark passes the window's end, when timer fires with the window's end as tag.
+func Hold(sp state.Provider, tp timers.Provider, bag state.Bag[[]byte], timer timers.EventTime, p Pane, enc []byte) error {
+	if err := bag.Add(sp, enc); err != nil {
+		return err
+	}
+	timer.Set(tp, time.UnixMilli(p.WindowEndMs), timers.WithTag(strconv.FormatInt(p.WindowEndMs, 10)))
+	return nil
+}
+
+// Due takes from bag the panes whose window ended at or before throughMs (a timer's
+// firing time) and returns them grouped by window, oldest window first; the others
+// stay in bag.
+func Due(sp state.Provider, bag state.Bag[[]byte], throughMs int64) ([][]Pane, error) {
+	all, _, err := bag.Read(sp)
+	if err != nil {
+		return nil, err
+	}
+	var due []Pane
+	var keep [][]byte
+	for _, b := range all {
+		p, err := DecodePane(b)
+		if err != nil {
+			return nil, err
+		}
+		if p.WindowEndMs <= throughMs {
+			due = append(due, p)
+		} else {
+			keep = append(keep, b)
+		}
+	}
+	if len(due) == 0 {
+		return nil, nil
+	}
+	if err := bag.Clear(sp); err != nil {
+		return nil, err
+	}
+	for _, b := range keep {
+		if err := bag.Add(sp, b); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortStableFunc(due, func(a, b Pane) int { return cmp.Compare(a.WindowEndMs, b.WindowEndMs) })
+	var out [][]Pane
+	for i, p := range due {
+		if i == 0 || p.WindowEndMs != due[i-1].WindowEndMs {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], p)
+	}
+	return out, nil
+}
+
+// MergeParts returns the parts of panes (one window's on-time panes) as one Pane.
+func MergeParts(panes []Pane) Pane {
+	out := panes[0]
+	out.Parts = nil
+	for _, p := range panes {
+		out.Parts = append(out.Parts, p.Parts...)
+	}
+	return out
+}
+
+func init() {
+	register.DoFn5x1[typex.PaneInfo, beam.Window, string, func(*[]byte) bool, func(string, []byte), error](&paneFn{})
+	register.Emitter2[string, []byte]()
+}
+
+// CheckWindows returns an error unless col is in the global window or in fixed
+// windows: the writers emit each window's files at the end of a bundle, which Beam
+// puts in the global window, and Rewindow puts them back by their timestamp, which
+// identifies a fixed window but not a sliding window or a session.
+func CheckWindows(table string, col beam.PCollection) error {
+	switch k := col.WindowingStrategy().Fn.Kind; k {
+	case window.GlobalWindows, window.FixedWindows:
+		return nil
+	default:
+		return fmt.Errorf("%w: iceberg: write %s: rows must be in the global window or in fixed windows, not %s (set %s, or window the rows with window.NewFixedWindows)",
+			config.ErrInvalidConfig, table, col.WindowingStrategy(), config.KeyTriggeringFrequencySeconds)
+	}
+}
+
+// Rewindow returns col, emitted at the end of bundles (so in the global window) with
+// each element timestamped within its window, in the windows of like (the writers'
+// input) with like's trigger, lateness and accumulation.
+func Rewindow(s beam.Scope, like, col beam.PCollection) beam.PCollection {
+	ws := like.WindowingStrategy()
+	if ws.Fn.Kind == window.GlobalWindows {
+		return col
+	}
+	opts := []beam.WindowIntoOption{beam.AllowedLateness(time.Duration(ws.AllowedLateness) * time.Millisecond)}
+	if ws.Trigger != nil {
+		opts = append(opts, beam.Trigger(ws.Trigger))
+	}
+	if ws.AccumulationMode == window.Accumulating {
+		opts = append(opts, beam.PanesAccumulate())
+	} else {
+		opts = append(opts, beam.PanesDiscard())
+	}
+	return beam.WindowInto(s.Scope("Rewindow"), ws.Fn, col, opts...)
+}

@@ -1,0 +1,279 @@
+package iceberg_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg"
+	"github.com/icebeam/icebeam/iceberg/write"
+	"github.com/icebeam/icebeam/testing/icebergtest"
+)
+
+// StreamRow is the row of the streaming tests: TestStream carries int64 ids (its
+// elements need built-in coders) and toStreamRow makes rows of them.
+type StreamRow struct {
+	ID int64  `iceberg:"id"`
+	V  string `iceberg:"v"`
+}
+
+// StreamChange is a change row of the streaming merge-on-read test, made from an
+// encoded int64: id*1000 + seq*10 + op (0 insert, 1 update, 2 delete).
+type StreamChange struct {
+	ID  int64  `iceberg:"id"`
+	V   string `iceberg:"v"`
+	Op  string `iceberg:"op"`
+	Seq int64  `iceberg:"_commit_snapshot_sequence_number"`
+}
+
+func toStreamRow(id int64) StreamRow { return StreamRow{ID: id, V: "v" + strconv.FormatInt(id, 10)} }
+
+func toStreamChange(code int64) StreamChange {
+	id, seq, op := code/1000, code/10%100, code%10
+	return StreamChange{ID: id, V: fmt.Sprintf("v%d.%d", id, seq), Op: []string{"c", "u", "d"}[op], Seq: seq}
+}
+
+type recordDeadFn struct{ Key string }
+
+func (f *recordDeadFn) ProcessElement(d iceberg.DeadLetter) {
+	snapMu.Lock()
+	defer snapMu.Unlock()
+	deadOut[f.Key] = append(deadOut[f.Key], d)
+}
+
+var deadOut = map[string][]iceberg.DeadLetter{}
+
+func init() {
+	register.Function1x1(toStreamRow)
+	register.Function1x1(toStreamChange)
+	register.DoFn1x0[iceberg.DeadLetter](&recordDeadFn{})
+	beam.RegisterType(reflect.TypeFor[StreamRow]())
+	beam.RegisterType(reflect.TypeFor[StreamChange]())
+}
+
+// streamEvent is one step of a TestStream: elements at a time (ms), or a watermark.
+type streamEvent struct {
+	at        int64
+	ids       []int64
+	watermark bool
+}
+
+func elems(at int64, ids ...int64) streamEvent { return streamEvent{at: at, ids: ids} }
+func watermark(at int64) streamEvent           { return streamEvent{at: at, watermark: true} }
+
+// runStream runs a write of a TestStream (the pipeline's only root) of events through
+// conv (toStreamRow or toStreamChange) and returns the snapshots and dead letters.
+func runStream(t *testing.T, cfg iceberg.WriteConfig, conv any, events ...streamEvent) ([]iceberg.SnapshotInfo, []iceberg.DeadLetter) {
+	t.Helper()
+	ts := teststream.NewConfig()
+	for _, e := range events {
+		var err error
+		if e.watermark {
+			err = ts.AdvanceWatermark(e.at)
+		} else {
+			vals := make([]any, len(e.ids))
+			for i, id := range e.ids {
+				vals[i] = id
+			}
+			err = ts.AddElements(e.at, vals...)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ts.AdvanceWatermarkToInfinity(); err != nil {
+		t.Fatal(err)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	rows := beam.ParDo(s, conv, teststream.Create(s, ts))
+	res, err := iceberg.TryWrite(s, cfg, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runN++
+	key := fmt.Sprintf("%s#%d", t.Name(), runN)
+	beam.ParDo0(s, &recordSnapshotsFn{Key: key}, res.Snapshots)
+	beam.ParDo0(s, &recordDeadFn{Key: key}, res.DeadLetter)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	snapMu.Lock()
+	defer snapMu.Unlock()
+	return snapOut[key], deadOut[key]
+}
+
+// sinkCommits returns the sink's snapshots of tbl's main branch, oldest first, as
+// "<committed-through>" or "<committed-through> late <late pane id>".
+func sinkCommits(t *testing.T, tbl *table.Table, sinkID string) []string {
+	t.Helper()
+	var out []string
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary == nil || s.Summary.Properties[write.SummarySinkID] != sinkID {
+			continue
+		}
+		v := s.Summary.Properties[write.CommittedThroughKey(sinkID)]
+		if late := s.Summary.Properties[write.LatePaneKey(sinkID)]; late != "" {
+			v += " late " + late
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func tableIDs(t *testing.T, tbl *table.Table, col string) []string {
+	t.Helper()
+	at := icebergtest.ReadAll(t, tbl, nil)
+	defer at.Release()
+	got := icebergtest.RowStrings(at, []string{col})
+	sort.Strings(got)
+	return got
+}
+
+func idStrings(ids ...int64) []string {
+	var out []string
+	for _, id := range ids {
+		out = append(out, fmt.Sprintf("{id=%d}", id))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestStreamingAppendWindowsLateRows: 10 s windows commit in window order, a row
+// late by less than allowed lateness is committed in a late pane, and a row later
+// than that reaches the dead letter output with the reason.
+func TestStreamingAppendWindowsLateRows(t *testing.T) {
+	ctx := context.Background()
+	lc := icebergtest.NewLocalCatalog(t)
+	cfg := iceberg.WriteConfig{Table: "db.stream", CatalogName: lc.Name, CatalogProperties: lc.Props, SinkID: "stream-1"}
+	cfg = cfg.With(iceberg.WithTriggeringFrequency(10*time.Second), iceberg.WithAllowedLateness(0))
+	snaps, dead := runStream(t, cfg, toStreamRow,
+		elems(1000, 1, 2), elems(12000, 12), elems(23000, 23),
+		watermark(31000),
+		elems(25000, 25), // window [20s,30s) is the newest committed: late, within lateness
+		elems(5000, 5),   // window [0s,10s) ended before the committed [20s,30s): too late
+		elems(41000, 41),
+	)
+	tbl, err := lc.Catalog.LoadTable(ctx, table.Identifier{"db", "stream"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	icebergtest.RequireValid(t, tbl)
+	if got, want := tableIDs(t, tbl, "id"), idStrings(1, 2, 12, 23, 25, 41); !slices.Equal(got, want) {
+		t.Errorf("table ids = %v, want %v", got, want)
+	}
+	want := []string{"9999", "19999", "29999", "29999 late 29999/1", "49999"}
+	if got := sinkCommits(t, tbl, "stream-1"); !slices.Equal(got, want) {
+		t.Errorf("commits (committed-through, oldest first) = %v, want %v", got, want)
+	}
+	if len(dead) != 1 || !strings.Contains(dead[0].Row, "5") || !strings.Contains(dead[0].Reason, "late") ||
+		!strings.Contains(dead[0].Reason, "allowed_lateness_seconds") {
+		t.Errorf("dead letters = %+v, want row 5 rejected as late", dead)
+	}
+	var late int
+	for _, si := range snaps {
+		if si.Late {
+			late++
+			if si.RowsAdded != 1 || si.WindowEndMs != 29999 {
+				t.Errorf("late commit = %+v, want 1 row of the window ending 29999", si)
+			}
+		}
+	}
+	if len(snaps) != 5 || late != 1 {
+		t.Errorf("snapshot infos = %+v, want 5 with 1 late", snaps)
+	}
+}
+
+// TestStreamingAppendRestart: a second run with the same sink id replays the stream
+// from the start and goes further; the windows the first run committed are skipped,
+// the others committed, and no row is lost or written twice.
+func TestStreamingAppendRestart(t *testing.T) {
+	ctx := context.Background()
+	lc := icebergtest.NewLocalCatalog(t)
+	cfg := iceberg.WriteConfig{Table: "db.restart", CatalogName: lc.Name, CatalogProperties: lc.Props, SinkID: "restart-1"}
+	cfg = cfg.With(iceberg.WithTriggeringFrequency(10 * time.Second))
+	first := []streamEvent{elems(1000, 1), elems(11000, 11), elems(21000, 21)}
+	snaps, dead := runStream(t, cfg, toStreamRow, first...)
+	if len(snaps) != 3 || len(dead) != 0 {
+		t.Fatalf("first run: snapshots %+v, dead %+v", snaps, dead)
+	}
+	second := append(slices.Clone(first), elems(31000, 31), elems(41000, 41))
+	snaps, dead = runStream(t, cfg, toStreamRow, second...)
+	var skipped, committed []int64
+	for _, si := range snaps {
+		if si.Skipped {
+			skipped = append(skipped, si.WindowEndMs)
+		} else {
+			committed = append(committed, si.WindowEndMs)
+		}
+	}
+	slices.Sort(skipped)
+	slices.Sort(committed)
+	if !slices.Equal(skipped, []int64{9999, 19999, 29999}) || !slices.Equal(committed, []int64{39999, 49999}) || len(dead) != 0 {
+		t.Errorf("second run: skipped %v, committed %v, dead %+v; want skipped [9999 19999 29999], committed [39999 49999]", skipped, committed, dead)
+	}
+	tbl, err := lc.Catalog.LoadTable(ctx, table.Identifier{"db", "restart"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	icebergtest.RequireValid(t, tbl)
+	if got, want := tableIDs(t, tbl, "id"), idStrings(1, 11, 21, 31, 41); !slices.Equal(got, want) {
+		t.Errorf("table ids = %v, want %v", got, want)
+	}
+	if got, want := sinkCommits(t, tbl, "restart-1"), []string{"9999", "19999", "29999", "39999", "49999"}; !slices.Equal(got, want) {
+		t.Errorf("commits = %v, want %v", got, want)
+	}
+}
+
+// TestStreamingMergeOnRead: changes in 10 s windows become one commit per window,
+// in order, with deletion vectors; a late change newer than everything committed is
+// applied in a late commit, and a late change older than a committed one goes to the
+// dead letter output instead of undoing it.
+func TestStreamingMergeOnRead(t *testing.T) {
+	ctx := context.Background()
+	lc := icebergtest.NewLocalCatalog(t)
+	cfg := iceberg.WriteConfig{Table: "db.cdc", CatalogName: lc.Name, CatalogProperties: lc.Props, SinkID: "cdc-1",
+		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "op", EqualityColumns: []string{"id"}, Upsert: true,
+		ChangeTypeMap: map[string]string{"c": iceberg.ChangeInsert, "u": iceberg.ChangeUpdateAfter, "d": iceberg.ChangeDelete}}
+	cfg = cfg.With(iceberg.WithTriggeringFrequency(10*time.Second), iceberg.WithAllowedLateness(60*time.Second))
+	code := func(id, seq, op int64) int64 { return id*1000 + seq*10 + op }
+	_, dead := runStream(t, cfg, toStreamChange,
+		elems(1000, code(1, 1, 0), code(2, 2, 0), code(3, 3, 0)),
+		elems(12000, code(1, 4, 1), code(2, 5, 2)),
+		watermark(21000),
+		elems(5000, code(3, 6, 1)), // late, newer than all committed (5): applied
+		elems(6000, code(1, 2, 1)), // late, older than committed 6: dead letter
+		elems(25000, code(4, 7, 0)),
+	)
+	tbl, err := lc.Catalog.LoadTable(ctx, table.Identifier{"db", "cdc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	icebergtest.RequireValid(t, tbl)
+	at := icebergtest.ReadAll(t, tbl, nil)
+	defer at.Release()
+	got := icebergtest.RowStrings(at, []string{"id", "v"})
+	sort.Strings(got)
+	want := []string{`{id=1, v="v1.4"}`, `{id=3, v="v3.6"}`, `{id=4, v="v4.7"}`}
+	if !slices.Equal(got, want) {
+		t.Errorf("table = %v, want %v", got, want)
+	}
+	if len(dead) != 1 || !strings.Contains(dead[0].Reason, "sequence number 2") {
+		t.Errorf("dead letters = %+v, want the change of id 1 at sequence 2", dead)
+	}
+	commits := sinkCommits(t, tbl, "cdc-1")
+	if len(commits) != 4 || commits[0] != "9999" || commits[1] != "19999" || !strings.HasPrefix(commits[2], "19999 late 9999/") || commits[3] != "29999" {
+		t.Errorf("commits = %v, want 9999, 19999, a late pane of 9999, 29999", commits)
+	}
+}
