@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window/trigger"
 	"reflect"
@@ -102,6 +103,9 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	if err != nil {
 		return WriteResult{}, err
 	}
+	if err := addHeartbeat(s, cfg, sinkID); err != nil {
+		return WriteResult{}, err
+	}
 	return WriteResult{Snapshots: snaps, DeadLetter: dead}, nil
 }
 
@@ -130,6 +134,25 @@ func addNotYetSupported(errs *config.Errors, cfg WriteConfig) {
 	if cfg.UseSideInputTableCache {
 		errs.Add(unsupported(config.KeyUseSideInputTableCache, "the side-input table cache is not available yet"))
 	}
+}
+
+// addHeartbeat adds the token heartbeat of token_heartbeat_seconds, if set: a
+// periodic impulse lasting as long as the pipeline whose ticks refresh the sink's
+// token when it is older than the interval (see write.RefreshToken).
+func addHeartbeat(s beam.Scope, cfg WriteConfig, sinkID string) error {
+	if cfg.TokenHeartbeatSeconds == nil {
+		return nil
+	}
+	if tpl, err := write.ParseTemplate(cfg.Table); err != nil || !tpl.IsStatic() {
+		return unsupported(config.KeyTokenHeartbeatSeconds, "token heartbeats need a single table, not a template")
+	}
+	spec, err := write.NewSpec(cfg, sinkID)
+	if err != nil {
+		return err
+	}
+	interval := time.Duration(*cfg.TokenHeartbeatSeconds) * time.Second
+	write.Heartbeat(s, spec, time.Now(), mtime.MaxTimestamp.ToTime(), interval)
+	return nil
 }
 
 // runnerLatenessSlack is how much longer than allowed_lateness_seconds the runner keeps

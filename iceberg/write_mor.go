@@ -61,6 +61,9 @@ func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (
 	if err != nil {
 		return WriteResult{}, err
 	}
+	if err := addHeartbeat(s, cfg, sinkID); err != nil {
+		return WriteResult{}, err
+	}
 	return WriteResult{Snapshots: snaps, DeadLetter: dead}, nil
 }
 

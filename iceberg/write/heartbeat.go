@@ -1,0 +1,134 @@
+package write
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+)
+
+// RefreshToken keeps sinkID's exactly-once token alive on the main branch of ident:
+// when the newest snapshot carrying it is older than maxAge (by its timestamp), it
+// commits an empty append snapshot carrying the same token values (committed-through
+// and any other beam.cdc. key of the sink), so that expiring old snapshots cannot
+// remove the sink's only token while the sink is idle. It returns the snapshot made,
+// or 0 when the sink has no token or it is recent enough. Conflicts are retried.
+func RefreshToken(ctx context.Context, cat catalog.Catalog, ident table.Identifier, sinkID string, maxAge time.Duration) (int64, error) {
+	name := strings.Join(ident, ".")
+	var c Committer
+	var lastErr error
+	for attempt := range DefaultMaxAttempts {
+		if attempt > 0 {
+			if err := c.sleep(ctx, attempt); err != nil {
+				return 0, errors.Join(err, lastErr)
+			}
+		}
+		tbl, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			return 0, fmt.Errorf("iceberg: heartbeat %s: %w", name, err)
+		}
+		tok, found, err := FindToken(tbl.Metadata(), table.MainBranch, sinkID)
+		if err != nil || !found {
+			return 0, err
+		}
+		snap := tbl.Metadata().SnapshotByID(tok.SnapshotID)
+		if snap == nil || time.Since(time.UnixMilli(snap.TimestampMs)) < maxAge {
+			return 0, nil
+		}
+		props := ibg.Properties{}
+		for k, v := range tok.Summary.Properties {
+			if strings.HasPrefix(k, SummaryReservedPrefix) && (k == SummarySinkID || strings.HasSuffix(k, "."+sinkID)) &&
+				k != LatePaneKey(sinkID) {
+				props[k] = v
+			}
+		}
+		props[SummaryHeartbeat] = "true"
+		sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
+		if err != nil {
+			return 0, err
+		}
+		rdr, err := array.NewRecordReader(sc, nil)
+		if err != nil {
+			return 0, err
+		}
+		txn := tbl.NewTransaction()
+		err = txn.Append(ctx, rdr, props)
+		rdr.Release()
+		if err != nil {
+			return 0, fmt.Errorf("iceberg: heartbeat %s: %w", name, err)
+		}
+		committed, err := txn.Commit(ctx)
+		if err != nil {
+			if IsConflict(err) {
+				lastErr = err
+				continue
+			}
+			return 0, fmt.Errorf("iceberg: heartbeat %s: %w", name, err)
+		}
+		id := committed.Metadata().CurrentSnapshot().SnapshotID
+		log.Infof(ctx, "iceberg: heartbeat %s: sink %s token (through %d) refreshed in snapshot %d", name, sinkID, tok.CommittedThroughMs, id)
+		return id, nil
+	}
+	return 0, fmt.Errorf("iceberg: heartbeat %s: gave up after %d attempts: %w", name, DefaultMaxAttempts, lastErr)
+}
+
+// SummaryHeartbeat marks the empty snapshots RefreshToken makes.
+const SummaryHeartbeat = "beam.cdc.heartbeat"
+
+// Heartbeat adds to s a periodic impulse from start to end every interval whose ticks
+// refresh the sink's token on table (RefreshToken with maxAge interval): the
+// token_heartbeat_seconds of streaming writes. Use end = mtime.MaxTimestamp.ToTime()
+// for a heartbeat that lasts as long as the pipeline.
+func Heartbeat(s beam.Scope, spec Spec, start, end time.Time, interval time.Duration) {
+	s = s.Scope("iceberg.TokenHeartbeat")
+	ticks := periodic.Impulse(s, start, end, interval, false)
+	beam.ParDo0(s, &heartbeatFn{Spec: spec, IntervalMs: interval.Milliseconds()}, ticks)
+}
+
+type heartbeatFn struct {
+	Spec       Spec
+	IntervalMs int64
+
+	rt *runtime
+}
+
+func (f *heartbeatFn) Setup() error {
+	rt, err := f.Spec.runtime()
+	f.rt = rt
+	return err
+}
+
+func (f *heartbeatFn) ProcessElement(ctx context.Context, _ []byte) error {
+	cat, err := f.Spec.catalog(ctx, f.rt)
+	if err != nil {
+		return err
+	}
+	ident, err := parseIdent(f.Spec.Table)
+	if err != nil {
+		return err
+	}
+	_, err = RefreshToken(ctx, cat, ident, f.Spec.SinkID, time.Duration(f.IntervalMs)*time.Millisecond)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil // nothing committed yet
+	}
+	if err == nil {
+		catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, f.Spec.Table)
+	}
+	return err
+}
+
+func init() {
+	register.DoFn2x1[context.Context, []byte, error](&heartbeatFn{})
+}
