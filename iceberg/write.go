@@ -123,14 +123,8 @@ func unsupported(key, why string) error {
 }
 
 // addNotYetSupported adds an error for each set key that neither write mode implements
-// yet (auto sharding, the side-input table cache).
+// yet (the side-input table cache).
 func addNotYetSupported(errs *config.Errors, cfg WriteConfig) {
-	if cfg.AutoSharding {
-		errs.Add(unsupported(config.KeyAutoSharding, "auto sharding is not available yet"))
-	}
-	if cfg.DirectWriteByteLimit != nil {
-		errs.Add(unsupported(config.KeyDirectWriteByteLimit, "direct writes of small bundles are not available yet"))
-	}
 	if cfg.UseSideInputTableCache {
 		errs.Add(unsupported(config.KeyUseSideInputTableCache, "the side-input table cache is not available yet"))
 	}

@@ -79,6 +79,12 @@ func checkMergeOnReadSupport(cfg WriteConfig) error {
 	if len(cfg.Keep) > 0 || len(cfg.Drop) > 0 || cfg.Only != "" {
 		errs.Add(unsupported(config.KeyKeep, "keep, drop and only are not available for merge-on-read writes"))
 	}
+	if cfg.AutoSharding {
+		errs.Add(unsupported(config.KeyAutoSharding, "merge-on-read writes shard by key hash: set num_shards"))
+	}
+	if cfg.DirectWriteByteLimit != nil {
+		errs.Add(unsupported(config.KeyDirectWriteByteLimit, "merge-on-read writes always shuffle changes by key"))
+	}
 	addNotYetSupported(&errs, cfg)
 	return errs.Err()
 }

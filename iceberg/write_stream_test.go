@@ -153,13 +153,31 @@ func idStrings(ids ...int64) []string {
 // TestStreamingAppendWindowsLateRows: 10 s windows commit in window order, a row
 // late by less than allowed lateness is committed in a late pane, and a row later
 // than that reaches the dead letter output with the reason.
+//
+// It runs with per-bundle writers, with the hash distribution and auto sharding, and
+// with bundle lifting (direct_write_byte_limit small enough that the first bundles
+// are written directly and larger ones shuffled).
 func TestStreamingAppendWindowsLateRows(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []iceberg.WriteOption
+	}{
+		{"per-bundle writers", nil},
+		{"hash and auto sharding", []iceberg.WriteOption{iceberg.WithDistributionMode(iceberg.DistributionHash), iceberg.WithAutoSharding(true)}},
+		{"direct write byte limit", []iceberg.WriteOption{iceberg.WithDirectWriteByteLimit(40)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testStreamingAppend(t, tc.opts...) })
+	}
+}
+
+func testStreamingAppend(t *testing.T, opts ...iceberg.WriteOption) {
 	ctx := context.Background()
 	lc := icebergtest.NewLocalCatalog(t)
 	cfg := iceberg.WriteConfig{Table: "db.stream", CatalogName: lc.Name, CatalogProperties: lc.Props, SinkID: "stream-1"}
 	cfg = cfg.With(iceberg.WithTriggeringFrequency(10*time.Second), iceberg.WithAllowedLateness(0))
+	cfg = cfg.With(opts...)
 	snaps, dead := runStream(t, cfg, toStreamRow,
-		elems(1000, 1, 2), elems(12000, 12), elems(23000, 23),
+		elems(1000, 1, 2), elems(12000, 12, 13, 14, 15, 16, 17), elems(23000, 23),
 		watermark(31000),
 		elems(25000, 25), // window [20s,30s) is the newest committed: late, within lateness
 		elems(5000, 5),   // window [0s,10s) ended before the committed [20s,30s): too late
@@ -170,7 +188,7 @@ func TestStreamingAppendWindowsLateRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	icebergtest.RequireValid(t, tbl)
-	if got, want := tableIDs(t, tbl, "id"), idStrings(1, 2, 12, 23, 25, 41); !slices.Equal(got, want) {
+	if got, want := tableIDs(t, tbl, "id"), idStrings(1, 2, 12, 13, 14, 15, 16, 17, 23, 25, 41); !slices.Equal(got, want) {
 		t.Errorf("table ids = %v, want %v", got, want)
 	}
 	want := []string{"9999", "19999", "29999", "29999 late 29999/1", "49999"}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"iter"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -110,12 +113,22 @@ func literalOf(v any) ibg.Literal {
 // hashRouteFn routes and checks rows like writeFn, then packs them by (table, partition)
 // and emits the packets keyed by table and partition (see partitionKeySep). Rows it
 // cannot write go to the dead letter output.
+//
+// With Spec.AutoShard, a partition's packets of one bundle go to successive shards
+// (the shuffle key gets the packet's index in the bundle), so a partition receiving
+// more data is written by more writers. With Spec.DirectLimit (bundle lifting), a
+// bundle whose packets stay within DirectLimit bytes is written to files directly, at
+// the end of the bundle, and emitted on the direct output; a larger bundle goes
+// through the shuffle.
 type hashRouteFn struct {
 	Spec Spec
 
 	router  *router
 	schemas map[*table.Table]*row.Schema // row schema of each table's current schema
-	packets map[bufKey][]byte            // bufKey.table is the shuffle key
+	packets map[bufKey][]byte            // bufKey.table is the shuffle key without shard
+	shards  map[bufKey]int               // packets emitted per key in this bundle
+	bytes   int64                        // packet bytes of the bundle
+	shuffle bool                         // the bundle goes through the shuffle
 }
 
 func (f *hashRouteFn) Setup(ctx context.Context) error {
@@ -126,11 +139,14 @@ func (f *hashRouteFn) Setup(ctx context.Context) error {
 }
 
 // StartBundle resets the packets (its emitters mirror ProcessElement's outputs).
-func (f *hashRouteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(DeadLetter)) {
+func (f *hashRouteFn) StartBundle(ctx context.Context, _, _ func(beam.EventTime, string, []byte), _ func(DeadLetter)) {
 	f.packets = map[bufKey][]byte{}
+	f.shards = map[bufKey]int{}
+	f.bytes = 0
+	f.shuffle = f.Spec.DirectLimit <= 0
 }
 
-func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit, _ func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
 	r, dt, dl, err := f.router.route(ctx, r)
 	if err == nil && dl == nil {
 		dl, err = f.router.late(ctx, dt, r, w)
@@ -163,23 +179,65 @@ func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.R
 	if !ok {
 		p = binary.AppendUvarint(nil, uint64(sc.ID))
 	}
+	n := len(p)
 	if p, err = row.AppendBody(p, nr); err != nil {
 		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
 		return nil
 	}
-	if len(p) >= packetBytes {
-		emit(mtime.FromMilliseconds(key.win), key.table, p)
-		delete(f.packets, key)
+	f.packets[key] = p
+	f.bytes += int64(len(p) - n)
+	if !f.shuffle && f.bytes > f.Spec.DirectLimit {
+		// Too big to lift: everything of this bundle goes through the shuffle.
+		f.shuffle = true
+		for _, k := range sortedKeys(f.packets) {
+			f.emitPacket(k, emit)
+		}
 		return nil
 	}
-	f.packets[key] = p
+	if f.shuffle && len(p) >= packetBytes {
+		f.emitPacket(key, emit)
+	}
 	return nil
 }
 
-// FinishBundle emits the remaining packets.
-func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), _ func(DeadLetter)) error {
-	for _, k := range sortedKeys(f.packets) {
-		emit(mtime.FromMilliseconds(k.win), k.table, f.packets[k])
+// emitPacket emits the packet of k to the shuffle and forgets it.
+func (f *hashRouteFn) emitPacket(k bufKey, emit func(beam.EventTime, string, []byte)) {
+	key := k.table
+	if f.Spec.AutoShard {
+		key += partitionKeySep + strconv.Itoa(f.shards[k])
+		f.shards[k]++
+	}
+	emit(mtime.FromMilliseconds(k.win), key, f.packets[k])
+	delete(f.packets, k)
+}
+
+// FinishBundle emits the remaining packets to the shuffle, or, for a bundle lifted
+// into the direct path, writes them and emits the files of each table and window.
+func (f *hashRouteFn) FinishBundle(ctx context.Context, emit, direct func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+	keys := sortedKeys(f.packets)
+	if f.shuffle {
+		for _, k := range keys {
+			f.emitPacket(k, emit)
+		}
+		f.packets = nil
+		return nil
+	}
+	// Lifted: one writer per table and window, fed the packets of its partitions.
+	for i := 0; i < len(keys); {
+		dest, _, _ := strings.Cut(keys[i].table, partitionKeySep)
+		j := i
+		var group [][]byte
+		for ; j < len(keys) && keys[j].win == keys[i].win && strings.HasPrefix(keys[j].table, dest+partitionKeySep); j++ {
+			group = append(group, f.packets[keys[j]])
+		}
+		b, err := writePackets(ctx, f.Spec, f.router.rt, dest, slices.Values(group), dead)
+		if err != nil {
+			return err
+		}
+		if b != nil {
+			direct(mtime.FromMilliseconds(keys[i].win), dest, b)
+		}
+		i = j
 	}
 	f.packets = nil
 	return nil
@@ -201,53 +259,11 @@ func (f *hashWriteFn) Setup(ctx context.Context) error {
 
 func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, []byte), dead func(DeadLetter)) error {
 	dest, _, _ := strings.Cut(key, partitionKeySep)
-	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, dest, f.rt.refresh)
-	if err != nil {
-		return fmt.Errorf("iceberg: write %s: %w", dest, err)
-	}
-	buf, err := newFileBuffer(tbl, f.Spec.fileOptions(f.rt))
-	if err != nil {
-		return err
-	}
-	closed := false
-	defer func() {
-		if !closed {
-			buf.abort()
+	b, err := writePackets(ctx, f.Spec, f.rt, dest, func(yield func([]byte) bool) {
+		var p []byte
+		for packets(&p) && yield(p) {
 		}
-	}()
-	schemas := map[int]*row.Schema{}
-	var p []byte
-	for packets(&p) {
-		id, n := binary.Uvarint(p)
-		if n <= 0 {
-			return fmt.Errorf("iceberg: write %s: corrupt packet", dest)
-		}
-		rs, ok := schemas[int(id)]
-		if !ok {
-			sc, err := f.schema(ctx, dest, &tbl, int(id))
-			if err != nil {
-				return err
-			}
-			rs = row.SchemaOf(sc)
-			schemas[int(id)] = rs
-		}
-		for off := n; off < len(p); {
-			r, m, err := row.DecodeBody(rs, p[off:])
-			if err != nil {
-				return fmt.Errorf("iceberg: write %s: %w", dest, err)
-			}
-			off += m
-			rowErr, err := buf.add(ctx, r)
-			if rowErr != nil {
-				dead(DeadLetter{Row: r.String(), Table: dest, Reason: rowErr.Error()})
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
-	b, err := buf.close(ctx)
-	closed = true
+	}, dead)
 	if err != nil {
 		return err
 	}
@@ -257,14 +273,67 @@ func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets fu
 	return nil
 }
 
-// schema returns schema id of *tbl, reloading the table once when its cached metadata
-// does not have it yet.
-func (f *hashWriteFn) schema(ctx context.Context, dest string, tbl **table.Table, id int) (*ibg.Schema, error) {
+// writePackets writes the rows of packets (of table dest) to data files and returns
+// their encoding (nil when no file was written). Rows the table cannot take go to
+// dead.
+func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, packets iter.Seq[[]byte], dead func(DeadLetter)) ([]byte, error) {
+	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, dest, rt.refresh)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
+	}
+	buf, err := newFileBuffer(tbl, spec.fileOptions(rt))
+	if err != nil {
+		return nil, err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			buf.abort()
+		}
+	}()
+	schemas := map[int]*row.Schema{}
+	for p := range packets {
+		id, n := binary.Uvarint(p)
+		if n <= 0 {
+			return nil, fmt.Errorf("iceberg: write %s: corrupt packet", dest)
+		}
+		rs, ok := schemas[int(id)]
+		if !ok {
+			sc, err := packetSchema(ctx, spec, rt, dest, &tbl, int(id))
+			if err != nil {
+				return nil, err
+			}
+			rs = row.SchemaOf(sc)
+			schemas[int(id)] = rs
+		}
+		for off := n; off < len(p); {
+			r, m, err := row.DecodeBody(rs, p[off:])
+			if err != nil {
+				return nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
+			}
+			off += m
+			rowErr, err := buf.add(ctx, r)
+			if rowErr != nil {
+				dead(DeadLetter{Row: r.String(), Table: dest, Reason: rowErr.Error()})
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	b, err := buf.close(ctx)
+	closed = true
+	return b, err
+}
+
+// packetSchema returns schema id of *tbl, reloading the table once when its cached
+// metadata does not have it yet.
+func packetSchema(ctx context.Context, spec Spec, rt *runtime, dest string, tbl **table.Table, id int) (*ibg.Schema, error) {
 	if sc, ok := (*tbl).Schemas()[id]; ok {
 		return sc, nil
 	}
-	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
-	t, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, dest, f.rt.refresh)
+	catalogs.Invalidate(spec.CatalogName, rt.catProps, dest)
+	t, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, dest, rt.refresh)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
 	}
@@ -276,7 +345,7 @@ func (f *hashWriteFn) schema(ctx context.Context, dest string, tbl **table.Table
 }
 
 func init() {
-	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(DeadLetter), error](&hashRouteFn{})
+	register.DoFn6x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(beam.EventTime, string, []byte), func(DeadLetter), error](&hashRouteFn{})
 	register.DoFn5x1[context.Context, string, func(*[]byte) bool, func(string, []byte), func(DeadLetter), error](&hashWriteFn{})
 	register.Emitter2[string, []byte]()
 }

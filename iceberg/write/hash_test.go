@@ -37,40 +37,44 @@ func bundleFiles(t *testing.T, spec Spec, bundles [][]row.Row) (map[string][]Enc
 		}
 		files[table] = append(files[table], enc...)
 	}
-	type doFn interface {
-		StartBundle(context.Context, func(beam.EventTime, string, []byte), func(DeadLetter))
-		ProcessElement(context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(DeadLetter)) error
-		FinishBundle(context.Context, func(beam.EventTime, string, []byte), func(DeadLetter)) error
-	}
-	var fn doFn
-	var packets map[string][][]byte
-	emit := func(_ beam.EventTime, key string, b []byte) { addFiles(key, b) }
-	if spec.Hash {
+	var (
+		start   func()
+		process func(row.Row) error
+		finish  func() error
+		packets map[string][][]byte
+	)
+	direct := func(_ beam.EventTime, key string, b []byte) { addFiles(key, b) }
+	if spec.Hash || spec.DirectLimit > 0 {
 		rf := &hashRouteFn{Spec: spec}
 		if err := rf.Setup(ctx); err != nil {
 			t.Fatal(err)
 		}
-		fn, packets = rf, map[string][][]byte{}
-		emit = func(_ beam.EventTime, key string, b []byte) { packets[key] = append(packets[key], b) }
+		packets = map[string][][]byte{}
+		emit := func(_ beam.EventTime, key string, b []byte) { packets[key] = append(packets[key], b) }
+		start = func() { rf.StartBundle(ctx, emit, direct, onDead) }
+		process = func(r row.Row) error { return rf.ProcessElement(ctx, window.GlobalWindow{}, r, emit, direct, onDead) }
+		finish = func() error { return rf.FinishBundle(ctx, emit, direct, onDead) }
 	} else {
 		wf := &writeFn{Spec: spec}
 		if err := wf.Setup(ctx); err != nil {
 			t.Fatal(err)
 		}
-		fn = wf
+		start = func() { wf.StartBundle(ctx, direct, onDead) }
+		process = func(r row.Row) error { return wf.ProcessElement(ctx, window.GlobalWindow{}, r, direct, onDead) }
+		finish = func() error { return wf.FinishBundle(ctx, direct, onDead) }
 	}
 	for _, bundle := range bundles {
-		fn.StartBundle(ctx, emit, onDead)
+		start()
 		for _, r := range bundle {
-			if err := fn.ProcessElement(ctx, window.GlobalWindow{}, r, emit, onDead); err != nil {
+			if err := process(r); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := fn.FinishBundle(ctx, emit, onDead); err != nil {
+		if err := finish(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if spec.Hash {
+	if packets != nil {
 		wf := &hashWriteFn{Spec: spec}
 		if err := wf.Setup(ctx); err != nil {
 			t.Fatal(err)
@@ -321,5 +325,80 @@ func TestSpecRoundTripsThroughJSON(t *testing.T) {
 	}
 	if fmt.Sprintf("%+v", in) != fmt.Sprintf("%+v", out) {
 		t.Errorf("round trip\n got %+v\nwant %+v", out, in)
+	}
+}
+
+// TestDirectWriteByteLimit: bundles within direct_write_byte_limit are written by
+// the router itself (no shuffle), a larger bundle goes through the partition shuffle,
+// and every row is written once.
+func TestDirectWriteByteLimit(t *testing.T) {
+	const regions = 4
+	rows := regionRows(400, regions)
+	small := [][]row.Row{rows[0:10], rows[10:20], rows[20:30]}
+	large := rows[30:400]
+	lc := icebergtest.NewLocalCatalog(t)
+	createRegionTable(t, lc)
+	spec := testSpec(t, lc, "db.t")
+	spec.DirectLimit = 2000 // bytes: 10 rows fit, 370 do not
+
+	// Small bundles only: no packet reaches the shuffle.
+	files, dead := bundleFiles(t, spec, small)
+	if len(dead) != 0 {
+		t.Fatalf("dead letters: %+v", dead)
+	}
+	var direct int64
+	for _, f := range files["db.t"] {
+		direct += f.Rows
+	}
+	if direct != 30 || len(files["db.t"]) != 3*regions {
+		t.Errorf("small bundles: %d files with %d rows, want %d files (one writer per bundle and partition) with 30 rows",
+			len(files["db.t"]), direct, 3*regions)
+	}
+
+	// A large bundle with the small ones: it is shuffled, so its rows arrive in one
+	// file per partition written by hashWriteFn; the small ones stay direct.
+	files, dead = bundleFiles(t, spec, append(slices.Clone(small), large))
+	if len(dead) != 0 {
+		t.Fatalf("dead letters: %+v", dead)
+	}
+	var total int64
+	for _, f := range files["db.t"] {
+		total += f.Rows
+	}
+	if total != 400 || len(files["db.t"]) != 3*regions+regions {
+		t.Errorf("mixed bundles: %d files with %d rows, want %d files with 400 rows", len(files["db.t"]), total, 4*regions)
+	}
+}
+
+// TestAutoSharding: with auto_sharding a partition's packets of one bundle go to
+// successive shards, so a busy partition gets several writers (files) and a quiet
+// one a single writer.
+func TestAutoSharding(t *testing.T) {
+	defer func(n int) { packetBytes = n }(packetBytes)
+	packetBytes = 200 // a few rows per packet
+	lc := icebergtest.NewLocalCatalog(t)
+	createRegionTable(t, lc)
+	busy := regionRows(300, 1)     // region r0 only
+	quiet := regionRows(4, 4)[1:2] // one row of region r1
+	for _, auto := range []bool{false, true} {
+		spec := testSpec(t, lc, "db.t")
+		spec.Hash, spec.AutoShard = true, auto
+		files, dead := bundleFiles(t, spec, [][]row.Row{append(slices.Clone(busy), quiet...)})
+		if len(dead) != 0 {
+			t.Fatalf("dead letters: %+v", dead)
+		}
+		var total int64
+		for _, f := range files["db.t"] {
+			total += f.Rows
+		}
+		if total != 301 {
+			t.Errorf("auto=%v: %d rows written, want 301", auto, total)
+		}
+		if !auto && len(files["db.t"]) != 2 {
+			t.Errorf("without auto sharding: %d files, want 2 (one per partition)", len(files["db.t"]))
+		}
+		if auto && (len(files["db.t"]) < 4) {
+			t.Errorf("with auto sharding: %d files, want the busy partition split over several writers", len(files["db.t"]))
+		}
 	}
 }

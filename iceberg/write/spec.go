@@ -16,14 +16,12 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
-// Tuning of the writers.
-const (
-	// batchRows is the number of rows per Arrow batch handed to the Parquet writer.
-	batchRows = 64 * 1024
-	// packetBytes is the size at which distribution_mode=hash ships a packed batch of
-	// rows of one partition to the shuffle.
-	packetBytes = 4 << 20
-)
+// batchRows is the number of rows per Arrow batch handed to the Parquet writer.
+const batchRows = 64 * 1024
+
+// packetBytes is the size at which distribution_mode=hash ships a packed batch of rows
+// of one partition to the shuffle (a variable so that tests can make packets small).
+var packetBytes = 4 << 20
 
 // Spec is the serialized configuration of the write's DoFns. Maps travel as JSON
 // strings (DoFn fields are JSON-encoded by Beam and must not be map-typed).
@@ -56,6 +54,12 @@ type Spec struct {
 	// than LatenessMs late go to the dead letter output (see LateGate).
 	Windowed   bool
 	LatenessMs int64
+	// DirectLimit is direct_write_byte_limit: bundles up to this many bytes of rows
+	// are written directly, larger ones through the partition shuffle (0: off).
+	DirectLimit int64
+	// AutoShard is auto_sharding: a partition's packets of one bundle go to
+	// successive shuffle shards (distribution_mode=hash).
+	AutoShard bool
 }
 
 // NewSpec builds the Spec of cfg (which must be valid) for sinkID. A
@@ -86,6 +90,10 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 	if cfg.TableCacheRefreshIntervalSeconds != nil {
 		s.TableCacheRefreshSeconds = *cfg.TableCacheRefreshIntervalSeconds
 	}
+	if cfg.DirectWriteByteLimit != nil {
+		s.DirectLimit = int64(*cfg.DirectWriteByteLimit)
+	}
+	s.AutoShard = cfg.AutoSharding
 	if cfg.TriggeringFrequencySeconds != nil {
 		s.Windowed = true
 		s.LatenessMs = int64(cfg.Lateness() / time.Millisecond)

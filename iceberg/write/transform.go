@@ -89,18 +89,22 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 		deads = append(deads, structDead)
 	}
 	var files beam.PCollection
-	if spec.Hash {
+	if spec.Hash || spec.DirectLimit > 0 {
 		outs, err := beam.TryParDo(s.Scope("RouteByPartition"), &hashRouteFn{Spec: spec}, rows)
 		if err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
 		}
-		deads = append(deads, outs[1])
+		deads = append(deads, outs[2])
+		direct := outs[1]
 		packets := beam.GroupByKey(s.Scope("GroupByPartition"), Rewindow(s, rows, outs[0]))
 		if outs, err = beam.TryParDo(s.Scope("WriteFiles"), &hashWriteFn{Spec: spec}, packets); err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
 		}
 		files = outs[0]
 		deads = append(deads, outs[1])
+		if spec.DirectLimit > 0 {
+			files = beam.Flatten(s.Scope("DirectAndShuffled"), Rewindow(s, rows, direct), files)
+		}
 	} else {
 		outs, err := beam.TryParDo(s.Scope("WriteFiles"), &writeFn{Spec: spec}, rows)
 		if err != nil {
