@@ -52,6 +52,18 @@ type WriteResult struct {
 // rows written, one commit per window. A change stream without before-images, such
 // as Debezium's with "u" mapped to UPDATE_AFTER, needs upsert: true.
 //
+// Streaming: with triggering_frequency_seconds, rows go into fixed event-time windows
+// of that length and each table gets one commit per window, in window order (a
+// stateful commit step holds each window until the watermark passes its end). Rows
+// arriving after their window was committed are committed in a late-pane commit when
+// within allowed_lateness_seconds of the newest committed window, and otherwise go to
+// WriteResult.DeadLetter; in merge-on-read mode a late change also goes there unless
+// its sequence number is above all the sink has committed. token_heartbeat_seconds
+// keeps the sink's token alive while idle; direct_write_byte_limit writes small
+// bundles directly and shuffles large ones. A restart with the same sink_id skips the
+// windows already committed. Input that is already in fixed windows keeps them (one
+// commit per window); sliding windows and sessions are rejected.
+//
 // Write panics on a construction error; use TryWrite to get it.
 func Write(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...WriteOption) WriteResult {
 	res, err := TryWrite(s, cfg, rows, opts...)

@@ -50,19 +50,22 @@ const (
 	// KeyShardsPerPartition bounds the shards one partition's rows may use (1..num_shards;
 	// default num_shards). Merge-on-read.
 	KeyShardsPerPartition = "shards_per_partition"
-	// KeyAutoSharding adjusts the number of writers to the data volume. Needs
-	// distribution_mode "hash". Write.
+	// KeyAutoSharding spreads a partition's rows of one bundle over successive shuffle
+	// shards, so busy partitions get more writers. Needs distribution_mode "hash".
+	// Append writes.
 	KeyAutoSharding = "auto_sharding"
 	// KeyDistributionMode is "none" (default: no shuffle) or "hash" (shuffle by partition). Write.
 	KeyDistributionMode = "distribution_mode"
 	// KeySorterMemoryMB is the in-memory sort buffer in MB before spilling to disk.
 	// Merge-on-read; default 100.
 	KeySorterMemoryMB = "sorter_memory_mb"
-	// KeyDirectWriteByteLimit is the bundle size up to which a streaming write takes the
-	// direct write path. Write.
+	// KeyDirectWriteByteLimit is the bundle size up to which a streaming append writes
+	// the bundle directly; larger bundles are shuffled by partition. Append writes.
 	KeyDirectWriteByteLimit = "direct_write_byte_limit"
-	// KeyAllowedLatenessSeconds is how far behind the watermark a row may be before it goes
-	// to the dead letter output. Write; default 21600 (6 hours).
+	// KeyAllowedLatenessSeconds is how long after its window's end, measured against the
+	// newest window the sink has committed, a row is still written (in a late-pane
+	// commit); later rows go to the dead letter output. Streaming writes; default 21600
+	// (6 hours).
 	KeyAllowedLatenessSeconds = "allowed_lateness_seconds"
 	// KeySinkID is the stable id that namespaces the sink's idempotency tokens. Write;
 	// default: a fresh UUID per pipeline construction.
@@ -73,7 +76,8 @@ const (
 	// KeyTokenHeartbeatSeconds makes the sink commit empty token refreshes while idle.
 	// Streaming writes; default disabled.
 	KeyTokenHeartbeatSeconds = "token_heartbeat_seconds"
-	// KeyTriggeringFrequencySeconds is how often a streaming write commits. Write.
+	// KeyTriggeringFrequencySeconds is the length of the fixed event-time windows a
+	// streaming write commits, one commit per table and window. Write.
 	KeyTriggeringFrequencySeconds = "triggering_frequency_seconds"
 	// KeyPartitionFields is the partition spec of a table the write creates. Write.
 	KeyPartitionFields = "partition_fields"
