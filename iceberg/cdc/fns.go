@@ -529,8 +529,8 @@ func (f *commitFn) commit(ctx context.Context, dest string, p write.Pane, emit f
 		return err
 	}
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
-	if res.Skipped {
-		log.Infof(ctx, "iceberg: commit %s: sink %s already committed window ending %d (snapshot %d); skipped",
+	if res.Skipped && (len(w.DataFiles) > 0 || len(w.DeleteKeys) > 0 || len(w.Resolved) > 0) {
+		log.Warnf(ctx, "iceberg: commit %s: sink %s already committed window ending %d (snapshot %d); its changes were skipped (a rerun, or a sink_id reused for new data?)",
 			dest, f.Spec.SinkID, p.WindowEndMs, res.SnapshotID)
 	}
 	emit(write.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,

@@ -159,8 +159,14 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 			// the catalog answered), or that of a duplicate of this very request.
 			res.Skipped = !sent
 			if res.Skipped {
-				log.Infof(ctx, "iceberg: commit %s: sink %s already committed window ending %d%s (snapshot %d, through %d); skipped",
-					name, req.SinkID, req.WindowEndMs, lateSuffix(req.LateID), tok.SnapshotID, tok.CommittedThroughMs)
+				// A rerun or replay is expected; a new job reusing a sink id for new data is
+				// a mistake that would otherwise go unnoticed.
+				logf := log.Infof
+				if len(files) > 0 {
+					logf = log.Warnf
+				}
+				logf(ctx, "iceberg: commit %s: sink %s already committed window ending %d%s (snapshot %d, through %d); skipped %d data files (a rerun, or a sink_id reused for new data?)",
+					name, req.SinkID, req.WindowEndMs, lateSuffix(req.LateID), tok.SnapshotID, tok.CommittedThroughMs, len(files))
 			}
 			return res, nil
 		}
