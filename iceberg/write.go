@@ -29,9 +29,11 @@ type SnapshotInfo = write.SnapshotInfo
 
 // WriteResult holds the outputs of Write.
 type WriteResult struct {
-	// Snapshots is a PCollection of SnapshotInfo: one per table and window.
+	// Snapshots is a PCollection of SnapshotInfo, in the global window: one per
+	// table and window (and per late pane).
 	Snapshots beam.PCollection
-	// DeadLetter is a PCollection of DeadLetter: every row that was not written.
+	// DeadLetter is a PCollection of DeadLetter, in the windows of the input rows:
+	// every row that was not written.
 	DeadLetter beam.PCollection
 }
 
@@ -115,6 +117,7 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	if err != nil {
 		return WriteResult{}, err
 	}
+	dead = inputWindows(s, cfg, rows, dead)
 	if err := addHeartbeat(s, cfg, sinkID); err != nil {
 		return WriteResult{}, err
 	}
@@ -159,6 +162,16 @@ func addHeartbeat(s beam.Scope, cfg WriteConfig, sinkID string) error {
 	interval := time.Duration(*cfg.TokenHeartbeatSeconds) * time.Second
 	write.Heartbeat(s, spec, time.Now(), mtime.MaxTimestamp.ToTime(), interval)
 	return nil
+}
+
+// inputWindows returns dead, windowed by commitWindows, back in the windows of the
+// write's input rows (with the default trigger), so that it can be flattened with
+// other outputs of the input's windowing.
+func inputWindows(s beam.Scope, cfg WriteConfig, rows, dead beam.PCollection) beam.PCollection {
+	if cfg.TriggeringFrequencySeconds == nil {
+		return dead
+	}
+	return beam.WindowInto(s.Scope("DeadLetterWindows"), rows.WindowingStrategy().Fn, dead)
 }
 
 // runnerLatenessSlack is how much longer than allowed_lateness_seconds the runner keeps

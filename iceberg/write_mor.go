@@ -61,6 +61,7 @@ func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (
 	if err != nil {
 		return WriteResult{}, err
 	}
+	dead = inputWindows(s, cfg, rows, dead)
 	if err := addHeartbeat(s, cfg, sinkID); err != nil {
 		return WriteResult{}, err
 	}

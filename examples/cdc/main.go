@@ -8,6 +8,11 @@
 //
 //	go run ./examples/cdc
 //	go run ./examples/cdc --generate 100000 --batches 5   # a synthetic stream instead
+//	go run ./examples/cdc --generate 20000 --streaming      # one streaming pipeline, 2 s commit windows
+//
+// With --streaming the events come from an unbounded source (a periodic impulse) at
+// --rate per second of event time and the write commits each --window_seconds window in
+// order (triggering_frequency_seconds), as a streaming Dataflow job would.
 //
 // On Dataflow, point it at a GCS warehouse and a BigLake REST catalog:
 //
@@ -40,6 +45,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/icebeam/icebeam/iceberg"
@@ -58,6 +64,9 @@ var (
 	catalogJSON = flag.String("catalog_properties", "", "catalog properties as a JSON object (default: the embedded catalog)")
 	tableName   = flag.String("table", "shop.orders", "the table to write")
 	numShards   = flag.Int("num_shards", 4, "key-hash shards per window (each writes its own files per partition)")
+	streaming   = flag.Bool("streaming", false, "run one streaming pipeline instead of batches: the events arrive from an unbounded source at --rate per second of event time and the write commits every --window_seconds")
+	rate        = flag.Int("rate", 1000, "with --streaming: change events per second")
+	windowSecs  = flag.Int("window_seconds", 2, "with --streaming: triggering_frequency_seconds, the length of each commit window")
 )
 
 // Change is one change event flattened to the table's columns plus the control columns
@@ -103,6 +112,10 @@ func init() {
 	register.Emitter1[string]()
 	register.Function1x1(formatOrder)
 	register.Function1x1(formatDeadLetter)
+	register.DoFn3x0[beam.EventTime, int64, func(beam.EventTime, string)](&tickEventsFn{})
+	register.Emitter2[beam.EventTime, string]()
+	register.Function2x0(countCommit)
+	register.Function2x0(logDeadLetter)
 }
 
 // parseEvent turns one JSON line into a Change.
@@ -166,7 +179,12 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := run(ctx, os.Stdout, cfg, lines, *batches); err != nil {
+	if *streaming {
+		err = runStreaming(ctx, os.Stdout, cfg, lines, *rate, *windowSecs)
+	} else {
+		err = run(ctx, os.Stdout, cfg, lines, *batches)
+	}
+	if err != nil {
 		log.Fatal(err)
 	}
 }
@@ -247,7 +265,80 @@ func run(ctx context.Context, w io.Writer, t target, lines []string, nbatches in
 		}
 		commits++
 	}
-	return report(ctx, w, t, len(lines), commits, start)
+	return report(ctx, w, t, len(lines), commits, "batches", start)
+}
+
+// tickInterval is how often the streaming source emits a slice of the events.
+const tickInterval = 100 * time.Millisecond
+
+// tickEventsFn emits, for tick i of the periodic sequence, the i-th slice of PerTick
+// events, timestamped at the tick (so event time advances at the rate asked for).
+type tickEventsFn struct {
+	Lines   []string
+	PerTick int
+}
+
+func (f *tickEventsFn) ProcessElement(ts beam.EventTime, i int64, emit func(beam.EventTime, string)) {
+	from := int(i) * f.PerTick
+	for j := from; j < min(from+f.PerTick, len(f.Lines)); j++ {
+		emit(ts, f.Lines[j])
+	}
+}
+
+// runStreaming applies lines in one streaming pipeline: a periodic sequence ticks
+// every tickInterval for as long as the events last at rate per second, each tick
+// emits its slice of the events, and the merge-on-read write commits each
+// windowSecs-second window in order. The pipeline ends when the source does.
+func runStreaming(ctx context.Context, w io.Writer, t target, lines []string, rate, windowSecs int) error {
+	start := time.Now()
+	if rate < 1 || windowSecs < 1 {
+		return fmt.Errorf("--rate and --window_seconds must be at least 1, got %d and %d", rate, windowSecs)
+	}
+	perTick := max(1, rate*int(tickInterval/time.Millisecond)/1000)
+	ticks := (len(lines) + perTick - 1) / perTick
+	begin := time.Now().Add(500 * time.Millisecond)
+	p, s := beam.NewPipelineWithRoot()
+	seq := periodic.Sequence(s, beam.Create(s, periodic.NewSequenceDefinition(begin, begin.Add(time.Duration(ticks)*tickInterval), tickInterval)))
+	changes, bad := beam.ParDo2(s, parseEventOrDead, beam.ParDo(s, &tickEventsFn{Lines: lines, PerTick: perTick}, seq))
+	shards := *numShards
+	res, err := iceberg.TryWrite(s, iceberg.WriteConfig{
+		Table: t.table, CatalogName: t.name, CatalogProperties: t.props,
+		Mode:             iceberg.MergeOnRead,
+		ChangeTypeColumn: "op", ChangeTypeMap: debeziumOps, Upsert: true,
+		SequenceNumberColumn: "seq", EqualityColumns: []string{"order_id"},
+		PartitionFields: []string{"state"}, NumShards: &shards,
+		SinkID: "orders-cdc-stream",
+	}, changes, iceberg.WithTriggeringFrequency(time.Duration(windowSecs)*time.Second))
+	if err != nil {
+		return err
+	}
+	beam.ParDo0(s, countCommit, res.Snapshots)
+	// textio.Write needs bounded input: log the dead letters instead.
+	beam.ParDo0(s, logDeadLetter, beam.Flatten(s, bad, beam.ParDo(s, formatDeadLetter, res.DeadLetter)))
+	pr, err := beamx.RunWithMetrics(ctx, p)
+	if err != nil {
+		return fmt.Errorf("streaming: %w", err)
+	}
+	commits := 0
+	for _, c := range pr.Metrics().AllMetrics().Counters() {
+		if c.Key.Name == "commits" {
+			commits += int(c.Result())
+		}
+	}
+	fmt.Fprintf(w, "streamed %d change events at %d/s in %ds windows\n", len(lines), rate, windowSecs)
+	return report(ctx, w, t, len(lines), commits, "window commits", start)
+}
+
+var commitsCounter = beam.NewCounter("icebeam.example.cdc", "commits")
+
+func countCommit(ctx context.Context, si iceberg.SnapshotInfo) {
+	if !si.Skipped {
+		commitsCounter.Inc(ctx, 1)
+	}
+}
+
+func logDeadLetter(ctx context.Context, line string) {
+	log.Printf("dead letter: %s", line)
 }
 
 func formatDeadLetter(d iceberg.DeadLetter) string {
@@ -255,7 +346,7 @@ func formatDeadLetter(d iceberg.DeadLetter) string {
 }
 
 // report reads the table back with a filter and prints the summary.
-func report(ctx context.Context, w io.Writer, t target, events, batches int, start time.Time) error {
+func report(ctx context.Context, w io.Writer, t target, events, batches int, unit string, start time.Time) error {
 	out := t.outDir + "/read.txt"
 	p, s := beam.NewPipelineWithRoot()
 	rows, err := iceberg.TryRead(s, iceberg.ReadConfig{
@@ -275,7 +366,7 @@ func report(ctx context.Context, w io.Writer, t target, events, batches int, sta
 	lines := splitLines(string(b))
 	sort.Strings(lines)
 
-	fmt.Fprintf(w, "applied %d change events in %d batches to %s (merge-on-read, deletion vectors)\n", events, batches, t.table)
+	fmt.Fprintf(w, "applied %d change events in %d %s to %s (merge-on-read, deletion vectors)\n", events, batches, unit, t.table)
 	if t.local != nil {
 		tbl, err := t.local.Catalog.LoadTable(ctx, strings.Split(t.table, "."))
 		if err != nil {
