@@ -109,7 +109,19 @@ func WithChangesDrop(cols ...string) ChangesOption {
 	return func(c *ChangesConfig) { c.Drop = cols }
 }
 
-// ReadChanges reads the changelog of an Iceberg table, in batch: the rows changed by
+// WithChangesStreaming sets streaming: a continuous changelog read that follows main.
+func WithChangesStreaming(on bool) ChangesOption {
+	return func(c *ChangesConfig) { c.Streaming = on }
+}
+
+// WithChangesPollInterval sets poll_interval_seconds of a continuous changelog read (d
+// rounded up to whole seconds).
+func WithChangesPollInterval(d time.Duration) ChangesOption {
+	s := seconds(d)
+	return func(c *ChangesConfig) { c.PollIntervalSeconds = &s }
+}
+
+// ReadChanges reads the changelog of an Iceberg table: in batch, the rows changed by
 // the snapshots after from_snapshot (exclusive) up to to_snapshot (inclusive; by
 // default the current snapshot), or the range given by from_timestamp, to_timestamp
 // or starting_strategy. It emits a Row per changed row: the table's columns (keep /
@@ -122,7 +134,24 @@ func WithChangesDrop(cols ...string) ChangesOption {
 //
 // The snapshot range is pinned at construction. Rows removed by row-level deletes are
 // found through row lineage (_row_id), so that part needs a format-version 3 table.
-// Continuous reads (streaming, poll_interval_seconds) are not implemented yet.
+//
+// With streaming (WithChangesStreaming) the read is continuous and its output
+// unbounded: it emits the range above (by default up to the current snapshot), then
+// polls the table every poll_interval_seconds (default 60) and emits the changes of
+// each new snapshot on main, one snapshot at a time in commit order, with the same
+// columns and the same UPDATE_BEFORE / UPDATE_AFTER pairing. Each row is timestamped
+// at its snapshot's commit time (the snapshot's timestamp; the read's watermark
+// instead when that is later, for a writer whose clock lags or a snapshot that became
+// visible late), and the watermark moves past each snapshot once its tasks are out, and
+// with the wall clock (5 s behind the poll) while the table is idle, so downstream
+// event-time windows close. The output is in the global window. The read ends after
+// to_snapshot, or with the last snapshot committed at or before to_timestamp (when main
+// has a later snapshot, or at the first poll starting 5 s after to_timestamp); without
+// them it runs until the pipeline is drained or cancelled. A from_timestamp in the
+// future starts with the first snapshot committed at or after it. A continuous read
+// follows snapshots by sequence number (format version 2 or later) and fails, rather
+// than skip changes, when main no longer descends from the snapshot it read last (a
+// rollback, or that snapshot expired before the read reached its children).
 //
 // ReadChanges panics on any problem found at construction; use TryReadChanges to get
 // the error instead.
@@ -137,8 +166,9 @@ func ReadChanges(s beam.Scope, cfg ChangesConfig, opts ...ChangesOption) beam.PC
 // TryReadChanges is ReadChanges returning an error instead of panicking. Every problem
 // found at construction is reported at once: unknown or contradictory keys, unknown
 // columns in keep, drop or filter, snapshots the table does not have, a start that is
-// not an ancestor of the end or comes after it, a missing table or an unreachable
-// catalog.
+// not an ancestor of the end or comes after it, a poll interval without streaming or
+// below one second, streaming on a format-version 1 table, a missing table or an
+// unreachable catalog.
 func TryReadChanges(s beam.Scope, cfg ChangesConfig, opts ...ChangesOption) (beam.PCollection, error) {
 	cfg = cfg.With(opts...)
 	if err := cfg.Validate(); err != nil {
@@ -158,6 +188,8 @@ func TryReadChanges(s beam.Scope, cfg ChangesConfig, opts ...ChangesOption) (bea
 		FromTimestamp: cfg.FromTimestamp,
 		ToTimestamp:   cfg.ToTimestamp,
 		Latest:        cfg.Strategy() == StartLatest,
+		Streaming:     cfg.Streaming,
+		PollSeconds:   int(cfg.PollInterval() / time.Second),
 	})
 	if err != nil {
 		return beam.PCollection{}, err

@@ -45,13 +45,29 @@ var (
 
 func newChangesFixture(t *testing.T) changesFixture {
 	t.Helper()
+	f, steps := newChangesSteps(t)
+	for _, step := range steps {
+		step()
+	}
+	if len(f.states[1]) != 100 || len(f.states[2]) != 95 || len(f.states[3]) != 95 {
+		t.Fatalf("fixture states have %d, %d, %d rows", len(f.states[1]), len(f.states[2]), len(f.states[3]))
+	}
+	return *f
+}
+
+// newChangesSteps creates the fixture's empty table and returns the fixture with the
+// three commits that make snapshots 1, 2 and 3, to run in order (each records its
+// snapshot and state), before or while a pipeline reads the table.
+func newChangesSteps(t *testing.T) (*changesFixture, []func()) {
+	t.Helper()
 	ctx := context.Background()
 	cat := icebergtest.NewLocalCatalog(t)
 	sc := icebergtest.SampleSchema()
-	f := changesFixture{cat: cat, ident: "db.changes", sc: sc, snaps: []*table.Snapshot{nil}, states: [][]row.Row{nil}}
+	f := &changesFixture{cat: cat, ident: "db.changes", sc: sc, snaps: []*table.Snapshot{nil}, states: [][]row.Row{nil}}
 	tbl := icebergtest.CreateTable(t, cat.Catalog, f.ident, sc, icebergtest.WithFormatVersion(3))
 	rows := icebergtest.SampleRows(100, 7)
-	record := func(tbl *table.Table) {
+	record := func(next *table.Table) {
+		tbl = next
 		time.Sleep(3 * time.Millisecond) // distinct snapshot timestamps
 		f.snaps = append(f.snaps, tbl.CurrentSnapshot())
 		var state []row.Row
@@ -60,42 +76,43 @@ func newChangesFixture(t *testing.T) changesFixture {
 		}
 		f.states = append(f.states, state)
 	}
-
-	tbl = icebergtest.AppendRecords(t, tbl, icebergtest.Records(t, sc, rows))
-	record(tbl)
-
-	keys := make([]any, len(deletedIDs))
-	for i, id := range deletedIDs {
-		keys[i] = id
+	appendRows := func() {
+		record(icebergtest.AppendRecords(t, tbl, icebergtest.Records(t, sc, rows)))
 	}
-	tbl, n, err := icebergtest.DeleteKeysDV(ctx, tbl, "id", keys)
-	if err != nil || n != len(deletedIDs) {
-		t.Fatalf("delete keys: %d rows, %v", n, err)
+	deleteRows := func() {
+		keys := make([]any, len(deletedIDs))
+		for i, id := range deletedIDs {
+			keys[i] = id
+		}
+		next, n, err := icebergtest.DeleteKeysDV(ctx, tbl, "id", keys)
+		if err != nil || n != len(deletedIDs) {
+			t.Errorf("delete keys: %d rows, %v", n, err)
+			return
+		}
+		record(next)
 	}
-	record(tbl)
-
-	keys = keys[:0]
-	var updated [][]any
-	for _, id := range updatedIDs {
-		keys = append(keys, id)
-		r := slices.Clone(rows[id])
-		r[11] = fmt.Sprintf("updated-%d", id) // string_col
-		r[2] = int32(id)                      // int_col
-		updated = append(updated, r)
+	updateRows := func() {
+		var keys []any
+		var updated [][]any
+		for _, id := range updatedIDs {
+			keys = append(keys, id)
+			r := slices.Clone(rows[id])
+			r[11] = fmt.Sprintf("updated-%d", id) // string_col
+			r[2] = int32(id)                      // int_col
+			updated = append(updated, r)
+		}
+		pos, err := icebergtest.PositionsOf(ctx, tbl, "id", keys)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		added, replaced := icebergtest.WriteDVs(t, tbl, pos)
+		data := icebergtest.WriteDataFiles(t, tbl, icebergtest.Records(t, sc, updated))
+		next := icebergtest.CommitRowDelta(t, tbl, data, added, replaced)
+		icebergtest.RequireValid(t, next)
+		record(next)
 	}
-	pos, err := icebergtest.PositionsOf(ctx, tbl, "id", keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	added, replaced := icebergtest.WriteDVs(t, tbl, pos)
-	data := icebergtest.WriteDataFiles(t, tbl, icebergtest.Records(t, sc, updated))
-	tbl = icebergtest.CommitRowDelta(t, tbl, data, added, replaced)
-	icebergtest.RequireValid(t, tbl)
-	record(tbl)
-	if len(f.states[1]) != 100 || len(f.states[2]) != 95 || len(f.states[3]) != 95 {
-		t.Fatalf("fixture states have %d, %d, %d rows", len(f.states[1]), len(f.states[2]), len(f.states[3]))
-	}
-	return f
+	return f, []func(){appendRows, deleteRows, updateRows}
 }
 
 func (f changesFixture) config() iceberg.ChangesConfig {
@@ -356,8 +373,13 @@ func TestReadChangesConfigErrors(t *testing.T) {
 			c.FromSnapshot, c.StartingStrategy = &from, iceberg.StartLatest
 		}, iceberg.KeyStartingStrategy, iceberg.ErrInvalidConfig},
 		{"bad strategy", func(c *iceberg.ChangesConfig) { c.StartingStrategy = "newest" }, iceberg.KeyStartingStrategy, iceberg.ErrInvalidConfig},
-		{"streaming", func(c *iceberg.ChangesConfig) { c.Streaming = true }, iceberg.KeyStreaming, iceberg.ErrUnsupported},
-		{"poll interval", func(c *iceberg.ChangesConfig) { x := 10; c.PollIntervalSeconds = &x }, iceberg.KeyPollIntervalSeconds, iceberg.ErrUnsupported},
+		{"poll interval without streaming", func(c *iceberg.ChangesConfig) { x := 10; c.PollIntervalSeconds = &x }, iceberg.KeyPollIntervalSeconds, iceberg.ErrInvalidConfig},
+		{"zero poll interval", func(c *iceberg.ChangesConfig) { x := 0; c.Streaming, c.PollIntervalSeconds = true, &x }, iceberg.KeyPollIntervalSeconds, iceberg.ErrInvalidConfig},
+		{"streaming to snapshot not in table", func(c *iceberg.ChangesConfig) { x := int64(12345); c.Streaming, c.ToSnapshot = true, &x }, iceberg.KeyToSnapshot, iceberg.ErrInvalidConfig},
+		{"streaming from a future time to a snapshot", func(c *iceberg.ChangesConfig) {
+			from, to := time.Now().Add(time.Hour).UnixMilli(), f.snaps[3].SnapshotID
+			c.Streaming, c.FromTimestamp, c.ToSnapshot = true, &from, &to
+		}, iceberg.KeyFromTimestamp, iceberg.ErrInvalidConfig},
 		{"config properties", func(c *iceberg.ChangesConfig) { c.ConfigProperties = map[string]string{"a": "b"} }, iceberg.KeyConfigProperties, iceberg.ErrUnsupported},
 		{"missing table", func(c *iceberg.ChangesConfig) { c.Table = "db.nope" }, "", iceberg.ErrTableNotFound},
 	}

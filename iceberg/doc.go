@@ -15,6 +15,18 @@
 //		Filter: "state = 'NY' AND amount > 100", Keep: []string{"order_id", "amount"},
 //	})
 //
+// ReadChanges reads a table's changelog: the rows each snapshot inserted, deleted or
+// updated, with _change_type, _commit_snapshot_id and _commit_snapshot_sequence_number.
+// Both reads can be continuous (streaming: true): they poll the table every
+// poll_interval_seconds and emit what each new snapshot on main adds (ReadChanges: its
+// changes; Read: the rows of append snapshots), as an unbounded PCollection
+// timestamped at commit time, until to_snapshot or to_timestamp if set.
+//
+//	live := iceberg.ReadChanges(s, iceberg.ChangesConfig{
+//		Table: "shop.orders", CatalogName: "lake", CatalogProperties: props,
+//		Streaming: true,
+//	}, iceberg.WithChangesPollInterval(10*time.Second))
+//
 // # Writing
 //
 // Write (and TryWrite) writes a PCollection of rows (Row or any struct type) in one of

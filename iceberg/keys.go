@@ -99,24 +99,26 @@ const (
 	// KeyUseSideInputTableCache shares table metadata between workers through a side input. Write.
 	KeyUseSideInputTableCache = config.KeyUseSideInputTableCache
 
-	// KeyFromSnapshot starts a changelog read after this snapshot (exclusive). Changes.
+	// KeyFromSnapshot starts a changelog or continuous read after this snapshot
+	// (exclusive). Changes; streaming read.
 	KeyFromSnapshot = config.KeyFromSnapshot
-	// KeyToSnapshot ends a changelog read at this snapshot (inclusive); default the
-	// current snapshot. Changes.
+	// KeyToSnapshot ends a changelog or continuous read at this snapshot (inclusive);
+	// default the current snapshot (changelog) or never (continuous). Changes; streaming read.
 	KeyToSnapshot = config.KeyToSnapshot
-	// KeyFromTimestamp starts a changelog read at the first snapshot committed at or
-	// after this time (epoch milliseconds). Changes.
+	// KeyFromTimestamp starts a changelog or continuous read at the first snapshot
+	// committed at or after this time (epoch milliseconds). Changes; streaming read.
 	KeyFromTimestamp = config.KeyFromTimestamp
-	// KeyToTimestamp ends a changelog read at the last snapshot committed at or before
-	// this time (epoch milliseconds). Changes.
+	// KeyToTimestamp ends a changelog or continuous read at the last snapshot committed
+	// at or before this time (epoch milliseconds). Changes; streaming read.
 	KeyToTimestamp = config.KeyToTimestamp
-	// KeyStartingStrategy is "earliest" (default) or "latest": where a changelog read
-	// without from_snapshot or from_timestamp starts. Changes.
+	// KeyStartingStrategy is "earliest" (default) or "latest": where a changelog or
+	// continuous read without from_snapshot or from_timestamp starts. Changes; streaming read.
 	KeyStartingStrategy = config.KeyStartingStrategy
-	// KeyStreaming asks for a continuous changelog read. Not supported yet. Changes.
+	// KeyStreaming makes a read or changelog read continuous: it polls the table for new
+	// snapshots on main. Read and changes; default false.
 	KeyStreaming = config.KeyStreaming
-	// KeyPollIntervalSeconds is how often a continuous changelog read polls for new
-	// snapshots. Not supported yet. Changes.
+	// KeyPollIntervalSeconds is how often a continuous read polls for new snapshots (at
+	// least 1). Read and changes, with streaming only; default 60.
 	KeyPollIntervalSeconds = config.KeyPollIntervalSeconds
 )
 

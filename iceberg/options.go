@@ -18,7 +18,10 @@ import (
 //
 // Naming: an option is named after its key (WithFilter for filter, WithNumShards for
 // num_shards). The three keys both transforms have (keep, drop) are WithKeep / WithDrop
-// for reads and WithWriteKeep / WithWriteDrop for writes. Keys counted in seconds take a
+// for reads and WithWriteKeep / WithWriteDrop for writes. Keys ReadChanges shares with
+// Read are WithChanges... for ReadChanges (WithChangesFilter, WithChangesStreaming), and
+// the range keys ReadChanges had first are WithRead... for a continuous Read
+// (WithReadFromSnapshot, WithReadToTimestamp). Keys counted in seconds take a
 // time.Duration, rounded up to whole seconds (negative durations stay negative and are
 // rejected by Validate).
 
@@ -60,6 +63,50 @@ func WithAsOfTimestamp(t time.Time) ReadOption {
 // WithBranch sets branch: read the head of this branch or tag.
 func WithBranch(name string) ReadOption {
 	return func(c *ReadConfig) { c.Branch = name }
+}
+
+// WithStreaming sets streaming: a continuous Read of the rows appended to main (see Read).
+func WithStreaming(on bool) ReadOption {
+	return func(c *ReadConfig) { c.Streaming = on }
+}
+
+// WithPollInterval sets poll_interval_seconds of a continuous Read (d rounded up to
+// whole seconds).
+func WithPollInterval(d time.Duration) ReadOption {
+	s := seconds(d)
+	return func(c *ReadConfig) { c.PollIntervalSeconds = &s }
+}
+
+// WithReadStartingStrategy sets starting_strategy of a continuous Read: StartEarliest
+// (the current snapshot's rows first) or StartLatest (only later appends).
+func WithReadStartingStrategy(s StartingStrategy) ReadOption {
+	return func(c *ReadConfig) { c.StartingStrategy = s }
+}
+
+// WithReadFromSnapshot sets from_snapshot of a continuous Read: start with the rows
+// appended after this snapshot (exclusive).
+func WithReadFromSnapshot(id int64) ReadOption {
+	return func(c *ReadConfig) { c.FromSnapshot = &id }
+}
+
+// WithReadToSnapshot sets to_snapshot of a continuous Read: end at this snapshot
+// (inclusive).
+func WithReadToSnapshot(id int64) ReadOption {
+	return func(c *ReadConfig) { c.ToSnapshot = &id }
+}
+
+// WithReadFromTimestamp sets from_timestamp of a continuous Read: start with the rows
+// appended by snapshots committed at or after t (stored in epoch milliseconds).
+func WithReadFromTimestamp(t time.Time) ReadOption {
+	ms := t.UnixMilli()
+	return func(c *ReadConfig) { c.FromTimestamp = &ms }
+}
+
+// WithReadToTimestamp sets to_timestamp of a continuous Read: end with the last
+// snapshot committed at or before t (stored in epoch milliseconds).
+func WithReadToTimestamp(t time.Time) ReadOption {
+	ms := t.UnixMilli()
+	return func(c *ReadConfig) { c.ToTimestamp = &ms }
 }
 
 // WithOutputType makes Read emit values of struct type t instead of Row; columns match

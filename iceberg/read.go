@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -14,6 +15,27 @@ import (
 // time or branch the config names) that match cfg.Filter, with cfg.Keep / cfg.Drop
 // applied, deletion vectors, position deletes and equality deletes applied. It emits
 // Row values, or values of the struct type given with WithOutputType.
+//
+// With streaming (WithStreaming) the read is continuous and its output unbounded: an
+// incremental read of the rows appended to main. It emits its start, then polls the
+// table every poll_interval_seconds (default 60) and emits the rows each new append
+// snapshot adds, snapshot by snapshot in commit order, with filter, keep and drop
+// applied as in batch. The start is the current snapshot's rows (deletes applied;
+// starting_strategy earliest, the default), nothing (latest), or the rows appended
+// after from_snapshot or by the snapshots committed at or after from_timestamp. As in
+// Beam Java's IcebergIO and Iceberg's incremental append scans, only append snapshots
+// are read: a replace (compaction) changes no rows, and an overwrite or delete snapshot
+// is skipped with a warning and counted in the icebeam snapshots_skipped counter, so
+// rows it deletes or replaces stay in what was emitted; use ReadChanges to see deletes
+// and updates. Each row is timestamped at the commit time of the snapshot that
+// appended it (the start snapshot's for the start's rows) and the watermark follows,
+// as described for ReadChanges; the output is in the global window. The read ends
+// after to_snapshot, or with the last snapshot committed at or before to_timestamp
+// (when main has a later snapshot, or at the first poll starting 5 s after it);
+// without them it runs until the pipeline is drained or cancelled. snapshot_id,
+// as_of_timestamp and branch do not apply to a continuous read, and the range keys
+// (from_snapshot, to_snapshot, from_timestamp, to_timestamp, starting_strategy) and
+// poll_interval_seconds only to one.
 //
 // Read loads the table at construction to validate the config against its schema; it
 // panics on any problem. Use TryRead to get the error instead.
@@ -59,5 +81,19 @@ func TryRead(s beam.Scope, cfg ReadConfig, opts ...ReadOption) (beam.PCollection
 			return beam.PCollection{}, err
 		}
 	}
-	return read.Scan(s, spec, cfg.OutputType), nil
+	if !cfg.Streaming {
+		return read.Scan(s, spec, cfg.OutputType), nil
+	}
+	aspec, err := read.ResolveAppends(tbl, spec, read.StreamOptions{
+		PollSeconds:   int(cfg.PollInterval() / time.Second),
+		FromSnapshot:  cfg.FromSnapshot,
+		ToSnapshot:    cfg.ToSnapshot,
+		FromTimestamp: cfg.FromTimestamp,
+		ToTimestamp:   cfg.ToTimestamp,
+		Latest:        cfg.Strategy() == StartLatest,
+	})
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	return read.ScanStream(s, aspec, cfg.OutputType), nil
 }

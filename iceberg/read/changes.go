@@ -50,6 +50,9 @@ type ChangesSpec struct {
 	// ReadColumns are the columns read: Columns plus any key column they leave out
 	// (empty: every column).
 	ReadColumns []string `json:"read_columns,omitempty"`
+	// Stream makes the read continuous: (FromSnapshotID, ToSnapshotID] is its base,
+	// then it follows main (nil: a bounded read of the range).
+	Stream *Stream `json:"stream,omitempty"`
 }
 
 // Encode returns the JSON form carried by DoFns.
@@ -83,6 +86,17 @@ type ChangesOptions struct {
 	// neither FromSnapshot nor FromTimestamp is set; otherwise the read starts at the
 	// earliest snapshot.
 	Latest bool
+	// Streaming makes the read continuous, polling every PollSeconds: the range above
+	// (by default up to the current snapshot) first, then each later snapshot on main
+	// until ToSnapshot or ToTimestamp. A from_timestamp after the current snapshot
+	// starts with the first snapshot committed at or after it.
+	Streaming   bool
+	PollSeconds int
+}
+
+func (o ChangesOptions) rangeOptions() rangeOptions {
+	return rangeOptions{fromSnapshot: o.FromSnapshot, toSnapshot: o.ToSnapshot, fromTimestamp: o.FromTimestamp,
+		toTimestamp: o.ToTimestamp, latest: o.Latest, streaming: o.Streaming}
 }
 
 // ResolveChanges validates opts against the loaded table and returns the ChangesSpec
@@ -101,11 +115,16 @@ func ResolveChanges(ctx context.Context, catalogName string, props map[string]st
 		}
 	}
 
-	from, to, err := resolveRange(tbl.Metadata(), ident, opts)
+	from, to, err := resolveRange(tbl.Metadata(), ident, opts.rangeOptions())
 	errs.Add(err)
 	spec.FromSnapshotID, spec.ToSnapshotID = from, to
 	if err == nil {
 		errs.Add(checkRowLineage(tbl.Metadata(), ident, from, to))
+	}
+	if opts.Streaming && err == nil {
+		st, err := newStream(tbl.Metadata(), ident, opts.PollSeconds, to, opts.rangeOptions())
+		errs.Add(err)
+		spec.Stream = &st
 	}
 
 	for _, id := range sc.IdentifierFieldIDs {
@@ -129,32 +148,34 @@ func ResolveChanges(ctx context.Context, catalogName string, props map[string]st
 
 // resolveRange turns the range settings into (exclusive start, inclusive end)
 // snapshot ids; see ChangesSpec for the meaning of a 0 start.
-func resolveRange(meta table.Metadata, ident string, opts ChangesOptions) (from, to int64, err error) {
+// A continuous read (opts.streaming) may wait for its end: a to_timestamp on a table
+// without snapshots, or a from_timestamp after the end snapshot, is an empty start.
+func resolveRange(meta table.Metadata, ident string, opts rangeOptions) (from, to int64, err error) {
 	var errs config.Errors
 	var end *table.Snapshot
 	switch {
-	case opts.ToSnapshot != nil:
-		if end = meta.SnapshotByID(*opts.ToSnapshot); end == nil {
-			errs.Add(config.Errorf(config.KeyToSnapshot, "table %s has no snapshot %d", ident, *opts.ToSnapshot))
+	case opts.toSnapshot != nil:
+		if end = meta.SnapshotByID(*opts.toSnapshot); end == nil {
+			errs.Add(config.Errorf(config.KeyToSnapshot, "table %s has no snapshot %d", ident, *opts.toSnapshot))
 		}
-	case opts.ToTimestamp != nil:
+	case opts.toTimestamp != nil:
 		for _, s := range ancestry(meta, meta.CurrentSnapshot()) {
-			if s.TimestampMs <= *opts.ToTimestamp {
+			if s.TimestampMs <= *opts.toTimestamp {
 				end = s
 				break
 			}
 		}
-		if end == nil {
-			errs.Add(config.Errorf(config.KeyToTimestamp, "table %s has no snapshot committed at or before %d", ident, *opts.ToTimestamp))
+		if end == nil && !(opts.streaming && meta.CurrentSnapshot() == nil) {
+			errs.Add(config.Errorf(config.KeyToTimestamp, "table %s has no snapshot committed at or before %d", ident, *opts.toTimestamp))
 		}
 	default:
 		end = meta.CurrentSnapshot()
 	}
 
 	var start *table.Snapshot // the exclusive start, when set by from_snapshot
-	if opts.FromSnapshot != nil {
-		if start = meta.SnapshotByID(*opts.FromSnapshot); start == nil {
-			errs.Add(config.Errorf(config.KeyFromSnapshot, "table %s has no snapshot %d", ident, *opts.FromSnapshot))
+	if opts.fromSnapshot != nil {
+		if start = meta.SnapshotByID(*opts.fromSnapshot); start == nil {
+			errs.Add(config.Errorf(config.KeyFromSnapshot, "table %s has no snapshot %d", ident, *opts.fromSnapshot))
 		}
 	}
 	if err := errs.Err(); err != nil {
@@ -173,14 +194,17 @@ func resolveRange(meta table.Metadata, ident string, opts ChangesOptions) (from,
 			return 0, 0, config.Errorf(config.KeyFromSnapshot, "snapshot %d is not an ancestor of the end snapshot %d", start.SnapshotID, end.SnapshotID)
 		}
 		return start.SnapshotID, end.SnapshotID, nil
-	case opts.FromTimestamp != nil:
-		if *opts.FromTimestamp > end.TimestampMs {
-			return 0, 0, config.Errorf(config.KeyFromTimestamp, "%d is after the end snapshot %d (committed at %d)", *opts.FromTimestamp, end.SnapshotID, end.TimestampMs)
+	case opts.fromTimestamp != nil:
+		if *opts.fromTimestamp > end.TimestampMs {
+			if opts.streaming && opts.toSnapshot == nil {
+				return end.SnapshotID, end.SnapshotID, nil // nothing yet: wait for later snapshots
+			}
+			return 0, 0, config.Errorf(config.KeyFromTimestamp, "%d is after the end snapshot %d (committed at %d)", *opts.fromTimestamp, end.SnapshotID, end.TimestampMs)
 		}
 		// The oldest ancestor committed at or after the time; the start is its parent.
 		first := -1
 		for i, s := range chain {
-			if s.TimestampMs >= *opts.FromTimestamp {
+			if s.TimestampMs >= *opts.fromTimestamp {
 				first = i
 			}
 		}
@@ -188,7 +212,7 @@ func resolveRange(meta table.Metadata, ident string, opts ChangesOptions) (from,
 			return 0, end.SnapshotID, nil
 		}
 		return chain[first+1].SnapshotID, end.SnapshotID, nil
-	case opts.Latest:
+	case opts.latest:
 		if len(chain) > 1 {
 			return chain[1].SnapshotID, end.SnapshotID, nil
 		}

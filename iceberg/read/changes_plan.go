@@ -107,13 +107,13 @@ func planChanges(ctx context.Context, tbl *table.Table, spec ChangesSpec) ([]Cha
 	var prev map[string]table.FileScanTask
 	if p := chain[0].ParentSnapshotID; p != nil && meta.SnapshotByID(*p) != nil {
 		var err error
-		if prev, err = liveFiles(ctx, tbl, spec, *p); err != nil {
+		if prev, err = liveFiles(ctx, tbl, spec.Spec, *p); err != nil {
 			return nil, err
 		}
 	}
 	var out []ChangeTask
 	for _, s := range chain {
-		cur, err := liveFiles(ctx, tbl, spec, s.SnapshotID)
+		cur, err := liveFiles(ctx, tbl, spec.Spec, s.SnapshotID)
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +131,7 @@ func planChanges(ctx context.Context, tbl *table.Table, spec ChangesSpec) ([]Cha
 
 // liveFiles plans the live data files of snapshot id (with the filter pushed down),
 // each as one whole-file task carrying the deletes live in that snapshot.
-func liveFiles(ctx context.Context, tbl *table.Table, spec ChangesSpec, id int64) (map[string]table.FileScanTask, error) {
+func liveFiles(ctx context.Context, tbl *table.Table, spec Spec, id int64) (map[string]table.FileScanTask, error) {
 	filter, err := spec.FilterExpr(tbl.Schema())
 	if err != nil {
 		return nil, err

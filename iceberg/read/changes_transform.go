@@ -3,8 +3,11 @@ package read
 import (
 	"context"
 	"reflect"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
@@ -22,6 +25,8 @@ func init() {
 	register.Emitter2[row.Row, row.Row]()
 	register.DoFn3x1[row.Row, func(*row.Row) bool, func(row.Row), error](&netChangesFn{})
 	register.Iter1[row.Row]()
+	register.DoFn5x2[context.Context, *snapshotWatermark, *sdf.LockRTracker, []byte, func(beam.EventTime, ChangeTask), sdf.ProcessContinuation, error](&watchChangesFn{})
+	register.Emitter2[beam.EventTime, ChangeTask]()
 }
 
 // Changes adds the changelog read of a validated ChangesSpec to the pipeline: one
@@ -30,16 +35,35 @@ func init() {
 // turns a DELETE and an INSERT of one key into UPDATE_BEFORE and UPDATE_AFTER. It
 // emits row.Row values: the emitted columns, then _change_type,
 // _commit_snapshot_id and _commit_snapshot_sequence_number.
+//
+// With spec.Stream set the planning step is watchChangesFn, an unbounded splittable
+// DoFn that follows main: the output is unbounded, each row timestamped at its
+// snapshot's commit time (see snapshotWatermark). The GroupByKey then runs in
+// one-millisecond fixed windows, which hold exactly the rows of the snapshots
+// committed in that millisecond and close as soon as the watermark passes the
+// snapshot; the rows go back to the global window after it.
 func Changes(s beam.Scope, spec ChangesSpec) beam.PCollection {
 	s = s.Scope("iceberg.ReadChanges")
 	js := spec.Encode()
-	tasks := beam.ParDo(s.Scope("Plan"), &changesPlanFn{Spec: js}, beam.Impulse(s))
+	var tasks beam.PCollection
+	if spec.Stream != nil {
+		tasks = beam.ParDo(s.Scope("Watch"), &watchChangesFn{Spec: js}, beam.Impulse(s))
+	} else {
+		tasks = beam.ParDo(s.Scope("Plan"), &changesPlanFn{Spec: js}, beam.Impulse(s))
+	}
 	tasks = beam.Reshuffle(s, tasks)
 	batches := beam.ParDo(s.Scope("ReadChanges"), &changesReadFn{Spec: js}, tasks)
 	if len(spec.KeyColumns) == 0 {
 		return beam.ParDo(s.Scope("ToRows"), &toChangeRowsFn{}, batches)
 	}
 	keyed := beam.ParDo(s.Scope("KeyRows"), &keyChangeRowsFn{KeyColumns: spec.KeyColumns}, batches)
+	if spec.Stream != nil {
+		keyed = beam.WindowInto(s.Scope("PerCommit"), window.NewFixedWindows(time.Millisecond), keyed)
+	}
 	grouped := beam.GroupByKey(s.Scope("ByCommitAndKey"), keyed)
-	return beam.ParDo(s.Scope("NetChanges"), &netChangesFn{Columns: spec.Columns}, grouped)
+	out := beam.ParDo(s.Scope("NetChanges"), &netChangesFn{Columns: spec.Columns}, grouped)
+	if spec.Stream != nil {
+		out = beam.WindowInto(s.Scope("GlobalWindow"), window.NewGlobalWindows(), out)
+	}
+	return out
 }

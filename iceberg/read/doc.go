@@ -3,5 +3,9 @@
 // DoFn that reads each scan task with row-group restrictions and dynamic splitting,
 // projection of the keep/drop columns, and the SQL filter parser (ParseFilter) that
 // turns the managed `filter` key (Calcite syntax) into an iceberg-go expression.
-// Package iceberg is the user-facing facade over it.
+// It also holds the changelog read (changes*.go: per-snapshot diffs of the live data
+// files) and the continuous reads (watch*.go, stream.go, changes_watch.go,
+// appends_watch.go: an unbounded splittable DoFn that follows main by snapshot sequence
+// number and feeds the same read DoFns). Package iceberg is the user-facing facade over
+// it.
 package read

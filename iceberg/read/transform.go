@@ -34,10 +34,15 @@ func init() {
 // whose fields match the columns read).
 func Scan(s beam.Scope, spec Spec, outType reflect.Type) beam.PCollection {
 	s = s.Scope("iceberg.Read")
-	js := spec.Encode()
-	tasks := beam.ParDo(s.Scope("Plan"), &planFn{Spec: js}, beam.Impulse(s))
+	tasks := beam.ParDo(s.Scope("Plan"), &planFn{Spec: spec.Encode()}, beam.Impulse(s))
+	return readTasks(s, spec, tasks, outType)
+}
+
+// readTasks reshuffles planned tasks and reads them with the splittable read DoFn,
+// emitting row.Row values or values of outType.
+func readTasks(s beam.Scope, spec Spec, tasks beam.PCollection, outType reflect.Type) beam.PCollection {
 	tasks = beam.Reshuffle(s, tasks)
-	batches := beam.ParDo(s.Scope("ReadTasks"), &readFn{Spec: js}, tasks)
+	batches := beam.ParDo(s.Scope("ReadTasks"), &readFn{Spec: spec.Encode()}, tasks)
 	if outType == nil {
 		return beam.ParDo(s.Scope("ToRows"), &toRowsFn{}, batches)
 	}

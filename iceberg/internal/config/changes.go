@@ -1,9 +1,9 @@
 package config
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
+	"time"
 )
 
 // StartingStrategy is where a changelog read without from_snapshot or from_timestamp
@@ -20,7 +20,7 @@ const (
 )
 
 // ChangesConfig configures a changelog read (ReadChanges): the rows changed between two
-// snapshots of one table. Each managed field is tagged with its managed key; the zero
+// snapshots of one table, or continuously (Streaming) by each new snapshot. Each managed field is tagged with its managed key; the zero
 // value of a field means "not set".
 type ChangesConfig struct {
 	// Table is the table identifier, e.g. "shop.orders". Required.
@@ -52,10 +52,11 @@ type ChangesConfig struct {
 	// StartingStrategy is where the read starts when neither FromSnapshot nor
 	// FromTimestamp is set: "earliest" (default) or "latest".
 	StartingStrategy StartingStrategy `managed:"starting_strategy"`
-	// Streaming asks for a continuous read. Not supported yet: true is an error.
+	// Streaming makes the read continuous: after the range's start it follows main,
+	// emitting the changes of each new snapshot, until ToSnapshot or ToTimestamp (if set).
 	Streaming bool `managed:"streaming"`
-	// PollIntervalSeconds is how often a continuous read looks for new snapshots. Not
-	// supported yet (it belongs to streaming): any value is an error.
+	// PollIntervalSeconds is how often a continuous read looks for new snapshots (at
+	// least 1; default DefaultPollIntervalSeconds). Only with Streaming.
 	PollIntervalSeconds *int `managed:"poll_interval_seconds"`
 }
 
@@ -115,59 +116,32 @@ func (c ChangesConfig) Map() map[string]any {
 }
 
 // Validate reports every problem of c at once (see ParseReadConfig for the error form).
-// streaming and poll_interval_seconds are reported with ErrUnsupported: only the
-// bounded (batch) changelog read exists so far.
 func (c ChangesConfig) Validate() error {
 	var errs Errors
 	checkCommon(&errs, c.Table, c.CatalogName, c.CatalogProperties, c.ConfigProperties)
 	if strings.ContainsAny(c.Table, "{}") {
 		errs.Add(Errorf(KeyTable, "table templates ({column}) are only for writes"))
 	}
-	set := map[string]bool{
-		KeyKeep: len(c.Keep) > 0, KeyDrop: len(c.Drop) > 0,
-		KeyFromSnapshot: c.FromSnapshot != nil, KeyFromTimestamp: c.FromTimestamp != nil,
-		KeyStartingStrategy: c.StartingStrategy != "",
-		KeyToSnapshot:       c.ToSnapshot != nil, KeyToTimestamp: c.ToTimestamp != nil,
-	}
+	set := map[string]bool{KeyKeep: len(c.Keep) > 0, KeyDrop: len(c.Drop) > 0}
 	checkExclusive(&errs, set, KeyKeep, KeyDrop)
 	checkColumns(&errs, KeyKeep, c.Keep)
 	checkColumns(&errs, KeyDrop, c.Drop)
-	checkExclusive(&errs, set, KeyFromSnapshot, KeyFromTimestamp, KeyStartingStrategy)
-	checkExclusive(&errs, set, KeyToSnapshot, KeyToTimestamp)
-	for _, p := range []struct {
-		key string
-		v   *int64
-	}{{KeyFromSnapshot, c.FromSnapshot}, {KeyToSnapshot, c.ToSnapshot}} {
-		if p.v != nil && *p.v <= 0 {
-			errs.Add(Errorf(p.key, "must be a positive snapshot id, got %d", *p.v))
-		}
-	}
-	for _, p := range []struct {
-		key string
-		v   *int64
-	}{{KeyFromTimestamp, c.FromTimestamp}, {KeyToTimestamp, c.ToTimestamp}} {
-		if p.v != nil && *p.v < 0 {
-			errs.Add(Errorf(p.key, "epoch milliseconds must not be negative, got %d", *p.v))
-		}
-	}
-	if c.FromTimestamp != nil && c.ToTimestamp != nil && *c.FromTimestamp > *c.ToTimestamp {
-		errs.Add(Errorf(KeyFromTimestamp, "%d is after to_timestamp %d", *c.FromTimestamp, *c.ToTimestamp))
-	}
-	switch c.StartingStrategy {
-	case "", StartEarliest, StartLatest:
-	default:
-		errs.Add(Errorf(KeyStartingStrategy, "want %q or %q, got %q", StartEarliest, StartLatest, string(c.StartingStrategy)))
-	}
-	if c.Streaming {
-		errs.Add(&ConfigError{Key: KeyStreaming, Err: fmt.Errorf(
-			"%w: continuous changelog reads are not implemented yet; read a bounded range of snapshots", ErrUnsupported)})
-	}
-	if c.PollIntervalSeconds != nil {
-		errs.Add(&ConfigError{Key: KeyPollIntervalSeconds, Err: fmt.Errorf(
-			"%w: poll_interval_seconds belongs to continuous changelog reads, which are not implemented yet", ErrUnsupported)})
-	}
+	c.rangeKeys().check(&errs)
 	return errs.Err()
 }
+
+func (c ChangesConfig) rangeKeys() rangeKeys {
+	return rangeKeys{
+		FromSnapshot: c.FromSnapshot, ToSnapshot: c.ToSnapshot,
+		FromTimestamp: c.FromTimestamp, ToTimestamp: c.ToTimestamp,
+		StartingStrategy: c.StartingStrategy, Streaming: c.Streaming,
+		PollIntervalSeconds: c.PollIntervalSeconds,
+	}
+}
+
+// PollInterval returns the poll interval of a continuous read: PollIntervalSeconds, or
+// DefaultPollIntervalSeconds when it is not set.
+func (c ChangesConfig) PollInterval() time.Duration { return pollInterval(c.PollIntervalSeconds) }
 
 // Strategy returns StartingStrategy, or StartEarliest when it is not set.
 func (c ChangesConfig) Strategy() StartingStrategy {

@@ -3,7 +3,9 @@ package config
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 )
 
 func changesBase() map[string]any {
@@ -44,8 +46,9 @@ func TestChangesConfigErrors(t *testing.T) {
 		{KeyFromTimestamp, -1, ErrInvalidConfig},
 		{KeyToTimestamp, "soon", ErrInvalidConfig},
 		{KeyStartingStrategy, "middle", ErrInvalidConfig},
-		{KeyStreaming, true, ErrUnsupported},
-		{KeyPollIntervalSeconds, 30, ErrUnsupported},
+		{KeyStreaming, "yes", ErrInvalidConfig},
+		{KeyPollIntervalSeconds, 30, ErrInvalidConfig}, // without streaming
+		{KeyPollIntervalSeconds, 1.5, ErrInvalidConfig},
 		{KeySnapshotID, int64(5), ErrInvalidConfig},    // a read key, not a changes key
 		{KeyMode, "append", ErrInvalidConfig},          // a write key
 		{"from_snapshots", int64(5), ErrInvalidConfig}, // typo
@@ -83,4 +86,60 @@ func hasKey(err error, key string) bool {
 	}
 	var ce *ConfigError
 	return errors.As(err, &ce) && ce.Key == key
+}
+
+// TestChangesConfigStreaming checks the continuous read's keys: streaming with or
+// without a poll interval and a range is valid, a poll interval needs streaming and
+// at least one second, and errors name the key.
+func TestChangesConfigStreaming(t *testing.T) {
+	ok := []map[string]any{
+		{KeyStreaming: true},
+		{KeyStreaming: false},
+		{KeyStreaming: true, KeyPollIntervalSeconds: 1},
+		{KeyStreaming: true, KeyPollIntervalSeconds: int64(3600), KeyFromSnapshot: 5, KeyToTimestamp: 9000},
+		{KeyStreaming: true, KeyStartingStrategy: "latest", KeyToSnapshot: 7},
+	}
+	for _, kv := range ok {
+		m := changesBase()
+		for k, v := range kv {
+			m[k] = v
+		}
+		c, err := ParseChangesConfig(m)
+		if err != nil {
+			t.Errorf("%v: %v", kv, err)
+			continue
+		}
+		back, err := ParseChangesConfig(c.Map())
+		if err != nil || !reflect.DeepEqual(back, c) {
+			t.Errorf("%v: round trip %+v, %v", kv, back, err)
+		}
+	}
+	bad := []struct {
+		kv     map[string]any
+		key    string
+		substr string
+	}{
+		{map[string]any{KeyPollIntervalSeconds: 10}, KeyPollIntervalSeconds, "streaming: true"},
+		{map[string]any{KeyStreaming: false, KeyPollIntervalSeconds: 10}, KeyPollIntervalSeconds, "streaming: true"},
+		{map[string]any{KeyStreaming: true, KeyPollIntervalSeconds: 0}, KeyPollIntervalSeconds, "at least 1"},
+		{map[string]any{KeyStreaming: true, KeyPollIntervalSeconds: -5}, KeyPollIntervalSeconds, "negative"},
+		{map[string]any{KeyStreaming: true, KeyPollIntervalSeconds: "60"}, KeyPollIntervalSeconds, "quotes"},
+		{map[string]any{KeyStreaming: 1}, KeyStreaming, "boolean"},
+	}
+	for _, b := range bad {
+		m := changesBase()
+		for k, v := range b.kv {
+			m[k] = v
+		}
+		_, err := ParseChangesConfig(m)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != b.key || !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), b.substr) {
+			t.Errorf("%v: error %v, want a ConfigError for %q mentioning %q", b.kv, err, b.key, b.substr)
+		}
+	}
+	secs := 7
+	c := ChangesConfig{PollIntervalSeconds: &secs}
+	if c.PollInterval() != 7*time.Second || (ChangesConfig{}).PollInterval() != DefaultPollIntervalSeconds*time.Second {
+		t.Errorf("PollInterval() = %v, default %v", c.PollInterval(), ChangesConfig{}.PollInterval())
+	}
 }

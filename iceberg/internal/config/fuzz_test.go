@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -175,5 +176,72 @@ func FuzzWriteConfigRoundTrip(f *testing.F) {
 			t.Fatalf("accepted config with a bad partition spec: %v", err)
 		}
 		checkRoundTrip(t, cfg, WriteConfig.Map, ParseWriteConfig, ParseWriteConfigJSON, ParseWriteConfigYAML)
+	})
+}
+
+// streamingMap adds the continuous-read keys a fuzz case sets to m (zero values unset).
+func streamingMap(m map[string]any, streaming bool, poll, from, to, fromTs, toTs int64, strategy string) {
+	if streaming {
+		m[KeyStreaming] = true
+	}
+	for k, v := range map[string]int64{KeyPollIntervalSeconds: poll, KeyFromSnapshot: from, KeyToSnapshot: to,
+		KeyFromTimestamp: fromTs, KeyToTimestamp: toTs} {
+		if v != 0 {
+			m[k] = v
+		}
+	}
+	if strategy != "" {
+		m[KeyStartingStrategy] = strategy
+	}
+}
+
+func FuzzReadStreamingConfigRoundTrip(f *testing.F) {
+	f.Add(true, int64(1), int64(0), int64(0), int64(0), int64(1714557600000), "", "")
+	f.Add(true, int64(0), int64(8744736658442914487), int64(0), int64(0), int64(0), "", "id > 3")
+	f.Add(true, int64(60), int64(0), int64(7), int64(0), int64(0), "latest", "")
+	f.Add(false, int64(5), int64(1), int64(0), int64(0), int64(0), "earliest", "")
+	f.Add(true, int64(-1), int64(0), int64(2), int64(9), int64(3), "middle", "")
+	f.Fuzz(func(t *testing.T, streaming bool, poll, from, to, fromTs, toTs int64, strategy, filter string) {
+		m := baseRead()
+		streamingMap(m, streaming, poll, from, to, fromTs, toTs, strategy)
+		if filter != "" {
+			m[KeyFilter] = filter
+		}
+		cfg, err := ParseReadConfig(m)
+		if err != nil {
+			if len(configErrors(err)) == 0 {
+				t.Fatalf("error without a ConfigError: %v", err)
+			}
+			return
+		}
+		if !streaming && (poll != 0 || from != 0 || to != 0 || fromTs != 0 || toTs != 0 || strategy != "") {
+			t.Fatalf("accepted range keys without streaming: %v", m)
+		}
+		if cfg.PollInterval() < time.Second {
+			t.Fatalf("poll interval %v", cfg.PollInterval())
+		}
+		checkRoundTrip(t, cfg, ReadConfig.Map, ParseReadConfig, ParseReadConfigJSON, ParseReadConfigYAML)
+	})
+}
+
+func FuzzChangesConfigRoundTrip(f *testing.F) {
+	f.Add(true, int64(1), int64(0), int64(0), int64(0), int64(1714557600000), "")
+	f.Add(false, int64(0), int64(5), int64(9), int64(0), int64(0), "")
+	f.Add(false, int64(30), int64(0), int64(0), int64(1000), int64(2000), "")
+	f.Add(true, int64(0), int64(0), int64(0), int64(0), int64(0), "latest")
+	f.Fuzz(func(t *testing.T, streaming bool, poll, from, to, fromTs, toTs int64, strategy string) {
+		m := changesBase()
+		streamingMap(m, streaming, poll, from, to, fromTs, toTs, strategy)
+		cfg, err := ParseChangesConfig(m)
+		if err != nil {
+			if len(configErrors(err)) == 0 {
+				t.Fatalf("error without a ConfigError: %v", err)
+			}
+			return
+		}
+		if !streaming && poll != 0 {
+			t.Fatalf("accepted poll_interval_seconds without streaming: %v", m)
+		}
+		checkRoundTrip(t, cfg, ChangesConfig.Map, ParseChangesConfig, ParseChangesConfigJSON, ParseChangesConfigYAML)
 	})
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// ReadConfig configures a read of one Iceberg table. Each managed field is tagged with its
+// ReadConfig configures a read of one Iceberg table, once or continuously (Streaming). Each managed field is tagged with its
 // managed key; the zero value of a field means "not set".
 type ReadConfig struct {
 	// Table is the table identifier, e.g. "shop.orders". Required.
@@ -33,6 +33,31 @@ type ReadConfig struct {
 	// Branch reads the head of this branch or tag instead of main. Exclusive with
 	// SnapshotID and AsOfTimestamp.
 	Branch string `managed:"branch"`
+	// FromSnapshot starts a continuous read after this snapshot (exclusive): the rows
+	// appended by the snapshots after it. Only with Streaming; exclusive with
+	// FromTimestamp and StartingStrategy.
+	FromSnapshot *int64 `managed:"from_snapshot"`
+	// ToSnapshot ends a continuous read at this snapshot (inclusive). Only with
+	// Streaming; exclusive with ToTimestamp.
+	ToSnapshot *int64 `managed:"to_snapshot"`
+	// FromTimestamp starts a continuous read with the snapshots committed at or after
+	// this time (epoch milliseconds): the rows they append. Only with Streaming.
+	FromTimestamp *int64 `managed:"from_timestamp"`
+	// ToTimestamp ends a continuous read with the last snapshot committed at or before
+	// this time (epoch milliseconds). Only with Streaming.
+	ToTimestamp *int64 `managed:"to_timestamp"`
+	// StartingStrategy is where a continuous read without FromSnapshot or FromTimestamp
+	// starts: "earliest" (default) reads the current snapshot's rows first, "latest"
+	// only what later snapshots append. Only with Streaming.
+	StartingStrategy StartingStrategy `managed:"starting_strategy"`
+	// Streaming makes the read continuous: its start (the current snapshot's rows, or
+	// see StartingStrategy and FromSnapshot), then the rows each new snapshot on main
+	// appends, polling every PollIntervalSeconds, until ToSnapshot or ToTimestamp (if
+	// set). Exclusive with SnapshotID, AsOfTimestamp and Branch.
+	Streaming bool `managed:"streaming"`
+	// PollIntervalSeconds is how often a continuous read looks for new snapshots (at
+	// least 1; default DefaultPollIntervalSeconds). Only with Streaming.
+	PollIntervalSeconds *int `managed:"poll_interval_seconds"`
 	// OutputType is the struct type the read emits instead of Row. Not a managed key: it is
 	// set by a typed option only and never appears in Map.
 	OutputType reflect.Type `managed:"-"`
@@ -109,10 +134,49 @@ func (c ReadConfig) Validate() error {
 	if c.Branch != "" && blank(c.Branch) {
 		errs.Add(Errorf(KeyBranch, "blank branch name"))
 	}
+	c.rangeKeys().check(&errs)
+	if c.Streaming {
+		for _, k := range []string{KeySnapshotID, KeyAsOfTimestamp, KeyBranch} {
+			if set[k] {
+				errs.Add(Errorf(k, "not with streaming: a continuous read follows main from its start "+
+					"(set with from_snapshot, from_timestamp or starting_strategy)"))
+			}
+		}
+	} else {
+		rs := map[string]bool{}
+		c.rangeKeys().set(rs)
+		for _, k := range []string{KeyFromSnapshot, KeyToSnapshot, KeyFromTimestamp, KeyToTimestamp, KeyStartingStrategy} {
+			if rs[k] {
+				errs.Add(Errorf(k, "only a continuous read takes a snapshot range: set streaming: true "+
+					"(a batch read takes snapshot_id, as_of_timestamp or branch)"))
+			}
+		}
+	}
 	if c.OutputType != nil && c.OutputType.Kind() != reflect.Struct {
 		errs.Add(Errorf("OutputType", "must be a struct type, got %s", c.OutputType))
 	}
 	return errs.Err()
+}
+
+func (c ReadConfig) rangeKeys() rangeKeys {
+	return rangeKeys{
+		FromSnapshot: c.FromSnapshot, ToSnapshot: c.ToSnapshot,
+		FromTimestamp: c.FromTimestamp, ToTimestamp: c.ToTimestamp,
+		StartingStrategy: c.StartingStrategy, Streaming: c.Streaming,
+		PollIntervalSeconds: c.PollIntervalSeconds,
+	}
+}
+
+// PollInterval returns the poll interval of a continuous read: PollIntervalSeconds, or
+// DefaultPollIntervalSeconds when it is not set.
+func (c ReadConfig) PollInterval() time.Duration { return pollInterval(c.PollIntervalSeconds) }
+
+// Strategy returns StartingStrategy, or StartEarliest when it is not set.
+func (c ReadConfig) Strategy() StartingStrategy {
+	if c.StartingStrategy == "" {
+		return StartEarliest
+	}
+	return c.StartingStrategy
 }
 
 // AsOfMillis returns AsOfTimestamp in milliseconds since the Unix epoch, or 0 when it is

@@ -49,6 +49,20 @@ func TestParseReadConfigAccepts(t *testing.T) {
 		{"catalog props map[any]any", with(baseRead(), KeyCatalogProperties, map[any]any{"type": "rest"}), func(c ReadConfig) bool {
 			return c.CatalogProperties["type"] == "rest"
 		}},
+		{"streaming", with(baseRead(), KeyStreaming, true), func(c ReadConfig) bool {
+			return c.Streaming && c.PollInterval() == DefaultPollIntervalSeconds*time.Second && c.Strategy() == StartEarliest
+		}},
+		{"streaming with poll and range", with(baseRead(), KeyStreaming, true, KeyPollIntervalSeconds, 1,
+			KeyFromSnapshot, int64(8744736658442914487), KeyToTimestamp, 1714557600000), func(c ReadConfig) bool {
+			return c.PollInterval() == time.Second && *c.FromSnapshot == 8744736658442914487 && *c.ToTimestamp == 1714557600000
+		}},
+		{"streaming latest to snapshot", with(baseRead(), KeyStreaming, true, KeyStartingStrategy, "latest", KeyToSnapshot, 3), func(c ReadConfig) bool {
+			return c.Strategy() == StartLatest && *c.ToSnapshot == 3
+		}},
+		{"streaming from timestamp", with(baseRead(), KeyStreaming, true, KeyFromTimestamp, 1000, KeyFilter, "a > 1", KeyKeep, []any{"a"}), func(c ReadConfig) bool {
+			return *c.FromTimestamp == 1000
+		}},
+		{"not streaming", with(baseRead(), KeyStreaming, false), func(c ReadConfig) bool { return !c.Streaming }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,6 +121,27 @@ func TestParseReadConfigRejects(t *testing.T) {
 		{"negative epoch", with(baseRead(), KeyAsOfTimestamp, -5), "negative", []string{KeyAsOfTimestamp}},
 		{"as of bool", with(baseRead(), KeyAsOfTimestamp, true), "epoch milliseconds", []string{KeyAsOfTimestamp}},
 		{"bool for string", with(baseRead(), KeyBranch, true), "got a boolean", []string{KeyBranch}},
+		{"poll without streaming", with(baseRead(), KeyPollIntervalSeconds, 5), "set streaming: true", []string{KeyPollIntervalSeconds}},
+		{"poll with streaming false", with(baseRead(), KeyStreaming, false, KeyPollIntervalSeconds, 5), "set streaming: true", []string{KeyPollIntervalSeconds}},
+		{"zero poll", with(baseRead(), KeyStreaming, true, KeyPollIntervalSeconds, 0), "at least 1", []string{KeyPollIntervalSeconds}},
+		{"negative poll", with(baseRead(), KeyStreaming, true, KeyPollIntervalSeconds, -1), "negative", []string{KeyPollIntervalSeconds}},
+		{"poll beyond int32", with(baseRead(), KeyStreaming, true, KeyPollIntervalSeconds, int64(1)<<40), "", []string{KeyPollIntervalSeconds}},
+		{"streaming not a boolean", with(baseRead(), KeyStreaming, "true"), "boolean", []string{KeyStreaming}},
+		{"from snapshot without streaming", with(baseRead(), KeyFromSnapshot, 5), "streaming: true", []string{KeyFromSnapshot}},
+		{"range without streaming", with(baseRead(), KeyToTimestamp, 5, KeyStartingStrategy, "latest"), "streaming: true",
+			[]string{KeyToTimestamp, KeyStartingStrategy}},
+		{"streaming with snapshot id", with(baseRead(), KeyStreaming, true, KeySnapshotID, 7), "not with streaming", []string{KeySnapshotID}},
+		{"streaming with as of and branch", with(baseRead(), KeyStreaming, true, KeyAsOfTimestamp, 7, KeyBranch, "b"), "not with streaming",
+			[]string{KeyAsOfTimestamp, KeyBranch, KeyBranch}},
+		{"streaming with two starts", with(baseRead(), KeyStreaming, true, KeyFromSnapshot, 1, KeyStartingStrategy, "latest"), "mutually exclusive",
+			[]string{KeyStartingStrategy}},
+		{"streaming with two ends", with(baseRead(), KeyStreaming, true, KeyToSnapshot, 1, KeyToTimestamp, 5), "mutually exclusive",
+			[]string{KeyToTimestamp}},
+		{"streaming bad strategy", with(baseRead(), KeyStreaming, true, KeyStartingStrategy, "oldest"), "earliest", []string{KeyStartingStrategy}},
+		{"streaming bad ids", with(baseRead(), KeyStreaming, true, KeyFromSnapshot, 0, KeyToTimestamp, -1), "",
+			[]string{KeyFromSnapshot, KeyToTimestamp}},
+		{"streaming from after to", with(baseRead(), KeyStreaming, true, KeyFromTimestamp, 9, KeyToTimestamp, 5), "after to_timestamp",
+			[]string{KeyFromTimestamp}},
 		{"many problems at once",
 			map[string]any{KeyKeep: []any{"a"}, KeyDrop: []any{"a", "a"}, "tabel": "x", KeyFilter: 3, KeyConfigProperties: map[string]any{"a": "b"}},
 			"configuration problems",

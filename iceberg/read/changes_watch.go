@@ -1,0 +1,152 @@
+package read
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/iceberg-go/table"
+)
+
+// watchChangesFn is the planning step of a continuous changelog read: an unbounded
+// splittable DoFn (after an Impulse) that plans the base range like changesPlanFn,
+// then polls the table and plans each new snapshot on main against its parent. It
+// emits the ChangeTasks of each snapshot at the snapshot's commit time (see
+// snapshotWatermark), for the same read DoFn as the bounded read.
+type watchChangesFn struct {
+	// Spec is the JSON-encoded ChangesSpec; its Stream is set.
+	Spec string
+
+	spec ChangesSpec
+	watchBase
+	tasksPlanned beam.Counter
+}
+
+func (fn *watchChangesFn) decode() error {
+	if fn.spec.Table != "" {
+		return nil
+	}
+	spec, err := DecodeChangesSpec(fn.Spec)
+	if err != nil {
+		return err
+	}
+	if spec.Stream == nil {
+		return fmt.Errorf("iceberg: read changes %s: spec without stream settings", spec.Table)
+	}
+	fn.spec = spec
+	fn.setup(spec.Spec, *spec.Stream)
+	fn.tasksPlanned = beam.NewCounter(metricsNamespace, "files_planned")
+	return nil
+}
+
+// Setup decodes the spec.
+func (fn *watchChangesFn) Setup() error { return fn.decode() }
+
+// CreateInitialRestriction covers the base and every later snapshot up to the end.
+func (fn *watchChangesFn) CreateInitialRestriction(_ []byte) (offsetrange.Restriction, error) {
+	if err := fn.decode(); err != nil {
+		return offsetrange.Restriction{}, err
+	}
+	return fn.restriction(), nil
+}
+
+// SplitRestriction keeps the restriction whole: snapshots are read in order.
+func (fn *watchChangesFn) SplitRestriction(_ []byte, rest offsetrange.Restriction) []offsetrange.Restriction {
+	return []offsetrange.Restriction{rest}
+}
+
+// RestrictionSize is nominal: one table to follow.
+func (fn *watchChangesFn) RestrictionSize(_ []byte, _ offsetrange.Restriction) float64 { return 1 }
+
+// CreateTracker returns a snapshotTracker.
+func (fn *watchChangesFn) CreateTracker(rest offsetrange.Restriction) *sdf.LockRTracker {
+	return newSnapshotTracker(rest)
+}
+
+// TruncateRestriction stops following the table when the pipeline drains.
+func (fn *watchChangesFn) TruncateRestriction(rt *sdf.LockRTracker, _ []byte) offsetrange.Restriction {
+	start := rt.GetRestriction().(offsetrange.Restriction).Start
+	return offsetrange.Restriction{Start: start, End: start}
+}
+
+// InitialWatermarkEstimatorState starts the watermark at the Impulse's time.
+func (fn *watchChangesFn) InitialWatermarkEstimatorState(et beam.EventTime, _ offsetrange.Restriction, _ []byte) int64 {
+	return int64(et)
+}
+
+// CreateWatermarkEstimator returns the estimator at state ms.
+func (fn *watchChangesFn) CreateWatermarkEstimator(ms int64) *snapshotWatermark {
+	return &snapshotWatermark{ms: ms}
+}
+
+// WatermarkEstimatorState returns the estimator's watermark.
+func (fn *watchChangesFn) WatermarkEstimatorState(we *snapshotWatermark) int64 { return we.ms }
+
+// ProcessElement runs one poll.
+func (fn *watchChangesFn) ProcessElement(ctx context.Context, we *snapshotWatermark, rt *sdf.LockRTracker, _ []byte,
+	emit func(beam.EventTime, ChangeTask)) (sdf.ProcessContinuation, error) {
+	return fn.process(ctx, we, rt, changesOps{fn: fn, emit: emit})
+}
+
+// changesOps emits change tasks for watchBase.
+type changesOps struct {
+	fn   *watchChangesFn
+	emit func(beam.EventTime, ChangeTask)
+}
+
+// base plans the range (FromSnapshotID, ToSnapshotID] as the bounded read does.
+func (o changesOps) base(ctx context.Context, tbl *table.Table, we *snapshotWatermark) error {
+	spec := o.fn.spec
+	if spec.ToSnapshotID == 0 {
+		return nil
+	}
+	tasks, err := planChanges(ctx, tbl, spec)
+	if err != nil {
+		return fmt.Errorf("iceberg: read changes %s: plan: %w", spec.Table, err)
+	}
+	meta := tbl.Metadata()
+	var cur int64 // the snapshot whose tasks are being emitted
+	var at mtime.Time
+	for _, t := range tasks { // in commit order
+		if t.SnapshotID != cur {
+			if cur != 0 {
+				we.passed(at)
+			}
+			cur, at = t.SnapshotID, we.stamp(meta.SnapshotByID(t.SnapshotID).TimestampMs)
+		}
+		o.emit(at, t)
+	}
+	if cur != 0 {
+		we.passed(at)
+	}
+	we.passed(we.stamp(meta.SnapshotByID(spec.ToSnapshotID).TimestampMs))
+	o.fn.tasksPlanned.Inc(ctx, int64(len(tasks)))
+	log.Infof(ctx, "iceberg: read changes %s: planned %d changed data files in (%d, %d]; following main from there",
+		spec.Table, len(tasks), spec.FromSnapshotID, spec.ToSnapshotID)
+	return nil
+}
+
+// step plans the changes of snapshot s against its parent.
+func (o changesOps) step(ctx context.Context, tbl *table.Table, prev, s *table.Snapshot, at mtime.Time) error {
+	spec := o.fn.spec
+	var prevID int64
+	if prev != nil {
+		prevID = prev.SnapshotID
+	}
+	if err := checkRowLineage(tbl.Metadata(), spec.Table, prevID, s.SnapshotID); err != nil {
+		return err
+	}
+	tasks, err := o.fn.diff(ctx, tbl, prev, s)
+	if err != nil {
+		return fmt.Errorf("iceberg: read changes %s: plan snapshot %d: %w", spec.Table, s.SnapshotID, err)
+	}
+	for _, t := range tasks {
+		o.emit(at, t)
+	}
+	o.fn.tasksPlanned.Inc(ctx, int64(len(tasks)))
+	return nil
+}
