@@ -313,3 +313,30 @@ func TestReadStreamingConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamingReadsSeparateWorkerProcess runs a continuous ReadChanges (with the
+// per-key net changes) and a continuous Read in one pipeline on prism with workers in
+// a separate process, so the watch DoFns, their restrictions and watermark estimator
+// states travel serialized; both end at to_snapshot.
+func TestStreamingReadsSeparateWorkerProcess(t *testing.T) {
+	cf := newChangesFixture(t)
+	af, steps := newAppendsSteps(t)
+	for _, step := range steps {
+		step()
+	}
+	icebergtest.ProcessEnvironment(t)
+	p, s := beam.NewPipelineWithRoot()
+	changes, err := iceberg.TryReadChanges(s, cf.config(), iceberg.WithChangesStreaming(true), iceberg.WithChangesPollInterval(time.Second),
+		iceberg.WithFromSnapshot(cf.snaps[1].SnapshotID), iceberg.WithToSnapshot(cf.snaps[3].SnapshotID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	passert.Equals(s, changes, slices.Concat(cf.expected(2, nil), cf.expected(3, nil))...)
+	rows, err := iceberg.TryRead(s, af.config(), iceberg.WithStreaming(true), iceberg.WithPollInterval(time.Second),
+		iceberg.WithReadFromSnapshot(af.snaps[1].SnapshotID), iceberg.WithReadToSnapshot(af.snaps[4].SnapshotID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	passert.Equals(s, rows, slices.Concat(af.appended(2, nil), af.appended(4, nil))...)
+	ptest.RunAndValidate(t, p)
+}
