@@ -198,6 +198,10 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 			return fail(err)
 		}
 		txn := txTbl.NewTransaction()
+		throughKey := write.CommittedThroughKey(w.SinkID)
+		if err := txn.SetProperties(ibg.Properties{throughKey: tokenProps[throughKey]}); err != nil {
+			return fail(err)
+		}
 		maxSeq := w.MaxSeq
 		if found && newest.Summary != nil {
 			if prev, err := strconv.ParseInt(newest.Summary.Properties[MaxCommittedSeqKey(w.SinkID)], 10, 64); err == nil {

@@ -154,6 +154,10 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 		}
 		if done {
 			res := resultFromToken(tok)
+			if tok.FromProperty {
+				log.Warnf(ctx, "iceberg: commit %s: no snapshot carries sink %s's token any more (expired?); the table property says it committed through %d, so window ending %d is skipped. Set token_heartbeat_seconds to keep the token in a recent snapshot.",
+					name, req.SinkID, tok.CommittedThroughMs, req.WindowEndMs)
+			}
 			// The token was absent (or older) before our first attempt: when an attempt
 			// of ours reached the catalog, the token found now is that commit (whatever
 			// the catalog answered), or that of a duplicate of this very request.
@@ -185,6 +189,12 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 		txn, err := tbl.NewTransactionOnBranchWithError(branch)
 		if err != nil {
 			return fail(err)
+		}
+		if branch == table.MainBranch {
+			key := CommittedThroughKey(req.SinkID)
+			if err := txn.SetProperties(ibg.Properties{key: tokenProps[key]}); err != nil {
+				return fail(err)
+			}
 		}
 		props := make(ibg.Properties, len(req.SnapshotProps)+len(tokenProps))
 		for k, v := range req.SnapshotProps {

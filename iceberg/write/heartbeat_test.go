@@ -48,7 +48,8 @@ func expireAllButNewest(t *testing.T, lc *icebergtest.LocalCatalog, ident table.
 // TestHeartbeatKeepsTokenAcrossExpiry: an idle sink whose token sits in an old
 // snapshot loses it when other writers' commits push it out and snapshots expire,
 // unless the heartbeat (a pipeline on prism) refreshed it into a recent snapshot; a
-// rerun of the committed window is then still skipped.
+// rerun of the committed window is then still skipped. Without the heartbeat the
+// rerun is still skipped, from the committed-through table property.
 func TestHeartbeatKeepsTokenAcrossExpiry(t *testing.T) {
 	ctx := context.Background()
 	for _, heartbeat := range []bool{false, true} {
@@ -93,6 +94,14 @@ func TestHeartbeatKeepsTokenAcrossExpiry(t *testing.T) {
 				t.Fatalf("token found after expiry = %v, want %v", found, heartbeat)
 			}
 			if !heartbeat {
+				// The token's snapshots are gone, but the table property the committer
+				// keeps still holds the window: a rerun is skipped, not replayed.
+				if res := commit(); !res.Skipped {
+					t.Errorf("rerun after the token expired = %+v, want skipped (from the table property)", res)
+				}
+				if got := countRows(t, lc.Catalog, ident); got != 11 {
+					t.Errorf("rows = %d, want 11", got)
+				}
 				return
 			}
 			if tok.CommittedThroughMs != 5000 || tok.Summary.Properties[SummaryHeartbeat] != "true" {

@@ -33,6 +33,10 @@ type Token struct {
 	CommittedThroughMs int64
 	// Summary is that snapshot's operation and summary properties.
 	Summary *table.Summary
+	// FromProperty is true when no snapshot carried the token any more (snapshot
+	// expiry removed it) and it was found in the table property the sink also keeps
+	// (see CommittedThroughKey); SnapshotID and Summary are then zero.
+	FromProperty bool
 }
 
 // FindToken walks the ancestry of branch in meta, newest snapshot first, and returns
@@ -93,11 +97,23 @@ type WindowRef struct {
 // holding ref when done; otherwise newest is the sink's newest token (found reports
 // whether there is one) and props are the token properties the commit of ref must
 // carry: the sink id, the committed-through value (never lowered by a late pane) and
-// the late pane id.
+// the late pane id. The committers also keep the committed-through value in the table
+// property of the same key (on main), so that an on-time window stays held when
+// snapshot expiry has removed every snapshot carrying the token (held.FromProperty).
 func CheckWindow(meta table.Metadata, branch string, ref WindowRef) (held Token, done bool, newest Token, found bool, props map[string]string, err error) {
 	newest, found, err = FindToken(meta, branch, ref.SinkID)
 	if err != nil {
 		return Token{}, false, Token{}, false, nil, err
+	}
+	if !found && ref.LateID == "" {
+		// Snapshot expiry may have removed every snapshot carrying the token; the table
+		// property the sink keeps on main still says how far it committed.
+		if v, ok := meta.Properties()[CommittedThroughKey(ref.SinkID)]; ok && (branch == "" || branch == table.MainBranch) {
+			if ms, perr := strconv.ParseInt(v, 10, 64); perr == nil && ms >= ref.WindowEndMs {
+				tok := Token{CommittedThroughMs: ms, FromProperty: true}
+				return tok, true, tok, true, nil, nil
+			}
+		}
 	}
 	through := ref.WindowEndMs
 	if found {
