@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"maps"
 	"slices"
 	"strconv"
@@ -16,6 +13,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	ibg "github.com/apache/iceberg-go"
@@ -459,27 +459,11 @@ func (f *commitFn) Setup(ctx context.Context) error {
 }
 
 func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, enc []byte, emit func(write.SnapshotInfo)) error {
-	p, err := write.DecodePane(enc)
-	if err != nil {
-		return err
-	}
-	if p.Ready() {
-		return f.commit(ctx, dest, p, emit)
-	}
-	return write.Hold(sp, tp, f.Pending, f.Turn, p, enc)
+	return write.Arrive(sp, tp, f.Pending, f.Turn, enc, func(p write.Pane) error { return f.commit(ctx, dest, p, emit) })
 }
 
 func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(write.SnapshotInfo)) error {
-	due, err := write.Due(sp, f.Pending, ts.Milliseconds())
-	if err != nil {
-		return err
-	}
-	for _, panes := range due {
-		if err := f.commit(ctx, dest, write.MergeParts(panes), emit); err != nil {
-			return err
-		}
-	}
-	return nil
+	return write.Fire(sp, f.Pending, ts, func(p write.Pane) error { return f.commit(ctx, dest, p, emit) })
 }
 
 // commit commits one pane: the shard results of one window (or one late pane).

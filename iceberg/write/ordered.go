@@ -137,6 +137,34 @@ func Due(sp state.Provider, bag state.Bag[[]byte], throughMs int64) ([][]Pane, e
 	return out, nil
 }
 
+// Arrive handles a pane reaching an ordered commit DoFn (see OrderPanes): a Ready pane
+// is committed at once with commit, any other is held until its window's turn.
+func Arrive(sp state.Provider, tp timers.Provider, bag state.Bag[[]byte], timer timers.EventTime, enc []byte, commit func(Pane) error) error {
+	p, err := DecodePane(enc)
+	if err != nil {
+		return err
+	}
+	if p.Ready() {
+		return commit(p)
+	}
+	return Hold(sp, tp, bag, timer, p, enc)
+}
+
+// Fire handles the timer of an ordered commit DoFn firing at ts: the windows due are
+// committed with commit, oldest first, each as one pane (MergeParts).
+func Fire(sp state.Provider, bag state.Bag[[]byte], ts beam.EventTime, commit func(Pane) error) error {
+	due, err := Due(sp, bag, ts.Milliseconds())
+	if err != nil {
+		return err
+	}
+	for _, panes := range due {
+		if err := commit(MergeParts(panes)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // MergeParts returns the parts of panes (one window's on-time panes) as one Pane.
 func MergeParts(panes []Pane) Pane {
 	out := panes[0]

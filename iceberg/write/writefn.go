@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"maps"
 	"reflect"
 	"slices"
@@ -17,6 +15,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/iceberg-go/table"
@@ -348,27 +348,11 @@ func (f *commitFn) Setup(ctx context.Context) error {
 }
 
 func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, enc []byte, emit func(SnapshotInfo)) error {
-	p, err := DecodePane(enc)
-	if err != nil {
-		return err
-	}
-	if p.Ready() {
-		return f.commit(ctx, dest, p, emit)
-	}
-	return Hold(sp, tp, f.Pending, f.Turn, p, enc)
+	return Arrive(sp, tp, f.Pending, f.Turn, enc, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
 }
 
 func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(SnapshotInfo)) error {
-	due, err := Due(sp, f.Pending, ts.Milliseconds())
-	if err != nil {
-		return err
-	}
-	for _, panes := range due {
-		if err := f.commit(ctx, dest, MergeParts(panes), emit); err != nil {
-			return err
-		}
-	}
-	return nil
+	return Fire(sp, f.Pending, ts, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
 }
 
 func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
