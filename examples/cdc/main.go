@@ -198,6 +198,20 @@ type target struct {
 	outDir string
 }
 
+// writeConfig is the merge-on-read write of the example's events to t, exactly once
+// per sinkID.
+func (t target) writeConfig(sinkID string) iceberg.WriteConfig {
+	shards := *numShards
+	return iceberg.WriteConfig{
+		Table: t.table, CatalogName: t.name, CatalogProperties: t.props,
+		Mode:             iceberg.MergeOnRead,
+		ChangeTypeColumn: "op", ChangeTypeMap: debeziumOps, Upsert: true,
+		SequenceNumberColumn: "seq", EqualityColumns: []string{"order_id"},
+		PartitionFields: []string{"state"}, NumShards: &shards,
+		SinkID: sinkID,
+	}
+}
+
 // events returns the change events the flags ask for.
 func events() ([]string, error) {
 	switch {
@@ -242,19 +256,11 @@ func run(ctx context.Context, w io.Writer, t target, lines []string, nbatches in
 	}
 	per := (len(lines) + nbatches - 1) / nbatches
 	commits := 0
-	shards := *numShards
 	for b := 0; b*per < len(lines); b++ {
 		chunk := lines[b*per : min((b+1)*per, len(lines))]
 		p, s := beam.NewPipelineWithRoot()
 		changes, bad := beam.ParDo2(s, parseEventOrDead, beam.CreateList(s, chunk))
-		res, err := iceberg.TryWrite(s, iceberg.WriteConfig{
-			Table: t.table, CatalogName: t.name, CatalogProperties: t.props,
-			Mode:             iceberg.MergeOnRead,
-			ChangeTypeColumn: "op", ChangeTypeMap: debeziumOps, Upsert: true,
-			SequenceNumberColumn: "seq", EqualityColumns: []string{"order_id"},
-			PartitionFields: []string{"state"}, NumShards: &shards,
-			SinkID: fmt.Sprintf("orders-cdc-batch-%d", b),
-		}, changes)
+		res, err := iceberg.TryWrite(s, t.writeConfig(fmt.Sprintf("orders-cdc-batch-%d", b)), changes)
 		if err != nil {
 			return err
 		}
@@ -300,15 +306,8 @@ func runStreaming(ctx context.Context, w io.Writer, t target, lines []string, ra
 	p, s := beam.NewPipelineWithRoot()
 	seq := periodic.Sequence(s, beam.Create(s, periodic.NewSequenceDefinition(begin, begin.Add(time.Duration(ticks)*tickInterval), tickInterval)))
 	changes, bad := beam.ParDo2(s, parseEventOrDead, beam.ParDo(s, &tickEventsFn{Lines: lines, PerTick: perTick}, seq))
-	shards := *numShards
-	res, err := iceberg.TryWrite(s, iceberg.WriteConfig{
-		Table: t.table, CatalogName: t.name, CatalogProperties: t.props,
-		Mode:             iceberg.MergeOnRead,
-		ChangeTypeColumn: "op", ChangeTypeMap: debeziumOps, Upsert: true,
-		SequenceNumberColumn: "seq", EqualityColumns: []string{"order_id"},
-		PartitionFields: []string{"state"}, NumShards: &shards,
-		SinkID: "orders-cdc-stream",
-	}, changes, iceberg.WithTriggeringFrequency(time.Duration(windowSecs)*time.Second))
+	res, err := iceberg.TryWrite(s, t.writeConfig("orders-cdc-stream"), changes,
+		iceberg.WithTriggeringFrequency(time.Duration(windowSecs)*time.Second))
 	if err != nil {
 		return err
 	}
