@@ -4,6 +4,18 @@
 // filter and a column projection.
 //
 //	go run ./examples/quickstart [--warehouse DIR]
+//	go run ./examples/quickstart --streaming [--warehouse DIR]
+//
+// With --streaming it runs the streaming variant instead: a periodic impulse (an
+// unbounded source) ticks every 200 ms for 5 s, each tick bringing 5 new orders
+// and a change stream of them (inserts, an update, a delete). One pipeline appends
+// the orders to shop.orders_stream and applies the changes merge-on-read, with
+// deletion vectors, to shop.orders_changes; both writes commit each 1 s event-time
+// window once, in window order (triggering_frequency_seconds). The example's
+// pipeline ends with its source, so it sets no token_heartbeat_seconds (its periodic
+// refresh lasts as long as the pipeline, which would then never end); a long-running
+// job would, as the streaming pipelines this example's tests translate for Dataflow
+// do (buildStreamingAppend and buildStreamingChanges with a heartbeat).
 package main
 
 import (
@@ -23,13 +35,17 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/icebeam/icebeam/iceberg"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
-var warehouse = flag.String("warehouse", "", "directory for the SQLite catalog and the table files (default: a temporary directory, removed at exit)")
+var (
+	warehouse = flag.String("warehouse", "", "directory for the SQLite catalog and the table files (default: a temporary directory, removed at exit)")
+	streaming = flag.Bool("streaming", false, "run the streaming variant: orders and changes from a periodic source for 5 s, committed in 1 s windows")
+)
 
 // Order is one row of the example table.
 type Order struct {
@@ -60,14 +76,23 @@ func init() {
 	register.Function2x0(generateOrders)
 	register.Emitter1[Order]()
 	register.Function1x1(formatOrder)
+	beam.RegisterType(reflect.TypeOf(OrderChange{}))
+	register.DoFn3x0[beam.EventTime, []byte, func(Order)](&tickOrdersFn{})
+	register.DoFn3x0[beam.EventTime, []byte, func(OrderChange)](&tickChangesFn{})
+	register.Emitter1[OrderChange]()
+}
+
+// makeOrder returns order i of the example, deterministically.
+func makeOrder(i int64) Order {
+	cities := [][2]string{{"Albany", "NY"}, {"Boston", "MA"}, {"Austin", "TX"}, {"Buffalo", "NY"}, {"Denver", "CO"}}
+	c := cities[i%int64(len(cities))]
+	return Order{OrderID: i, City: c[0], State: c[1], Amount: float64((i*37)%500) + 0.25}
 }
 
 // generateOrders emits the example's orders, deterministically.
 func generateOrders(_ []byte, emit func(Order)) {
-	cities := [][2]string{{"Albany", "NY"}, {"Boston", "MA"}, {"Austin", "TX"}, {"Buffalo", "NY"}, {"Denver", "CO"}}
 	for i := int64(1); i <= numOrders; i++ {
-		c := cities[i%int64(len(cities))]
-		emit(Order{OrderID: i, City: c[0], State: c[1], Amount: float64((i*37)%500) + 0.25})
+		emit(makeOrder(i))
 	}
 }
 
@@ -79,6 +104,10 @@ func formatOrder(o OrderAmount) string {
 func main() {
 	flag.Parse()
 	beam.Init()
+	runFn := run
+	if *streaming {
+		runFn = func(ctx context.Context, w io.Writer, dir string) error { return runStreaming(ctx, w, dir, streamFor) }
+	}
 	dir := *warehouse
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "icebeam-quickstart-")
@@ -88,7 +117,7 @@ func main() {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	if err := run(context.Background(), os.Stdout, dir); err != nil {
+	if err := runFn(context.Background(), os.Stdout, dir); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -194,4 +223,149 @@ func readLines(path string) ([]string, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+// The streaming variant (--streaming).
+const (
+	// streamTick is the interval of the periodic source.
+	streamTick = 200 * time.Millisecond
+	// streamOrdersPerTick is the number of new orders each tick brings.
+	streamOrdersPerTick = 5
+	// streamWindow is the writes' triggering_frequency_seconds.
+	streamWindow = time.Second
+	// streamFor is how long the source of `go run . --streaming` ticks.
+	streamFor = 5 * time.Second
+	// streamTable and changesTable are the streaming variant's tables.
+	streamTable  = "shop.orders_stream"
+	changesTable = "shop.orders_changes"
+)
+
+// OrderChange is one change of the streaming variant's change stream: Op is "c"
+// (insert), "u" (update, after-image only) or "d" (delete); Seq orders the changes.
+type OrderChange struct {
+	OrderID int64   `iceberg:"order_id"`
+	City    string  `iceberg:"city"`
+	State   string  `iceberg:"state"`
+	Amount  float64 `iceberg:"amount"`
+	Op      string  `iceberg:"op"`
+	Seq     int64   `iceberg:"seq"`
+}
+
+// tickOrders calls emit with the new orders of tick i: orders i*5+1 to i*5+5.
+func tickOrders(i int64, emit func(Order)) {
+	for j := int64(1); j <= streamOrdersPerTick; j++ {
+		emit(makeOrder(i*streamOrdersPerTick + j))
+	}
+}
+
+// tickChanges calls emit with the changes of tick i, in sequence order: its new
+// orders are inserted, then (from the second tick on) an order of the tick before
+// gets a new amount and another one is deleted.
+func tickChanges(i int64, emit func(OrderChange)) {
+	seq := i * 10
+	change := func(o Order, op string) {
+		seq++
+		emit(OrderChange{OrderID: o.OrderID, City: o.City, State: o.State, Amount: o.Amount, Op: op, Seq: seq})
+	}
+	tickOrders(i, func(o Order) { change(o, "c") })
+	if i > 0 {
+		o := makeOrder(i*streamOrdersPerTick - 2)
+		o.Amount += 1000
+		change(o, "u")
+		change(makeOrder(i*streamOrdersPerTick-4), "d")
+	}
+}
+
+// tickOrdersFn emits the orders of each tick of the periodic source; ticks start
+// at StartMs, one every streamTick, and their orders carry the tick's timestamp.
+type tickOrdersFn struct{ StartMs int64 }
+
+func (f *tickOrdersFn) ProcessElement(ts beam.EventTime, _ []byte, emit func(Order)) {
+	tickOrders((ts.Milliseconds()-f.StartMs)/streamTick.Milliseconds(), emit)
+}
+
+// tickChangesFn is tickOrdersFn for the change stream.
+type tickChangesFn struct{ StartMs int64 }
+
+func (f *tickChangesFn) ProcessElement(ts beam.EventTime, _ []byte, emit func(OrderChange)) {
+	tickChanges((ts.Milliseconds()-f.StartMs)/streamTick.Milliseconds(), emit)
+}
+
+// streamSource adds the streaming variant's source: a periodic impulse every
+// streamTick from start to end, an unbounded PCollection.
+func streamSource(s beam.Scope, start, end time.Time) beam.PCollection {
+	return periodic.Impulse(s, start, end, streamTick, false)
+}
+
+// streamConfig is the configuration shared by the streaming writes: a commit per
+// streamWindow window and, when heartbeat is not 0, token_heartbeat_seconds.
+func streamConfig(cfg iceberg.WriteConfig, heartbeat time.Duration) iceberg.WriteConfig {
+	cfg = cfg.With(iceberg.WithTriggeringFrequency(streamWindow))
+	if heartbeat > 0 {
+		cfg = cfg.With(iceberg.WithTokenHeartbeat(heartbeat))
+	}
+	return cfg
+}
+
+// buildStreamingAppend adds the append of the orders of ticks (streamSource's
+// output, started at start) to streamTable.
+func buildStreamingAppend(s beam.Scope, cat *icebergtest.LocalCatalog, ticks beam.PCollection, start time.Time, heartbeat time.Duration) error {
+	orders := beam.ParDo(s, &tickOrdersFn{StartMs: start.UnixMilli()}, ticks)
+	_, err := iceberg.TryWrite(s, streamConfig(iceberg.WriteConfig{
+		Table: streamTable, CatalogName: cat.Name, CatalogProperties: cat.Props,
+		PartitionFields: []string{"state"}, SinkID: "quickstart-stream",
+	}, heartbeat), orders)
+	return err
+}
+
+// buildStreamingChanges adds the merge-on-read write of the changes of ticks
+// (streamSource's output, started at start) to changesTable.
+func buildStreamingChanges(s beam.Scope, cat *icebergtest.LocalCatalog, ticks beam.PCollection, start time.Time, heartbeat time.Duration) error {
+	changes := beam.ParDo(s, &tickChangesFn{StartMs: start.UnixMilli()}, ticks)
+	_, err := iceberg.TryWrite(s, streamConfig(iceberg.WriteConfig{
+		Table: changesTable, CatalogName: cat.Name, CatalogProperties: cat.Props,
+		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "op", SequenceNumberColumn: "seq",
+		ChangeTypeMap: map[string]string{"c": iceberg.ChangeInsert, "u": iceberg.ChangeUpdateAfter, "d": iceberg.ChangeDelete},
+		Upsert:        true, EqualityColumns: []string{"order_id"}, SinkID: "quickstart-changes",
+	}, heartbeat), changes)
+	return err
+}
+
+// runStreaming is the streaming variant: one pipeline whose source ticks for d from
+// the next window boundary (whole windows) and whose writes commit every window.
+func runStreaming(ctx context.Context, w io.Writer, dir string, d time.Duration) error {
+	begin := time.Now()
+	cat, err := icebergtest.NewLocalCatalogAt(dir)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	start := time.Now().Add(500 * time.Millisecond).Truncate(streamWindow).Add(streamWindow)
+	p, s := beam.NewPipelineWithRoot()
+	ticks := streamSource(s, start, start.Add(d))
+	if err := buildStreamingAppend(s.Scope("append"), cat, ticks, start, 0); err != nil {
+		return err
+	}
+	if err := buildStreamingChanges(s.Scope("changes"), cat, ticks, start, 0); err != nil {
+		return err
+	}
+	if err := beamx.Run(ctx, p); err != nil {
+		return fmt.Errorf("streaming pipeline: %w", err)
+	}
+	for _, name := range []string{streamTable, changesTable} {
+		tbl, err := cat.Catalog.LoadTable(ctx, strings.Split(name, "."))
+		if err != nil {
+			return err
+		}
+		var windows int
+		for _, snap := range tbl.Metadata().Snapshots() {
+			if snap.Summary != nil && snap.Summary.Properties["beam.cdc.sink-id"] != "" {
+				windows++
+			}
+		}
+		sum := tbl.CurrentSnapshot().Summary.Properties
+		fmt.Fprintf(w, "%s: %d window commits, %s rows live (%s delete files)\n", name, windows, liveRows(sum), sum["total-delete-files"])
+	}
+	fmt.Fprintf(w, "done in %s\n", time.Since(begin).Round(time.Millisecond))
+	return nil
 }
