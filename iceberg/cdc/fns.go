@@ -443,13 +443,14 @@ type commitFn struct {
 	Spec Spec
 
 	Pending state.Bag[[]byte]
+	Handled state.Value[int64]
 	Turn    timers.EventTime
 
 	rt *env
 }
 
 func newCommitFn(spec Spec) *commitFn {
-	return &commitFn{Spec: spec, Pending: state.MakeBagState[[]byte]("pending"), Turn: timers.InEventTime("turn")}
+	return &commitFn{Spec: spec, Pending: state.MakeBagState[[]byte]("pending"), Handled: state.MakeValueState[int64]("handled"), Turn: timers.InEventTime("turn")}
 }
 
 func (f *commitFn) Setup(ctx context.Context) error {
@@ -463,7 +464,18 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp tim
 }
 
 func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(write.SnapshotInfo)) error {
-	return write.Fire(sp, f.Pending, ts, func(p write.Pane) error { return f.commit(ctx, dest, p, emit) })
+	return write.Fire(sp, f.Pending, f.Handled, ts, func(p write.Pane) error { return f.commit(ctx, dest, p, emit) },
+		func(end int64) (bool, error) {
+			ident, err := catalogs.ParseIdent(dest)
+			if err != nil {
+				return false, err
+			}
+			cat, err := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
+			if err != nil {
+				return false, err
+			}
+			return write.Committed(ctx, cat, ident, f.Spec.SinkID, end)
+		})
 }
 
 // commit commits one pane: the shard results of one window (or one late pane).

@@ -2,7 +2,9 @@ package write
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,6 +16,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
@@ -150,10 +154,18 @@ func Arrive(sp state.Provider, tp timers.Provider, bag state.Bag[[]byte], timer 
 	return Hold(sp, tp, bag, timer, p, enc)
 }
 
-// Fire handles the timer of an ordered commit DoFn firing at ts: the windows due are
-// committed with commit, oldest first, each as one pane (MergeParts).
-func Fire(sp state.Provider, bag state.Bag[[]byte], ts beam.EventTime, commit func(Pane) error) error {
+// Fire handles the timer of an ordered commit DoFn firing at ts (the end of the
+// window it was set for): the windows due are committed with commit, oldest first,
+// each as one pane (MergeParts); handled keeps the newest window end this step has
+// committed. When the timer's window is past it, committed(ts ms) must confirm that
+// the table holds the window; otherwise the window's panes were lost from the step's state and
+// Fire fails rather than let the token move past a window that was never committed.
+func Fire(sp state.Provider, bag state.Bag[[]byte], handled state.Value[int64], ts beam.EventTime, commit func(Pane) error, committed func(windowEndMs int64) (bool, error)) error {
 	due, err := Due(sp, bag, ts.Milliseconds())
+	if err != nil {
+		return err
+	}
+	through, _, err := handled.Read(sp)
 	if err != nil {
 		return err
 	}
@@ -161,8 +173,36 @@ func Fire(sp state.Provider, bag state.Bag[[]byte], ts beam.EventTime, commit fu
 		if err := commit(MergeParts(panes)); err != nil {
 			return err
 		}
+		through = max(through, panes[0].WindowEndMs)
 	}
-	return nil
+	if len(due) > 0 {
+		if err := handled.Write(sp, through); err != nil {
+			return err
+		}
+	}
+	if ts.Milliseconds() <= through {
+		return nil // committed now or by an earlier timer (possibly with nothing to commit)
+	}
+	ok, err := committed(ts.Milliseconds())
+	if err != nil || ok {
+		return err
+	}
+	return fmt.Errorf("%w: iceberg: commit: the rows of the window ending %s were held for their commit but are gone from the commit step's state, and the table has no commit of that window; failing instead of skipping it (a runner lost the state of a stateful DoFn: prism 2.77 does when it splits a bundle of one)",
+		ErrStateLost, time.UnixMilli(ts.Milliseconds()+1).UTC().Format(time.RFC3339Nano))
+}
+
+// ErrStateLost is the error of a commit step whose held rows vanished (see Fire).
+var ErrStateLost = errors.New("commit state lost")
+
+// Committed reports whether sinkID has committed the window ending windowEndMs to
+// table ident of cat (its token on main is at or past it).
+func Committed(ctx context.Context, cat catalog.Catalog, ident table.Identifier, sinkID string, windowEndMs int64) (bool, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return false, err
+	}
+	_, done, _, _, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: sinkID, WindowEndMs: windowEndMs})
+	return done, err
 }
 
 // MergeParts returns the parts of panes (one window's on-time panes) as one Pane.

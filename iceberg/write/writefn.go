@@ -333,6 +333,7 @@ type commitFn struct {
 	Spec Spec
 
 	Pending state.Bag[[]byte]
+	Handled state.Value[int64]
 	Turn    timers.EventTime
 
 	rt *runtime
@@ -352,7 +353,18 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp tim
 }
 
 func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(SnapshotInfo)) error {
-	return Fire(sp, f.Pending, ts, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
+	return Fire(sp, f.Pending, f.Handled, ts, func(p Pane) error { return f.commit(ctx, dest, p, emit) },
+		func(end int64) (bool, error) {
+			ident, err := parseIdent(dest)
+			if err != nil {
+				return false, err
+			}
+			cat, err := f.Spec.catalog(ctx, f.rt)
+			if err != nil {
+				return false, err
+			}
+			return Committed(ctx, cat, ident, f.Spec.SinkID, end)
+		})
 }
 
 func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
@@ -446,5 +458,5 @@ func init() {
 }
 
 func newCommitFn(spec Spec) *commitFn {
-	return &commitFn{Spec: spec, Pending: state.MakeBagState[[]byte]("pending"), Turn: timers.InEventTime("turn")}
+	return &commitFn{Spec: spec, Pending: state.MakeBagState[[]byte]("pending"), Handled: state.MakeValueState[int64]("handled"), Turn: timers.InEventTime("turn")}
 }
