@@ -370,7 +370,7 @@ func deletedPositions(fs iceio.IO, t table.FileScanTask) (*dv.RoaringPositionBit
 	}
 	bm := dv.NewRoaringPositionBitmap()
 	for _, d := range t.DeletionVectorFiles {
-		b, err := dv.ReadDV(fs, d)
+		b, err := readDV(fs, d)
 		if err != nil {
 			return nil, fmt.Errorf("read deletion vector %s: %w", d.FilePath(), err)
 		}
