@@ -24,7 +24,9 @@ import (
 //     expected answers to expected/<writer>.json;
 //  2. engines.py: Spark writes its tables (expected/spark.json), then Spark
 //     SQL, PyIceberg and DuckDB check every writer's tables;
-//  3. icebeam's iceberg.Read (and, as a reference, iceberg-go's own scan)
+//  3. icebeam's iceberg.ReadChanges reads the changelog of Spark's v3 table
+//     and checks every change row against the SQL that made it;
+//  4. icebeam's iceberg.Read (and, as a reference, iceberg-go's own scan)
 //     reads every writer's tables and checks them.
 //
 // Any disagreement fails the test; report.py prints the table afterwards.
@@ -50,6 +52,7 @@ func TestInterop(t *testing.T) {
 			t.Fatalf("engines.py: %v (see its output above and results/python.json)", err)
 		}
 	})
+	timed(t, "changes/icebeam", checkSparkChanges)
 	timed(t, "read/icebeam", func(t *testing.T) { readAll(t, "icebeam", newReader) })
 	timed(t, "read/iceberg-go", func(t *testing.T) {
 		readAll(t, "iceberg-go", func(t *testing.T, _ string, cat catalog.Catalog, _ map[string]string) readFunc {
