@@ -128,6 +128,11 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 // that none is silently ignored.
 func checkAppendSupport(cfg WriteConfig) error {
 	var errs config.Errors
+	if cfg.TokenHeartbeatSeconds != nil {
+		if tpl, err := write.ParseTemplate(cfg.Table); err == nil && !tpl.IsStatic() {
+			errs.Add(unsupported(config.KeyTokenHeartbeatSeconds, "token heartbeats need a single table, not a template"))
+		}
+	}
 	addNotYetSupported(&errs, cfg)
 	return errs.Err()
 }

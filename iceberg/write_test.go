@@ -179,6 +179,10 @@ func TestTryWriteErrors(t *testing.T) {
 		{"no table", func(c *iceberg.WriteConfig) { c.Table = "" }, iceberg.ErrInvalidConfig, "table"},
 		{"merge-on-read rows without control columns", func(c *iceberg.WriteConfig) { c.Mode = iceberg.MergeOnRead; c.EqualityColumns = []string{"id"} }, iceberg.ErrInvalidConfig, "_commit_snapshot_sequence_number"},
 		{"heartbeat without streaming", func(c *iceberg.WriteConfig) { n := 10; c.TokenHeartbeatSeconds = &n }, iceberg.ErrInvalidConfig, "token_heartbeat_seconds"},
+		{"heartbeat with a table template", func(c *iceberg.WriteConfig) {
+			n := 10
+			c.Table, c.TriggeringFrequencySeconds, c.TokenHeartbeatSeconds = "db.t_{region}", &n, &n
+		}, iceberg.ErrUnsupported, "token_heartbeat_seconds"},
 		{"keep names a missing field", func(c *iceberg.WriteConfig) { c.Keep = []string{"id", "nope"} }, iceberg.ErrInvalidConfig, `"nope"`},
 		{"only names a non-struct field", func(c *iceberg.WriteConfig) { c.Only = "region" }, iceberg.ErrInvalidConfig, `"region"`},
 		{"bad target file size", func(c *iceberg.WriteConfig) {
