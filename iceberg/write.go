@@ -113,7 +113,17 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	} else if _, err := cat.ListNamespaces(ctx, nil); err != nil {
 		return WriteResult{}, fmt.Errorf("iceberg: write %s: catalog unreachable: %w", cfg.Table, err)
 	}
-	snaps, dead, err := write.Append(s, spec, commitWindows(s, cfg, rows))
+	return streamingWrite(s, cfg, sinkID, rows, func(rows beam.PCollection) (beam.PCollection, beam.PCollection, error) {
+		return write.Append(s, spec, rows)
+	})
+}
+
+// streamingWrite runs build (either write mode) over rows in their commit windows
+// (commitWindows), puts its dead letters back into the input's windows and adds the
+// token heartbeat when token_heartbeat_seconds is set.
+func streamingWrite(s beam.Scope, cfg WriteConfig, sinkID string, rows beam.PCollection,
+	build func(beam.PCollection) (snaps, dead beam.PCollection, err error)) (WriteResult, error) {
+	snaps, dead, err := build(commitWindows(s, cfg, rows))
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -157,9 +167,8 @@ func addHeartbeat(s beam.Scope, cfg WriteConfig, sinkID string) error {
 	if cfg.TokenHeartbeatSeconds == nil {
 		return nil
 	}
-	if tpl, err := write.ParseTemplate(cfg.Table); err != nil || !tpl.IsStatic() {
-		return unsupported(config.KeyTokenHeartbeatSeconds, "token heartbeats need a single table, not a template")
-	}
+	// Both modes have rejected templates with a heartbeat (checkAppendSupport,
+	// checkMergeOnReadSupport) before building anything.
 	spec, err := write.NewSpec(cfg, sinkID)
 	if err != nil {
 		return err

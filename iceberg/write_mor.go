@@ -57,15 +57,9 @@ func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (
 	if err := cdc.PrepareTable(context.Background(), &spec, rowSchema); err != nil {
 		return WriteResult{}, err
 	}
-	snaps, dead, err := cdc.MergeOnRead(s, spec, commitWindows(s, cfg, rows))
-	if err != nil {
-		return WriteResult{}, err
-	}
-	dead = inputWindows(s, cfg, rows, dead)
-	if err := addHeartbeat(s, cfg, sinkID); err != nil {
-		return WriteResult{}, err
-	}
-	return WriteResult{Snapshots: snaps, DeadLetter: dead}, nil
+	return streamingWrite(s, cfg, sinkID, rows, func(rows beam.PCollection) (beam.PCollection, beam.PCollection, error) {
+		return cdc.MergeOnRead(s, spec, rows)
+	})
 }
 
 // checkMergeOnReadSupport rejects settings the merge-on-read write does not
