@@ -191,9 +191,13 @@ func testStreamingAppend(t *testing.T, opts ...iceberg.WriteOption) {
 	if got, want := tableIDs(t, tbl, "id"), idStrings(1, 2, 12, 13, 14, 15, 16, 17, 23, 25, 41); !slices.Equal(got, want) {
 		t.Errorf("table ids = %v, want %v", got, want)
 	}
-	want := []string{"9999", "19999", "29999", "29999 late 29999/1", "49999"}
-	if got := sinkCommits(t, tbl, "stream-1"); !slices.Equal(got, want) {
-		t.Errorf("commits (committed-through, oldest first) = %v, want %v", got, want)
+	want := []string{"9999", "19999", "29999", "29999 late 29999/", "49999"}
+	got := sinkCommits(t, tbl, "stream-1")
+	if len(got) == len(want) && strings.HasPrefix(got[3], want[3]) {
+		got[3] = want[3] // the late pane id ends in a hash of its content
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("commits (committed-through, oldest first) = %v, want %v<content>", got, want)
 	}
 	if len(dead) != 1 || !strings.Contains(dead[0].Row, "5") || !strings.Contains(dead[0].Reason, "late") ||
 		!strings.Contains(dead[0].Reason, "allowed_lateness_seconds") {
@@ -214,8 +218,10 @@ func testStreamingAppend(t *testing.T, opts ...iceberg.WriteOption) {
 }
 
 // TestStreamingAppendRestart: a second run with the same sink id replays the stream
-// from the start and goes further; the windows the first run committed are skipped,
-// the others committed, and no row is lost or written twice.
+// from the start and goes further; the replayed rows of the windows the first run
+// committed are recognised and dropped before they are written (no commit, no
+// skipped window), the other windows are committed, and no row is lost or written
+// twice.
 func TestStreamingAppendRestart(t *testing.T) {
 	ctx := context.Background()
 	lc := icebergtest.NewLocalCatalog(t)
@@ -238,8 +244,8 @@ func TestStreamingAppendRestart(t *testing.T) {
 	}
 	slices.Sort(skipped)
 	slices.Sort(committed)
-	if !slices.Equal(skipped, []int64{9999, 19999, 29999}) || !slices.Equal(committed, []int64{39999, 49999}) || len(dead) != 0 {
-		t.Errorf("second run: skipped %v, committed %v, dead %+v; want skipped [9999 19999 29999], committed [39999 49999]", skipped, committed, dead)
+	if len(skipped) != 0 || !slices.Equal(committed, []int64{39999, 49999}) || len(dead) != 0 {
+		t.Errorf("second run: skipped %v, committed %v, dead %+v; want committed [39999 49999] and nothing else", skipped, committed, dead)
 	}
 	tbl, err := lc.Catalog.LoadTable(ctx, table.Identifier{"db", "restart"})
 	if err != nil {

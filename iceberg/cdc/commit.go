@@ -38,13 +38,47 @@ const (
 // MaxCommittedSeqKey returns "beam.cdc.max-committed-seq.<sinkID>".
 func MaxCommittedSeqKey(sinkID string) string { return SummaryMaxCommittedSeqPrefix + sinkID }
 
+// SummaryPriorMaxSeqPrefix prefixes the key holding, for one sink id, the highest
+// sequence number the sink's earlier runs had committed when the snapshot's run
+// started (see write.PriorThroughKey).
+const SummaryPriorMaxSeqPrefix = "beam.cdc.prior-max-seq."
+
+// PriorMaxSeqKey returns "beam.cdc.prior-max-seq.<sinkID>".
+func PriorMaxSeqKey(sinkID string) string { return SummaryPriorMaxSeqPrefix + sinkID }
+
+// noSeq stands for "no sequence number committed".
+const noSeq = int64(-1 << 63)
+
+// committedSeqs returns the highest sequence number sinkID has committed (max) and
+// the highest its runs other than runID had committed (prior), from its newest token
+// (noSeq when none).
+func committedSeqs(tok write.Token, found bool, sinkID, runID string) (maxSeq, prior int64) {
+	maxSeq, prior = noSeq, noSeq
+	if !found || tok.Summary == nil {
+		return maxSeq, prior
+	}
+	p := tok.Summary.Properties
+	if v, err := strconv.ParseInt(p[MaxCommittedSeqKey(sinkID)], 10, 64); err == nil {
+		maxSeq = v
+	}
+	if runID == "" || p[write.RunKey(sinkID)] != runID {
+		return maxSeq, maxSeq
+	}
+	if v, err := strconv.ParseInt(p[PriorMaxSeqKey(sinkID)], 10, 64); err == nil {
+		prior = v
+	}
+	return maxSeq, prior
+}
+
 // Window is one table's changes of one window, ready to commit.
 type Window struct {
-	// SinkID and WindowEndMs make the commit exactly-once (see write.CommitRequest).
-	SinkID      string
-	WindowEndMs int64
-	// LateID, when set, makes this a late pane of the window (see write.WindowRef).
-	LateID string
+	// SinkID, RunID and WindowEndMs make the commit exactly-once (see
+	// write.CommitRequest).
+	SinkID, RunID string
+	WindowEndMs   int64
+	// LateID, when set, makes this a late pane of the window; ContentID identifies the
+	// content (see write.WindowRef).
+	LateID, ContentID string
 	// MaxSeq is the highest change sequence number of the window.
 	MaxSeq int64
 	// DataFiles are the new rows' data files (write.WriteDataFiles). Duplicate paths
@@ -140,7 +174,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		}
 		props[k] = v
 	}
-	ref := write.WindowRef{SinkID: w.SinkID, WindowEndMs: w.WindowEndMs, LateID: w.LateID}
+	ref := write.WindowRef{SinkID: w.SinkID, RunID: w.RunID, WindowEndMs: w.WindowEndMs, LateID: w.LateID, ContentID: w.ContentID}
 	files := write.DedupeDataFiles(w.DataFiles)
 	resolver := Resolver{KeyColumns: c.KeyColumns, ChunkKeys: c.ChunkKeys}
 
@@ -187,6 +221,9 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 				res.RowsAdded, _ = strconv.ParseInt(tok.Summary.Properties["added-records"], 10, 64)
 				res.deletesFromSummary(tok.Summary.Properties, true)
 			}
+			if res.Skipped {
+				write.LogSkipped(ctx, name, w.SinkID, w.WindowEndMs, w.LateID, tok, len(files)+len(w.DeleteKeys)+len(w.Resolved))
+			}
 			return res, nil
 		}
 		format, err := c.format(tbl)
@@ -202,13 +239,12 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		if err := txn.SetProperties(ibg.Properties{throughKey: tokenProps[throughKey]}); err != nil {
 			return fail(err)
 		}
-		maxSeq := w.MaxSeq
-		if found && newest.Summary != nil {
-			if prev, err := strconv.ParseInt(newest.Summary.Properties[MaxCommittedSeqKey(w.SinkID)], 10, 64); err == nil {
-				maxSeq = max(maxSeq, prev)
-			}
+		prevMax, priorMax := committedSeqs(newest, found, w.SinkID, w.RunID)
+		tokenProps[MaxCommittedSeqKey(w.SinkID)] = strconv.FormatInt(max(w.MaxSeq, prevMax), 10)
+		if w.RunID != "" && priorMax != noSeq {
+			tokenProps[PriorMaxSeqKey(w.SinkID)] = strconv.FormatInt(priorMax, 10)
 		}
-		tokenProps[MaxCommittedSeqKey(w.SinkID)] = strconv.FormatInt(maxSeq, 10)
+		res.LateID = tokenProps[write.LatePaneKey(w.SinkID)]
 		attemptProps := withProps(props, tokenProps)
 		var puffin string
 		var deletes, removed []ibg.DataFile
@@ -282,7 +318,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		case err == nil:
 			snap := committed.Metadata().CurrentSnapshot()
 			res.CommitResult = write.CommitResult{SnapshotID: snap.SnapshotID, SequenceNumber: snap.SequenceNumber,
-				FilesAdded: int64(len(files))}
+				FilesAdded: int64(len(files)), LateID: res.LateID}
 			if snap.Summary != nil {
 				res.Operation = string(snap.Summary.Operation)
 				res.deletesFromSummary(snap.Summary.Properties, false)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +16,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	ibg "github.com/apache/iceberg-go"
@@ -45,6 +45,7 @@ type parseFn struct {
 
 	rt      *env
 	tbl     *table.Table
+	gate    *write.LateGate
 	parser  *Parser
 	sharder *Sharder
 	packets map[packetKey][]byte
@@ -145,6 +146,26 @@ func (f *parseFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, 
 		}
 		f.pending = nil
 	}
+	if f.Spec.Windowed {
+		cat, err := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
+		if err != nil {
+			return err
+		}
+		if f.gate == nil {
+			f.gate = &write.LateGate{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, LatenessMs: f.Spec.LatenessMs}
+		}
+		// Rows of windows already committed pass on to the shards, which apply a change
+		// only when it is newer than every change committed (see shardFn).
+		v, reason, _, err := f.gate.Check(ctx, cat, f.Spec.Table, f.tbl.Identifier(), w)
+		if err != nil {
+			return err
+		}
+		if v == write.TooLate {
+			write.LateDead.Inc(ctx, 1)
+			dead(write.DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: reason})
+			return nil
+		}
+	}
 	f.add(r, win, emit, dead)
 	return nil
 }
@@ -209,8 +230,10 @@ func (f *parseFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, st
 type shardResult struct {
 	// WindowEndMs is the window's end.
 	WindowEndMs int64
-	// MaxSeq is the highest sequence number of the shard's changes.
-	MaxSeq int64
+	// MaxSeq and MinSeq are the highest and lowest sequence numbers of the shard's
+	// changes; BaseSeq is the highest the sink had committed when the shard ran
+	// (noSeq when none or when its window was not committed yet).
+	MaxSeq, MinSeq, BaseSeq int64
 	// Files are the new rows' data files.
 	Files []write.EncodedDataFile
 	// Resolution holds the keys to delete resolved to positions (DV mode).
@@ -236,7 +259,7 @@ func (f *shardFn) Setup(ctx context.Context) error {
 	return err
 }
 
-func (f *shardFn) ProcessElement(ctx context.Context, pane typex.PaneInfo, key string, packets func(*[]byte) bool, emit func(string, []byte), dead func(write.DeadLetter)) error {
+func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, []byte), dead func(write.DeadLetter)) error {
 	name := f.Spec.Table
 	fail := func(err error) error { return fmt.Errorf("iceberg: write %s: shard %s: %w", name, key, err) }
 	winStr, _, _ := strings.Cut(key, "/")
@@ -244,29 +267,35 @@ func (f *shardFn) ProcessElement(ctx context.Context, pane typex.PaneInfo, key s
 	if err != nil {
 		return fail(fmt.Errorf("bad shard key: %w", err))
 	}
-	out := shardResult{WindowEndMs: win}
+	out := shardResult{WindowEndMs: win, MinSeq: math.MaxInt64, BaseSeq: noSeq}
 	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
 	if err != nil {
 		return fail(err)
 	}
-	tok, found, err := write.FindToken(tbl.Metadata(), table.MainBranch, f.Spec.SinkID)
+	_, _, tok, found, _, err := write.CheckWindow(tbl.Metadata(), table.MainBranch, write.WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
 	if err != nil {
 		return fail(err)
 	}
-	late := pane.Timing == typex.PaneLate
-	if found && tok.CommittedThroughMs >= win && !late {
-		// Committed by an earlier run of this sink: the committer reports it skipped.
-		return f.emit(emit, out)
-	}
-	// A late pane's changes are applied after later windows' changes: only those newer
-	// than every change the sink has committed keep their order; the others cannot be
+	// Changes of a window the sink has committed (whatever the pane's timing says: a
+	// runner may call the first pane of a shard on time although its window was
+	// committed) are applied after later windows' changes: only those newer than
+	// every change the sink has committed keep their order. Of the others, those an
+	// earlier run committed (a restart's replay) are skipped, and the rest cannot be
 	// applied correctly and go to the dead letter output.
-	maxCommitted := int64(-1 << 63)
-	if late && found && tok.Summary != nil {
-		if v, err := strconv.ParseInt(tok.Summary.Properties[MaxCommittedSeqKey(f.Spec.SinkID)], 10, 64); err == nil {
-			maxCommitted = v
+	maxCommitted, priorMax := noSeq, noSeq
+	if found && tok.CommittedThroughMs >= win {
+		maxCommitted, priorMax = committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
+		if win > tok.PriorThrough(f.Spec.SinkID, f.Spec.RunID) {
+			priorMax = noSeq // a window of this run: its changes are late, not replayed
+		}
+		if tok.FromProperty {
+			log.Warnf(ctx, "iceberg: write %s: sink %s committed through %d by a run whose snapshots have expired; the changes of the window ending %d are skipped",
+				name, f.Spec.SinkID, tok.CommittedThroughMs, win)
+			write.SkippedWithData.Inc(ctx, 1)
+			return f.emit(emit, out)
 		}
 	}
+	out.BaseSeq, _ = committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
 	sc := tbl.Schema()
 	parser, err := NewParser(name, sc, f.rt.cfg)
 	if err != nil {
@@ -293,9 +322,18 @@ func (f *shardFn) ProcessElement(ctx context.Context, pane typex.PaneInfo, key s
 			}
 		}
 		_, err := readPacket(p, func(key []byte, seq int64, kind Kind, body []byte) error {
+			if seq <= priorMax {
+				write.ReplayedSkipped.Inc(ctx, 1)
+				return nil
+			}
 			if seq <= maxCommitted {
+				write.LateDead.Inc(ctx, 1)
 				return f.deadLate(dead, from, parser, body, seq, maxCommitted)
 			}
+			if maxCommitted != noSeq {
+				write.LatePassed.Inc(ctx, 1)
+			}
+			out.MinSeq = min(out.MinSeq, seq)
 			if from != nil {
 				r, _, err := row.DecodeBody(from, body)
 				if err != nil {
@@ -460,7 +498,7 @@ func (f *commitFn) Setup(ctx context.Context) error {
 }
 
 func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, enc []byte, emit func(write.SnapshotInfo)) error {
-	return write.Arrive(sp, tp, f.Pending, f.Turn, enc, func(p write.Pane) error { return f.commit(ctx, dest, p, emit) })
+	return write.Arrive(sp, tp, f.Pending, f.Handled, f.Turn, enc, func(p write.Pane) error { return f.commit(ctx, dest, p, emit) })
 }
 
 func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(write.SnapshotInfo)) error {
@@ -493,13 +531,25 @@ func (f *commitFn) commit(ctx context.Context, dest string, p write.Pane, emit f
 	if err != nil {
 		return fail(err)
 	}
-	w := Window{SinkID: f.Spec.SinkID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, SnapshotProps: f.rt.snapshotProps}
+	w := Window{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentID(),
+		SnapshotProps: f.rt.snapshotProps}
+	_, _, tok, found, _, err := write.CheckWindow(tbl.Metadata(), table.MainBranch, write.WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
+	if err != nil {
+		return fail(err)
+	}
+	committedMax, _ := committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
+	unordered := 0
 	for _, b := range p.Parts {
 		var r shardResult
 		if err := json.Unmarshal(b, &r); err != nil {
 			return fail(fmt.Errorf("bad shard result: %w", err))
 		}
 		w.MaxSeq = max(w.MaxSeq, r.MaxSeq)
+		if committedMax > r.BaseSeq && r.MinSeq <= committedMax {
+			// The shard ran before a commit of changes newer than some of its own (a late
+			// pane that raced its window's commit): its changes are applied after them.
+			unordered++
+		}
 		files, err := write.DecodeDataFiles(tbl.Metadata(), r.Files)
 		if err != nil {
 			return fail(err)
@@ -519,19 +569,23 @@ func (f *commitFn) commit(ctx context.Context, dest string, p write.Pane, emit f
 		w.DeleteKeys = append(w.DeleteKeys, keys...)
 	}
 	w.Resolved = MergeResolutions(w.Resolved)
+	if unordered > 0 {
+		write.LateUnordered.Inc(ctx, int64(unordered))
+		log.Warnf(ctx, "iceberg: commit %s: %d shard results of the window ending %d were made before the sink committed changes newer than some of theirs (late changes that raced their window's commit); they are applied after those changes",
+			dest, unordered, p.WindowEndMs)
+	}
 	c := Committer{KeyColumns: f.Spec.EqualityColumns, DeleteFormat: config.DeleteFormat(f.Spec.DeleteFormat)}
 	res, err := c.Commit(ctx, cat, ident, w)
 	if err != nil {
 		return err
 	}
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
-	if res.Skipped && (len(w.DataFiles) > 0 || len(w.DeleteKeys) > 0 || len(w.Resolved) > 0) {
-		log.Warnf(ctx, "iceberg: commit %s: sink %s already committed window ending %d (snapshot %d); its changes were skipped (a rerun, or a sink_id reused for new data?)",
-			dest, f.Spec.SinkID, p.WindowEndMs, res.SnapshotID)
+	if res.LateID != "" {
+		write.LatePanes.Inc(ctx, 1)
 	}
 	emit(write.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
 		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
-		SinkID: f.Spec.SinkID, Skipped: res.Skipped, WindowEndMs: p.WindowEndMs, Late: p.LateID != "",
+		SinkID: f.Spec.SinkID, Skipped: res.Skipped, WindowEndMs: p.WindowEndMs, Late: p.LateID != "" || res.LateID != "",
 		DeleteFilesAdded: res.DeleteFilesAdded, DVsRemoved: int64(res.DVsRemoved),
 		PositionsDeleted: res.PositionsDeleted, EqualityDeletesAdded: res.EqualityDeletesAdded})
 	return nil
@@ -539,7 +593,7 @@ func (f *commitFn) commit(ctx context.Context, dest string, p write.Pane, emit f
 
 func init() {
 	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(write.DeadLetter), error](&parseFn{})
-	register.DoFn6x1[context.Context, typex.PaneInfo, string, func(*[]byte) bool, func(string, []byte), func(write.DeadLetter), error](&shardFn{})
+	register.DoFn5x1[context.Context, string, func(*[]byte) bool, func(string, []byte), func(write.DeadLetter), error](&shardFn{})
 	register.DoFn6x1[context.Context, state.Provider, timers.Provider, string, []byte, func(write.SnapshotInfo), error](&commitFn{})
 	register.Emitter1[write.DeadLetter]()
 	register.Emitter1[write.SnapshotInfo]()

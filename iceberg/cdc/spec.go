@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/write"
@@ -25,8 +26,8 @@ type Spec struct {
 	// CatalogProps is the catalog properties as a JSON object. It may hold secrets:
 	// it is never logged.
 	CatalogProps string
-	// SinkID is the exactly-once sink id.
-	SinkID string
+	// SinkID is the exactly-once sink id; RunID this run of it (see write.Spec).
+	SinkID, RunID string
 	// ChangeTypeColumn, ChangeTypeMap (a JSON object), SequenceNumberColumn and
 	// EqualityColumns describe the change rows (see config.WriteConfig). EqualityColumns
 	// is resolved: the table's identifier fields when the config has none.
@@ -71,7 +72,7 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 		b, err := json.Marshal(m)
 		return string(b), err
 	}
-	s := Spec{Table: cfg.Table, CatalogName: cfg.CatalogName, SinkID: sinkID,
+	s := Spec{Table: cfg.Table, CatalogName: cfg.CatalogName, SinkID: sinkID, RunID: uuid.NewString(),
 		ChangeTypeColumn: cfg.ChangeTypeColumn, SequenceNumberColumn: cfg.SequenceNumberColumn,
 		EqualityColumns: slices.Clone(cfg.EqualityColumns), Upsert: cfg.Upsert, DeleteFormat: string(cfg.DeleteFormat),
 		NumShards: config.DefaultNumShards, SorterMemoryMB: config.DefaultSorterMemoryMB,

@@ -35,10 +35,14 @@ type CommitRequest struct {
 	// (for the global window, its max timestamp). A branch whose token for SinkID is at
 	// or past WindowEndMs has this window already.
 	WindowEndMs int64
+	// RunID is the committing run (see WindowRef.RunID).
+	RunID string
 	// LateID, when set, marks the request as a late pane of the window (see
 	// WindowRef.LateID): it commits even though the sink's token is past the window,
 	// once per LateID.
 	LateID string
+	// ContentID identifies the request's content (see WindowRef.ContentID).
+	ContentID string
 	// DataFiles are the new data files. Duplicate paths are committed once, and a path
 	// already in the table is not added again.
 	DataFiles []ibg.DataFile
@@ -73,6 +77,9 @@ type CommitResult struct {
 	// Skipped is true when the window had already been committed (for example by an
 	// earlier run with the same sink id) and nothing new was committed.
 	Skipped bool
+	// LateID is the late pane id the commit carried (see WindowRef): a late pane, or
+	// rows of a window an earlier run committed. Empty for an on-time commit.
+	LateID string
 }
 
 // Committer commits windows of data files to tables. Its zero value is ready to use
@@ -120,7 +127,7 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 	if len(files) == 0 && req.Prepare == nil {
 		return CommitResult{}, nil
 	}
-	ref := WindowRef{SinkID: req.SinkID, WindowEndMs: req.WindowEndMs, LateID: req.LateID}
+	ref := WindowRef{SinkID: req.SinkID, RunID: req.RunID, WindowEndMs: req.WindowEndMs, LateID: req.LateID, ContentID: req.ContentID}
 
 	maxAttempts := c.MaxAttempts
 	if maxAttempts <= 0 {
@@ -163,14 +170,7 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 			// the catalog answered), or that of a duplicate of this very request.
 			res.Skipped = !sent
 			if res.Skipped {
-				// A rerun or replay is expected; a new job reusing a sink id for new data is
-				// a mistake that would otherwise go unnoticed.
-				logf := log.Infof
-				if len(files) > 0 {
-					logf = log.Warnf
-				}
-				logf(ctx, "iceberg: commit %s: sink %s already committed window ending %d%s (snapshot %d, through %d); skipped %d data files (a rerun, or a sink_id reused for new data?)",
-					name, req.SinkID, req.WindowEndMs, lateSuffix(req.LateID), tok.SnapshotID, tok.CommittedThroughMs, len(files))
+				LogSkipped(ctx, name, req.SinkID, req.WindowEndMs, req.LateID, tok, len(files))
 			}
 			return res, nil
 		}
@@ -227,7 +227,9 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 		sent = true
 		switch {
 		case err == nil:
-			return resultFromTable(committed, branch, fresh)
+			res, err := resultFromTable(committed, branch, fresh)
+			res.LateID = tokenProps[LatePaneKey(req.SinkID)]
+			return res, err
 		case IsConflict(err):
 			log.Infof(ctx, "iceberg: commit %s: attempt %d lost a race, retrying: %v", name, attempt+1, err)
 			lastErr, conflict = err, true
@@ -243,6 +245,22 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 		return fail(fmt.Errorf("%w: gave up after %d attempts: %w", config.ErrCommitConflict, maxAttempts, lastErr))
 	}
 	return fail(fmt.Errorf("gave up after %d attempts: %w", maxAttempts, lastErr))
+}
+
+// LogSkipped logs a commit found already made: by this run (a retried bundle or a
+// lost response, expected) or, when the window's history has expired
+// (tok.FromProperty), by a run whose rows cannot be told apart from these: a warning
+// when the skipped commit carried data (a sink_id reused for new data?).
+func LogSkipped(ctx context.Context, name, sinkID string, windowEndMs int64, lateID string, tok Token, changes int) {
+	PanesSkipped.Inc(ctx, 1)
+	if tok.FromProperty && changes > 0 {
+		SkippedWithData.Inc(ctx, 1)
+		log.Warnf(ctx, "iceberg: commit %s: sink %s committed through %d by an earlier run whose snapshots have expired; %d changes of the window ending %d were skipped (a rerun, or a sink_id reused for new data?)",
+			name, sinkID, tok.CommittedThroughMs, changes, windowEndMs)
+		return
+	}
+	log.Infof(ctx, "iceberg: commit %s: sink %s already committed window ending %d%s (snapshot %d, through %d); %d changes skipped (a retried commit)",
+		name, sinkID, windowEndMs, lateSuffix(lateID), tok.SnapshotID, tok.CommittedThroughMs, changes)
 }
 
 func lateSuffix(lateID string) string {

@@ -144,12 +144,17 @@ func (f *hashRouteFn) StartBundle(ctx context.Context, _, _ func(beam.EventTime,
 	f.shards = map[bufKey]int{}
 	f.bytes = 0
 	f.shuffle = f.Spec.DirectLimit <= 0
+	f.router.replay.Begin()
 }
 
 func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit, _ func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
 	r, dt, dl, err := f.router.route(ctx, r)
+	var skip bool
 	if err == nil && dl == nil {
-		dl, err = f.router.late(ctx, dt, r, w)
+		skip, dl, err = f.router.late(ctx, dt, r, w)
+	}
+	if skip {
+		return nil
 	}
 	if err != nil || dl != nil {
 		if dl != nil {
@@ -220,6 +225,7 @@ func (f *hashRouteFn) FinishBundle(ctx context.Context, emit, direct func(beam.E
 			f.emitPacket(k, emit)
 		}
 		f.packets = nil
+		f.router.replay.Done()
 		return nil
 	}
 	// Lifted: one writer per table and window, fed the packets of its partitions.
@@ -240,6 +246,7 @@ func (f *hashRouteFn) FinishBundle(ctx context.Context, emit, direct func(beam.E
 		i = j
 	}
 	f.packets = nil
+	f.router.replay.Done()
 	return nil
 }
 

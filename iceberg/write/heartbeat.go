@@ -119,7 +119,10 @@ func (f *heartbeatFn) ProcessElement(ctx context.Context, _ []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = RefreshToken(ctx, cat, ident, f.Spec.SinkID, time.Duration(f.IntervalMs)*time.Millisecond)
+	// A tick refreshes a token older than half the interval: the token refreshed at
+	// the previous tick is a little younger than the interval (its commit came after
+	// that tick), and must not wait for a second tick.
+	_, err = RefreshToken(ctx, cat, ident, f.Spec.SinkID, time.Duration(f.IntervalMs)*time.Millisecond/2)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		return nil // nothing committed yet
 	}

@@ -3,6 +3,8 @@ package write
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
+	"strconv"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -11,81 +13,163 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// LateGate finds rows too late to write: a row is too late when its window ended more
-// than the allowed lateness before the newest window its sink has committed to the
-// table. Such a row can no longer be committed in window order (and the runner may
-// already have closed its window), so it goes to the dead letter output rather than
-// being dropped by the runner. The gate looks the sink's token up at most once per
-// table and refresh interval, and again for a row whose window is older than the
-// newest this gate has seen by more than the allowed lateness (a row that may be
-// late). A row the gate misses because its token read was stale is not lost: it
-// arrives in a late pane and is committed. A nil LateGate lets every row pass.
+// Verdict is what LateGate.Check decides for a row.
+type Verdict int
+
+const (
+	// Pass: write the row. Its window is open, or committed by this run less than the
+	// allowed lateness ago (the row then reaches the commit step as a late pane).
+	Pass Verdict = iota
+	// TooLate: the row's window closed more than the allowed lateness before the
+	// sink's newest committed window; the row goes to the dead letter output.
+	TooLate
+	// Replayed: an earlier run of the sink committed the row's window. The row is a
+	// replay unless that run did not commit it: the caller checks it against what
+	// that run committed (ReplayIndex for appends, the sequence number for changes).
+	Replayed
+)
+
+// LateGate sorts the rows of a windowed write by their window against the sink's
+// token (the newest window it committed, and how far earlier runs had committed):
+// see Verdict. Lateness follows Beam's definition, measured from the end of the row's
+// window, with the sink's newest committed window standing in for the watermark the
+// DoFn cannot see: the commit step commits a window when the watermark passes its end,
+// so that window trails the watermark by the commit latency, and a row the gate lets
+// through is never dropped by the runner, whose allowed lateness is longer. The gate
+// reads the token at most once per table and Refresh, and again (at most every
+// Refresh/100) for a row of a window the token it holds says is committed or older
+// than the newest row it has seen by more than the lateness. A nil LateGate lets
+// every row pass.
 type LateGate struct {
-	// SinkID is the sink whose token is compared.
-	SinkID string
+	// SinkID is the sink whose token is compared; RunID is this run of it.
+	SinkID, RunID string
 	// LatenessMs is allowed_lateness_seconds in milliseconds; negative disables the
 	// gate (writes without windows).
 	LatenessMs int64
 	// Refresh bounds how long a token read stays in use (default 1 s).
 	Refresh time.Duration
 
-	through map[string]gateToken
+	tokens map[string]gateToken
 }
 
 type gateToken struct {
+	found   bool
+	tok     Token
 	through int64 // committed-through; 0 when the sink has no token
+	prior   int64 // how far earlier runs committed
 	read    time.Time
 	newest  int64 // the newest window end of the table's rows seen so far
 }
 
 // NewLateGate returns the gate of spec: disabled unless spec.Windowed.
 func NewLateGate(spec Spec) *LateGate {
-	g := &LateGate{SinkID: spec.SinkID, LatenessMs: -1}
+	g := &LateGate{SinkID: spec.SinkID, RunID: spec.RunID, LatenessMs: -1}
 	if spec.Windowed {
 		g.LatenessMs = spec.LatenessMs
 	}
 	return g
 }
 
-// Check returns a non-empty reason when a row of window w bound for table dest (ident
-// in cat) is too late; err is a failure to read the table.
-func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, ident table.Identifier, w beam.Window) (reason string, err error) {
+// Check returns the verdict for a row of window w bound for table dest (ident in
+// cat), with the reason when TooLate, and the sink's token as last read (found
+// false when it has none); err is a failure to read the table.
+func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, ident table.Identifier, w beam.Window) (v Verdict, reason string, tok Token, err error) {
 	if g == nil || g.LatenessMs < 0 {
-		return "", nil
-	}
-	if g.through == nil {
-		g.through = map[string]gateToken{}
+		return Pass, "", Token{}, nil
 	}
 	if _, ok := w.(window.GlobalWindow); ok {
-		return "", nil
+		return Pass, "", Token{}, nil
+	}
+	if g.tokens == nil {
+		g.tokens = map[string]gateToken{}
 	}
 	refresh := g.Refresh
 	if refresh <= 0 {
 		refresh = time.Second
 	}
 	end := WindowEnd(w)
-	tok, ok := g.through[dest]
-	suspect := ok && end+g.LatenessMs < tok.newest && time.Since(tok.read) > refresh/100
-	if !ok || suspect || time.Since(tok.read) > refresh {
+	gt, ok := g.tokens[dest]
+	// A row of a window the held token says is committed, or older than the newest
+	// row seen by more than the lateness, may be late: read the token again.
+	suspect := ok && (end <= gt.through || end+g.LatenessMs < gt.newest) && time.Since(gt.read) > refresh/100
+	if !ok || suspect || time.Since(gt.read) > refresh {
 		tbl, err := cat.LoadTable(ctx, ident)
 		if err != nil {
-			return "", fmt.Errorf("iceberg: write %s: %w", dest, err)
+			return Pass, "", Token{}, fmt.Errorf("iceberg: write %s: %w", dest, err)
 		}
-		t, found, err := FindToken(tbl.Metadata(), table.MainBranch, g.SinkID)
+		_, _, newest, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: g.SinkID, RunID: g.RunID})
 		if err != nil {
-			return "", fmt.Errorf("iceberg: write %s: %w", dest, err)
+			return Pass, "", Token{}, fmt.Errorf("iceberg: write %s: %w", dest, err)
 		}
-		tok = gateToken{read: time.Now(), newest: tok.newest}
+		gt = gateToken{found: found, tok: newest, read: time.Now(), newest: gt.newest}
 		if found {
-			tok.through = t.CommittedThroughMs
+			gt.through = newest.CommittedThroughMs
+			gt.prior = newest.PriorThrough(g.SinkID, g.RunID)
 		}
 	}
-	tok.newest = max(tok.newest, end)
-	g.through[dest] = tok
-	if tok.through > 0 && end+g.LatenessMs < tok.through {
-		return fmt.Sprintf("late: its window ending %s closed more than allowed_lateness_seconds=%d before the window ending %s that sink %s has already committed to %s",
+	gt.newest = max(gt.newest, end)
+	g.tokens[dest] = gt
+	switch {
+	case !gt.found || end > gt.through:
+		return Pass, "", gt.tok, nil
+	case end <= gt.prior:
+		return Replayed, "", gt.tok, nil
+	case end+g.LatenessMs < gt.through:
+		return TooLate, fmt.Sprintf("late: its window ending %s closed more than allowed_lateness_seconds=%d before the window ending %s that sink %s has already committed to %s",
 			time.UnixMilli(end+1).UTC().Format(time.RFC3339Nano), g.LatenessMs/1000,
-			time.UnixMilli(tok.through+1).UTC().Format(time.RFC3339Nano), g.SinkID, dest), nil
+			time.UnixMilli(gt.through+1).UTC().Format(time.RFC3339Nano), g.SinkID, dest), gt.tok, nil
+	default:
+		return Pass, "", gt.tok, nil
 	}
-	return "", nil
 }
+
+// windowSnapshots returns the snapshots of sinkID on main of meta that committed rows
+// of the window ending windowEndMs and were made by runs other than runID, newest
+// first. complete is false when snapshot expiry has removed part of the history that
+// could hold them: the window's rows cannot be known then.
+func windowSnapshots(meta table.Metadata, sinkID, runID string, windowEndMs int64) (snaps []*table.Snapshot, complete bool) {
+	head := meta.SnapshotByName(table.MainBranch)
+	key, winKey, lateKey, runKey := CommittedThroughKey(sinkID), WindowKey(sinkID), LatePaneKey(sinkID), RunKey(sinkID)
+	for s := head; s != nil; {
+		if s.Summary != nil {
+			if v, ok := s.Summary.Properties[key]; ok {
+				through, _ := strconv.ParseInt(v, 10, 64)
+				if through < windowEndMs {
+					return snaps, true
+				}
+				p := s.Summary.Properties
+				win, err := strconv.ParseInt(p[winKey], 10, 64)
+				if err != nil { // made before window keys: an on-time commit ends at its window
+					win = through
+					if late := p[lateKey]; late != "" {
+						w, _, _ := cutInt(late)
+						win = w
+					}
+				}
+				if win == windowEndMs && p[runKey] != runID && p[SummaryHeartbeat] == "" {
+					snaps = append(snaps, s)
+				}
+			}
+		}
+		if s.ParentSnapshotID == nil {
+			return snaps, true
+		}
+		s = meta.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return snaps, false
+}
+
+// cutInt parses the integer before the first '/' of s.
+func cutInt(s string) (int64, string, error) {
+	for i := range len(s) {
+		if s[i] == '/' {
+			n, err := strconv.ParseInt(s[:i], 10, 64)
+			return n, s[i+1:], err
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, "", err
+}
+
+// rowSeed makes the row hashes of one process comparable.
+var rowSeed = maphash.MakeSeed()

@@ -1,8 +1,12 @@
 package write
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +18,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -29,7 +32,8 @@ type Pane struct {
 	WindowEndMs int64 `json:"w"`
 	// Global is true for the global window: there is one pane, committed at once.
 	Global bool `json:"g,omitempty"`
-	// LateID names a late pane (see WindowRef.LateID); empty for an on-time pane.
+	// LateID names a late pane (see WindowRef.LateID), set by Arrive for a pane of a
+	// window whose turn has passed; empty for an on-time pane.
 	LateID string `json:"l,omitempty"`
 	// Parts are the encoded outputs of the writers or shards.
 	Parts [][]byte `json:"p"`
@@ -44,9 +48,25 @@ func DecodePane(b []byte) (Pane, error) {
 	return p, nil
 }
 
-// Ref returns the WindowRef that commits p for sinkID.
-func (p Pane) Ref(sinkID string) WindowRef {
-	return WindowRef{SinkID: sinkID, WindowEndMs: p.WindowEndMs, LateID: p.LateID}
+// ContentID identifies p's content: a hash of its parts (the encoded files or shard
+// results, which name files written once), the same on every retry of the bundle
+// that commits p.
+func (p Pane) ContentID() string {
+	parts := slices.Clone(p.Parts)
+	slices.SortFunc(parts, bytes.Compare)
+	h := sha256.New()
+	for _, b := range parts {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// Ref returns the WindowRef that commits p for run runID of sinkID.
+func (p Pane) Ref(sinkID, runID string) WindowRef {
+	return WindowRef{SinkID: sinkID, RunID: runID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentID()}
 }
 
 // OrderPanes groups keyed (a PCollection of KV<table, []byte> in the writers'
@@ -64,12 +84,13 @@ func OrderPanes(s beam.Scope, keyed beam.PCollection) beam.PCollection {
 // paneFn packs one GroupByKey output (a table's parts of one pane) into a Pane.
 type paneFn struct{}
 
-func (paneFn) ProcessElement(p typex.PaneInfo, w beam.Window, table string, parts func(*[]byte) bool, emit func(string, []byte)) error {
+// The pane's timing is not used: a runner labels the first pane of a key as on time
+// even when the watermark had passed the window (prism does); Arrive tells late panes
+// by the commit step's own progress instead.
+func (paneFn) ProcessElement(w beam.Window, table string, parts func(*[]byte) bool, emit func(string, []byte)) error {
 	pane := Pane{WindowEndMs: WindowEnd(w)}
 	if _, ok := w.(window.GlobalWindow); ok {
 		pane.Global = true
-	} else if p.Timing == typex.PaneLate {
-		pane.LateID = strconv.FormatInt(pane.WindowEndMs, 10) + "/" + strconv.FormatInt(p.Index, 10)
 	}
 	var b []byte
 	for parts(&b) {
@@ -82,11 +103,6 @@ func (paneFn) ProcessElement(p typex.PaneInfo, w beam.Window, table string, part
 	emit(table, enc)
 	return nil
 }
-
-// Ready reports whether pane commits as soon as it arrives: the global window's only
-// pane, and late panes (their window's turn has passed). Other panes wait for their
-// window's turn (Hold).
-func (p Pane) Ready() bool { return p.Global || p.LateID != "" }
 
 // Hold keeps the encoded pane enc (of window end p.WindowEndMs) in bag until the
 // watermark passes the window's end, when timer fires with the window's end as tag.
@@ -141,17 +157,30 @@ func Due(sp state.Provider, bag state.Bag[[]byte], throughMs int64) ([][]Pane, e
 	return out, nil
 }
 
-// Arrive handles a pane reaching an ordered commit DoFn (see OrderPanes): a Ready pane
-// is committed at once with commit, any other is held until its window's turn.
-func Arrive(sp state.Provider, tp timers.Provider, bag state.Bag[[]byte], timer timers.EventTime, enc []byte, commit func(Pane) error) error {
+// Arrive handles a pane reaching an ordered commit DoFn (see OrderPanes). The global
+// window's pane is committed at once with commit. A pane of a window whose turn has
+// not come (its end is past handled, the newest window this step has committed) is
+// held until then, and committed with the window's other panes as its one on-time
+// commit. A pane of a window whose turn has passed is a late pane: it is committed at
+// once with its LateID, which never moves the sink's token (every window up to
+// handled has had its turn), so it cannot hide a window still held.
+func Arrive(sp state.Provider, tp timers.Provider, bag state.Bag[[]byte], handled state.Value[int64], timer timers.EventTime, enc []byte, commit func(Pane) error) error {
 	p, err := DecodePane(enc)
 	if err != nil {
 		return err
 	}
-	if p.Ready() {
+	if p.Global {
 		return commit(p)
 	}
-	return Hold(sp, tp, bag, timer, p, enc)
+	through, _, err := handled.Read(sp)
+	if err != nil {
+		return err
+	}
+	if p.WindowEndMs > through {
+		return Hold(sp, tp, bag, timer, p, enc)
+	}
+	p.LateID = LateID(p.WindowEndMs, p.ContentID())
+	return commit(p)
 }
 
 // Fire handles the timer of an ordered commit DoFn firing at ts (the end of the
@@ -216,7 +245,7 @@ func MergeParts(panes []Pane) Pane {
 }
 
 func init() {
-	register.DoFn5x1[typex.PaneInfo, beam.Window, string, func(*[]byte) bool, func(string, []byte), error](&paneFn{})
+	register.DoFn4x1[beam.Window, string, func(*[]byte) bool, func(string, []byte), error](&paneFn{})
 	register.Emitter2[string, []byte]()
 }
 

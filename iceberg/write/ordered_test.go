@@ -3,6 +3,7 @@ package write
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
@@ -42,17 +43,24 @@ func (f *fakeTimers) Set(t timers.TimerMap) { f.set = append(f.set, t) }
 // TestOrderedCommit: panes held in state commit oldest window first when a timer
 // fires, a later timer of an already committed window is a no-op, and a timer whose
 // window's panes vanished from the state fails (ErrStateLost) unless the table
-// already holds the window.
+// already holds the window. A pane arriving for a window whose turn has passed is
+// committed at once as a late pane named by its content; one arriving before its
+// window's turn (whatever the runner called it) is committed with the window.
 func TestOrderedCommit(t *testing.T) {
 	sp, tp := newFakeState(), &fakeTimers{}
 	bag, handled, timer := state.MakeBagState[[]byte]("pending"), state.MakeValueState[int64]("handled"), timers.InEventTime("turn")
 	var committed []int64
-	commit := func(p Pane) error { committed = append(committed, p.WindowEndMs); return nil }
+	var panes []Pane
+	commit := func(p Pane) error {
+		committed = append(committed, p.WindowEndMs)
+		panes = append(panes, p)
+		return nil
+	}
 	noCheck := func(int64) (bool, error) { t.Fatal("table checked although the window was handled"); return false, nil }
 	arrive := func(end int64, part string) {
 		t.Helper()
 		enc := mustJSON(t, Pane{WindowEndMs: end, Parts: [][]byte{[]byte(part)}})
-		if err := Arrive(sp, tp, bag, timer, []byte(enc), commit); err != nil {
+		if err := Arrive(sp, tp, bag, handled, timer, []byte(enc), commit); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -69,9 +77,26 @@ func TestOrderedCommit(t *testing.T) {
 	if !slices.Equal(committed, []int64{9999, 19999}) {
 		t.Errorf("committed %v, want [9999 19999]", committed)
 	}
+	if len(panes[0].Parts) != 2 || panes[0].LateID != "" || panes[1].LateID != "" {
+		t.Errorf("on-time commits %+v, want window 9999 with both its panes, no late id", panes)
+	}
 	if err := Fire(sp, bag, handled, mtime.FromMilliseconds(9999), commit, noCheck); err != nil || len(committed) != 2 {
 		t.Errorf("timer of a committed window: err %v, committed %v", err, committed)
 	}
+
+	// Late panes of handled windows commit at once, named by window and content: the
+	// same content gets the same id (a retried bundle), other content another.
+	arrive(9999, "late-1")
+	arrive(9999, "late-1")
+	arrive(19999, "late-2")
+	if len(panes) != 5 || panes[2].LateID == "" || panes[2].LateID != panes[3].LateID || panes[4].LateID == panes[2].LateID ||
+		!strings.HasPrefix(panes[2].LateID, "9999/") || !strings.HasPrefix(panes[4].LateID, "19999/") {
+		t.Errorf("late commits %+v, want at once with ids <window>/<content>", panes[2:])
+	}
+	if len(sp.bags["pending"]) != 0 {
+		t.Errorf("late panes were held: %v", sp.bags["pending"])
+	}
+	committed, panes = committed[:0], panes[:0]
 
 	// A held pane vanishes (as when prism 2.77 splits a stateful bundle).
 	arrive(29999, "c")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
@@ -35,6 +36,9 @@ type Spec struct {
 	CatalogProps string
 	// SinkID is the exactly-once sink id.
 	SinkID string
+	// RunID tells this run of the sink from earlier ones (a restart with the same sink
+	// id): a fresh UUID per NewSpec, recorded in every snapshot (see RunKey).
+	RunID string
 	// PartitionFields, SortFields: of tables the write creates.
 	PartitionFields, SortFields []string
 	// TableProps, WriteProps, SnapshotProps are JSON objects.
@@ -73,7 +77,7 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 		b, err := json.Marshal(m)
 		return string(b), err
 	}
-	s := Spec{Table: cfg.Table, CatalogName: cfg.CatalogName, SinkID: sinkID,
+	s := Spec{Table: cfg.Table, CatalogName: cfg.CatalogName, SinkID: sinkID, RunID: uuid.NewString(),
 		PartitionFields: slices.Clone(cfg.PartitionFields), SortFields: slices.Clone(cfg.SortFields),
 		Keep: slices.Clone(cfg.Keep), Drop: slices.Clone(cfg.Drop), Only: cfg.Only,
 		Hash: cfg.DistributionMode == config.DistributionHash}

@@ -33,6 +33,7 @@ type router struct {
 	rt     *runtime
 	tables map[string]*destTable
 	gate   *LateGate
+	replay *ReplayIndex
 }
 
 // destTable is one destination table as the writers see it.
@@ -47,24 +48,43 @@ func newRouter(spec *Spec) (*router, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &router{spec: spec, rt: rt, tables: map[string]*destTable{}, gate: NewLateGate(*spec)}, nil
+	return &router{spec: spec, rt: rt, tables: map[string]*destTable{}, gate: NewLateGate(*spec), replay: NewReplayIndex(*spec)}, nil
 }
 
-// late returns the dead letter of r (bound for dt) when it is too late for its window
-// w (see LateGate).
-func (rr *router) late(ctx context.Context, dt *destTable, r row.Row, w beam.Window) (*DeadLetter, error) {
+// late sorts r (bound for dt, in window w) by its window (see LateGate): skip is true
+// for a row an earlier run of the sink committed (a replay after a restart), dead is
+// the dead letter of a row too late for its window.
+func (rr *router) late(ctx context.Context, dt *destTable, r row.Row, w beam.Window) (skip bool, dead *DeadLetter, err error) {
 	if !rr.spec.Windowed {
-		return nil, nil
+		return false, nil, nil
 	}
 	cat, err := rr.spec.catalog(ctx, rr.rt)
 	if err != nil {
-		return nil, err
+		return false, nil, err
 	}
-	reason, err := rr.gate.Check(ctx, cat, dt.name, dt.tbl.Identifier(), w)
-	if err != nil || reason == "" {
-		return nil, err
+	v, reason, tok, err := rr.gate.Check(ctx, cat, dt.name, dt.tbl.Identifier(), w)
+	if err != nil {
+		return false, nil, err
 	}
-	return &DeadLetter{Row: r.String(), Table: dt.name, Reason: reason}, nil
+	switch v {
+	case TooLate:
+		LateDead.Inc(ctx, 1)
+		return false, &DeadLetter{Row: r.String(), Table: dt.name, Reason: reason}, nil
+	case Replayed:
+		seen, err := rr.replay.Seen(ctx, cat, dt.tbl.Identifier(), WindowEnd(w), r)
+		if err != nil || seen {
+			if seen {
+				ReplayedSkipped.Inc(ctx, 1)
+			}
+			return seen, nil, err
+		}
+		ReplayedNew.Inc(ctx, 1)
+	default:
+		if WindowEnd(w) <= tok.CommittedThroughMs {
+			LatePassed.Inc(ctx, 1)
+		}
+	}
+	return false, nil, nil
 }
 
 // route returns r projected and its table. A non-nil dead is the dead letter of a row
@@ -262,6 +282,7 @@ func (f *writeFn) Setup(ctx context.Context) error {
 // lifecycle methods declare the same outputs as ProcessElement.
 func (f *writeFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(DeadLetter)) {
 	f.abort() // a failed bundle's writers
+	f.router.replay.Begin()
 	f.buffers = map[bufKey]*fileBuffer{}
 }
 
@@ -283,8 +304,12 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, 
 
 func (f *writeFn) process(ctx context.Context, w beam.Window, r row.Row, dead func(DeadLetter)) error {
 	r, dt, dl, err := f.router.route(ctx, r)
+	var skip bool
 	if err == nil && dl == nil {
-		dl, err = f.router.late(ctx, dt, r, w)
+		skip, dl, err = f.router.late(ctx, dt, r, w)
+	}
+	if skip {
+		return nil
 	}
 	if err != nil || dl != nil {
 		if dl != nil {
@@ -323,6 +348,7 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, st
 		}
 	}
 	f.buffers = nil
+	f.router.replay.Done()
 	return nil
 }
 
@@ -349,7 +375,7 @@ func (f *commitFn) Setup(ctx context.Context) error {
 }
 
 func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, enc []byte, emit func(SnapshotInfo)) error {
-	return Arrive(sp, tp, f.Pending, f.Turn, enc, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
+	return Arrive(sp, tp, f.Pending, f.Handled, f.Turn, enc, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
 }
 
 func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(SnapshotInfo)) error {
@@ -393,15 +419,19 @@ func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(Sn
 		return fmt.Errorf("iceberg: commit %s: %w", dest, err)
 	}
 	res, err := Commit(ctx, cat, ident, CommitRequest{
-		SinkID: f.Spec.SinkID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, DataFiles: files, SnapshotProps: f.rt.snapshotProps,
+		SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentID(),
+		DataFiles: files, SnapshotProps: f.rt.snapshotProps,
 	})
 	if err != nil {
 		return err
 	}
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
+	if res.LateID != "" {
+		LatePanes.Inc(ctx, 1)
+	}
 	emit(SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
 		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
-		SinkID: f.Spec.SinkID, Skipped: res.Skipped, WindowEndMs: p.WindowEndMs, Late: p.LateID != ""})
+		SinkID: f.Spec.SinkID, Skipped: res.Skipped, WindowEndMs: p.WindowEndMs, Late: p.LateID != "" || res.LateID != ""})
 	return nil
 }
 
