@@ -148,3 +148,42 @@ func TestRefreshTokenOnlyWhenOld(t *testing.T) {
 		t.Errorf("rows = %d, want 1", got)
 	}
 }
+
+// TestHeartbeatCadence: over an idle span of 6 s with token_heartbeat_seconds of 1 s,
+// the heartbeat refreshes the sink's token at every tick (within one tick): 5 to 7
+// refresh snapshots. Before the fix a tick skipped a token refreshed by the previous
+// one (its commit came a little after that tick), so it fired every other tick.
+func TestHeartbeatCadence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 6 s pipeline")
+	}
+	ctx := context.Background()
+	lc := newHeartbeatCatalog(t)
+	tbl := createTestTable(t, lc.Catalog, "cadence", idNameSchema())
+	spec := testSpec(t, lc, "db.cadence")
+	if _, err := fastCommitter.Commit(ctx, lc.Catalog, tbl.Identifier(), CommitRequest{
+		SinkID: spec.SinkID, WindowEndMs: 5000, DataFiles: writeIDFiles(t, tbl, 0, 5)}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // the token is due at the first tick
+	const span, interval = 6 * time.Second, time.Second
+	p, s := beam.NewPipelineWithRoot()
+	start := time.Now()
+	Heartbeat(s, spec, start, start.Add(span), interval)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := lc.Catalog.LoadTable(ctx, tbl.Identifier())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var beats []int64
+	for _, snap := range cur.Metadata().Snapshots() {
+		if snap.Summary != nil && snap.Summary.Properties[SummaryHeartbeat] == "true" {
+			beats = append(beats, snap.TimestampMs-start.UnixMilli())
+		}
+	}
+	if n := len(beats); n < 5 || n > 7 {
+		t.Errorf("%d heartbeats in %s at %s (at ms %v), want 6 ± 1", n, span, interval, beats)
+	}
+}
