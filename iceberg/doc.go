@@ -41,9 +41,10 @@
 // Both modes stream: with triggering_frequency_seconds, rows go into fixed event-time
 // windows and each table is committed once per window, in window order, when the
 // watermark passes the window's end. Rows that arrive after their window was committed
-// are committed in a late-pane commit, or, when later than allowed_lateness_seconds,
-// go to the dead letter output; token_heartbeat_seconds keeps an idle sink's token
-// alive across snapshot expiry.
+// are committed in a late-pane commit of that window, or, when later than
+// allowed_lateness_seconds, go to the dead letter output; a restart that replays the
+// source writes only what the earlier run did not commit; token_heartbeat_seconds keeps
+// an idle sink's token alive across snapshot expiry.
 //
 //	res := iceberg.Write(s, iceberg.WriteConfig{
 //		Table: "shop.orders", CatalogName: "lake", CatalogProperties: props,

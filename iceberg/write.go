@@ -57,14 +57,16 @@ type WriteResult struct {
 // Streaming: with triggering_frequency_seconds, rows go into fixed event-time windows
 // of that length and each table gets one commit per window, in window order (a
 // stateful commit step holds each window until the watermark passes its end). Rows
-// arriving after their window was committed are committed in a late-pane commit when
-// within allowed_lateness_seconds of the newest committed window, and otherwise go to
+// arriving after their window was committed are committed in a late-pane commit of
+// that window (which never moves the sink's token) when within
+// allowed_lateness_seconds of the newest committed window, and otherwise go to
 // WriteResult.DeadLetter; in merge-on-read mode a late change also goes there unless
 // its sequence number is above all the sink has committed. token_heartbeat_seconds
 // keeps the sink's token alive while idle; direct_write_byte_limit writes small
-// bundles directly and shuffles large ones. A restart with the same sink_id skips the
-// windows already committed. Input that is already in fixed windows keeps them (one
-// commit per window); sliding windows and sessions are rejected.
+// bundles directly and shuffles large ones. A restart with the same sink_id that
+// replays its source writes only what the earlier run did not commit (see the
+// README's streaming counters). Input that is already in fixed windows keeps them
+// (one commit per window); sliding windows and sessions are rejected.
 //
 // Write panics on a construction error; use TryWrite to get it.
 func Write(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...WriteOption) WriteResult {

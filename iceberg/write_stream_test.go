@@ -106,12 +106,32 @@ func runStream(t *testing.T, cfg iceberg.WriteConfig, conv any, events ...stream
 	key := fmt.Sprintf("%s#%d", t.Name(), runN)
 	beam.ParDo0(s, &recordSnapshotsFn{Key: key}, res.Snapshots)
 	beam.ParDo0(s, &recordDeadFn{Key: key}, res.DeadLetter)
-	if err := ptest.Run(p); err != nil {
+	pr, err := ptest.RunWithMetrics(p)
+	if err != nil {
 		t.Fatal(err)
+	}
+	streamCounters = map[string]int64{}
+	for _, c := range pr.Metrics().AllMetrics().Counters() {
+		if c.Key.Namespace == "icebeam" {
+			streamCounters[c.Key.Name] += c.Result()
+		}
 	}
 	snapMu.Lock()
 	defer snapMu.Unlock()
 	return snapOut[key], deadOut[key]
+}
+
+// streamCounters holds the icebeam counters of the last runStream.
+var streamCounters map[string]int64
+
+// checkCounters fails t unless the last runStream's counters have the values of want.
+func checkCounters(t *testing.T, want map[string]int64) {
+	t.Helper()
+	for name, n := range want {
+		if streamCounters[name] != n {
+			t.Errorf("counter %s = %d, want %d (all: %v)", name, streamCounters[name], n, streamCounters)
+		}
+	}
 }
 
 // sinkCommits returns the sink's snapshots of tbl's main branch, oldest first, as
@@ -215,6 +235,8 @@ func testStreamingAppend(t *testing.T, opts ...iceberg.WriteOption) {
 	if len(snaps) != 5 || late != 1 {
 		t.Errorf("snapshot infos = %+v, want 5 with 1 late", snaps)
 	}
+	checkCounters(t, map[string]int64{"late_rows_committed": 1, "late_rows_dead_lettered": 1, "late_panes_committed": 1,
+		"replayed_rows_skipped": 0, "panes_skipped_committed": 0})
 }
 
 // TestStreamingAppendRestart: a second run with the same sink id replays the stream
@@ -247,6 +269,7 @@ func TestStreamingAppendRestart(t *testing.T) {
 	if len(skipped) != 0 || !slices.Equal(committed, []int64{39999, 49999}) || len(dead) != 0 {
 		t.Errorf("second run: skipped %v, committed %v, dead %+v; want committed [39999 49999] and nothing else", skipped, committed, dead)
 	}
+	checkCounters(t, map[string]int64{"replayed_rows_skipped": 3, "replayed_rows_new": 0, "late_panes_committed": 0})
 	tbl, err := lc.Catalog.LoadTable(ctx, table.Identifier{"db", "restart"})
 	if err != nil {
 		t.Fatal(err)
@@ -296,6 +319,7 @@ func TestStreamingMergeOnRead(t *testing.T) {
 	if len(dead) != 1 || !strings.Contains(dead[0].Reason, "sequence number 2") {
 		t.Errorf("dead letters = %+v, want the change of id 1 at sequence 2", dead)
 	}
+	checkCounters(t, map[string]int64{"late_rows_committed": 1, "late_rows_dead_lettered": 1, "late_panes_committed": 1})
 	commits := sinkCommits(t, tbl, "cdc-1")
 	if len(commits) != 4 || commits[0] != "9999" || commits[1] != "19999" || !strings.HasPrefix(commits[2], "19999 late 9999/") || commits[3] != "29999" {
 		t.Errorf("commits = %v, want 9999, 19999, a late pane of 9999, 29999", commits)
