@@ -222,7 +222,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 				res.deletesFromSummary(tok.Summary.Properties, true)
 			}
 			if res.Skipped {
-				write.LogSkipped(ctx, name, w.SinkID, w.WindowEndMs, w.LateID, tok, len(files)+len(w.DeleteKeys)+len(w.Resolved))
+				write.LogSkipped(ctx, name, w.SinkID, w.RunID, w.WindowEndMs, w.LateID, tok, len(files)+len(w.DeleteKeys)+len(w.Resolved))
 			}
 			return res, nil
 		}

@@ -170,7 +170,7 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 			// the catalog answered), or that of a duplicate of this very request.
 			res.Skipped = !sent
 			if res.Skipped {
-				LogSkipped(ctx, name, req.SinkID, req.WindowEndMs, req.LateID, tok, len(files))
+				LogSkipped(ctx, name, req.SinkID, req.RunID, req.WindowEndMs, req.LateID, tok, len(files))
 			}
 			return res, nil
 		}
@@ -248,14 +248,14 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 }
 
 // LogSkipped logs a commit found already made: by this run (a retried bundle or a
-// lost response, expected) or, when the window's history has expired
-// (tok.FromProperty), by a run whose rows cannot be told apart from these: a warning
-// when the skipped commit carried data (a sink_id reused for new data?).
-func LogSkipped(ctx context.Context, name, sinkID string, windowEndMs int64, lateID string, tok Token, changes int) {
+// lost response, expected) or by an earlier run (a batch rerun, or a window whose
+// history has expired): a warning when the skipped commit carried data (a sink_id
+// reused for new data?).
+func LogSkipped(ctx context.Context, name, sinkID, runID string, windowEndMs int64, lateID string, tok Token, changes int) {
 	PanesSkipped.Inc(ctx, 1)
-	if tok.FromProperty && changes > 0 {
+	if (tok.FromProperty || tok.PriorThrough(sinkID, runID) >= windowEndMs) && changes > 0 {
 		SkippedWithData.Inc(ctx, 1)
-		log.Warnf(ctx, "iceberg: commit %s: sink %s committed through %d by an earlier run whose snapshots have expired; %d changes of the window ending %d were skipped (a rerun, or a sink_id reused for new data?)",
+		log.Warnf(ctx, "iceberg: commit %s: sink %s committed through %d in an earlier run; %d changes of the window ending %d were skipped (a rerun, or a sink_id reused for new data?)",
 			name, sinkID, tok.CommittedThroughMs, changes, windowEndMs)
 		return
 	}

@@ -10,8 +10,8 @@ var (
 	// LateDead counts rows that went to the dead letter output because their window
 	// closed more than allowed_lateness_seconds before the sink's newest commit.
 	LateDead = beam.NewCounter(MetricsNamespace, "late_rows_dead_lettered")
-	// LatePassed counts rows of windows already committed by this run, within the
-	// allowed lateness: they are committed in late panes.
+	// LatePassed counts rows committed in late panes (merge-on-read: late changes
+	// applied).
 	LatePassed = beam.NewCounter(MetricsNamespace, "late_rows_committed")
 	// ReplayedSkipped counts rows of windows an earlier run committed that were
 	// already in the table (a restart's replay), skipped.

@@ -64,9 +64,20 @@ func (p Pane) ContentID() string {
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
+// ContentIDFor is ContentID for a pane of a write windowed by
+// triggering_frequency_seconds (gated: its rows of windows an earlier run committed
+// were matched against that run's), and empty otherwise: the windows of a batch
+// rerun with the same sink id are skipped whole (see WindowRef.ContentID).
+func (p Pane) ContentIDFor(gated bool) string {
+	if p.Global || !gated {
+		return ""
+	}
+	return p.ContentID()
+}
+
 // Ref returns the WindowRef that commits p for run runID of sinkID.
 func (p Pane) Ref(sinkID, runID string) WindowRef {
-	return WindowRef{SinkID: sinkID, RunID: runID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentID()}
+	return WindowRef{SinkID: sinkID, RunID: runID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(true)}
 }
 
 // OrderPanes groups keyed (a PCollection of KV<table, []byte> in the writers'

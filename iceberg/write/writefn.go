@@ -62,7 +62,7 @@ func (rr *router) late(ctx context.Context, dt *destTable, r row.Row, w beam.Win
 	if err != nil {
 		return false, nil, err
 	}
-	v, reason, tok, err := rr.gate.Check(ctx, cat, dt.name, dt.tbl.Identifier(), w)
+	v, reason, _, err := rr.gate.Check(ctx, cat, dt.name, dt.tbl.Identifier(), w)
 	if err != nil {
 		return false, nil, err
 	}
@@ -79,10 +79,6 @@ func (rr *router) late(ctx context.Context, dt *destTable, r row.Row, w beam.Win
 			return seen, nil, err
 		}
 		ReplayedNew.Inc(ctx, 1)
-	default:
-		if WindowEnd(w) <= tok.CommittedThroughMs {
-			LatePassed.Inc(ctx, 1)
-		}
 	}
 	return false, nil, nil
 }
@@ -419,7 +415,7 @@ func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(Sn
 		return fmt.Errorf("iceberg: commit %s: %w", dest, err)
 	}
 	res, err := Commit(ctx, cat, ident, CommitRequest{
-		SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentID(),
+		SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),
 		DataFiles: files, SnapshotProps: f.rt.snapshotProps,
 	})
 	if err != nil {
@@ -428,6 +424,7 @@ func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(Sn
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
 	if res.LateID != "" {
 		LatePanes.Inc(ctx, 1)
+		LatePassed.Inc(ctx, res.RowsAdded)
 	}
 	emit(SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
 		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
