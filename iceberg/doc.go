@@ -50,6 +50,7 @@
 //		Table: "shop.orders", CatalogName: "lake", CatalogProperties: props,
 //		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "op",
 //		ChangeTypeMap:   map[string]string{"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE"},
+//		Upsert:          true, // Debezium updates carry only the after-image
 //		EqualityColumns: []string{"order_id"}, SinkID: "orders-cdc",
 //	}, changes)
 //

@@ -28,8 +28,9 @@ var rowType = reflect.TypeFor[row.Row]()
 //     and window.
 //
 // It returns the PCollection of write.SnapshotInfo (one per table and window) and the
-// PCollection of write.DeadLetter. Windows of one batch run commit in order; streaming
-// (triggered) input is not supported.
+// PCollection of write.DeadLetter. Windows commit in order, in batch and streaming
+// (see write.OrderPanes); late changes and restarts are handled as write.LateGate
+// and shardFn describe.
 func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead beam.PCollection, err error) {
 	s = s.Scope("iceberg.MergeOnRead")
 	fail := func(err error) (beam.PCollection, beam.PCollection, error) {
