@@ -153,9 +153,9 @@ func ExampleWrite_mergeOnRead() {
 	p, s := beam.NewPipelineWithRoot()
 	changes := beam.CreateList(s, []OrderChange{
 		{OrderID: 1, State: "NY", Amount: 150, Op: "u", LSN: 10}, // update order 1
-		{OrderID: 2, Op: "d", LSN: 11},                            // delete order 2
-		{OrderID: 3, State: "TX", Amount: 60, Op: "c", LSN: 12},   // new order 3
-		{OrderID: 3, State: "TX", Amount: 65, Op: "u", LSN: 13},   // and its update
+		{OrderID: 2, Op: "d", LSN: 11},                           // delete order 2
+		{OrderID: 3, State: "TX", Amount: 60, Op: "c", LSN: 12},  // new order 3
+		{OrderID: 3, State: "TX", Amount: 65, Op: "u", LSN: 13},  // and its update
 	})
 	iceberg.Write(s, cfg, changes)
 	run(p)
