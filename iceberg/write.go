@@ -155,10 +155,15 @@ func unsupported(key, why string) error {
 }
 
 // addNotYetSupported adds an error for each set key that neither write mode implements
-// yet (the side-input table cache).
+// yet (the side-input table cache, catalog pollers).
 func addNotYetSupported(errs *config.Errors, cfg WriteConfig) {
 	if cfg.UseSideInputTableCache {
 		errs.Add(unsupported(config.KeyUseSideInputTableCache, "the side-input table cache is not available yet"))
+	}
+	if n := cfg.TableCachePollingBuckets; n != nil && *n != config.DefaultTableCachePollingBuckets {
+		errs.Add(unsupported(config.KeyTableCachePollingBuckets, fmt.Sprintf(
+			"icebeam has no catalog pollers: a worker reloads a table's metadata itself when its cache entry is older than %s; only %d is accepted",
+			config.KeyTableCacheRefreshIntervalSeconds, config.DefaultTableCachePollingBuckets)))
 	}
 }
 

@@ -203,3 +203,31 @@ func TestTryWriteErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestTableCachePollingBuckets: icebeam has no catalog pollers, so any
+// table_cache_polling_buckets but the default 1 is rejected at construction as
+// unsupported, naming the key, in both write modes; 1 is accepted.
+func TestTableCachePollingBuckets(t *testing.T) {
+	lc := icebergtest.NewLocalCatalog(t)
+	for _, mode := range []iceberg.Mode{iceberg.Append, iceberg.MergeOnRead} {
+		for _, n := range []int{1, 4} {
+			_, s := beam.NewPipelineWithRoot()
+			cfg := iceberg.WriteConfig{Table: "db.poll", CatalogName: lc.Name, CatalogProperties: lc.Props, Mode: mode}
+			rows := beam.Create(s, StreamRow{ID: 1})
+			if mode == iceberg.MergeOnRead {
+				cfg.EqualityColumns, cfg.ChangeTypeColumn = []string{"id"}, "op"
+				cfg.ChangeTypeMap = map[string]string{"c": iceberg.ChangeInsert}
+				rows = beam.Create(s, StreamChange{ID: 1, Op: "c", Seq: 1})
+			}
+			cfg = cfg.With(iceberg.WithTableCachePollingBuckets(n))
+			_, err := iceberg.TryWrite(s, cfg, rows)
+			var ce *iceberg.ConfigError
+			if n == 1 && err != nil {
+				t.Errorf("%s, %d bucket: %v", mode, n, err)
+			}
+			if n != 1 && (!errors.Is(err, iceberg.ErrUnsupported) || !errors.As(err, &ce) || ce.Key != iceberg.KeyTableCachePollingBuckets) {
+				t.Errorf("%s, %d buckets: err = %v, want ErrUnsupported naming %s", mode, n, err, iceberg.KeyTableCachePollingBuckets)
+			}
+		}
+	}
+}

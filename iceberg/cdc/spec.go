@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/write"
 )
@@ -51,8 +52,10 @@ type Spec struct {
 	TableProps, WriteProps, SnapshotProps string
 	// TargetFileSizeBytes overrides the table's target data file size when > 0.
 	TargetFileSizeBytes int64
-	// TableCacheRefreshSeconds is the table metadata cache age (0: default 60 s).
-	TableCacheRefreshSeconds int
+	// TableCacheRefreshSeconds is the table metadata cache age (0: default 60 s);
+	// TableCacheSize bounds the process-wide table cache (maximum_table_cache_size,
+	// 0: catalogs.DefaultTableCacheSize).
+	TableCacheRefreshSeconds, TableCacheSize int
 	// Windowed and LatenessMs: see write.Spec.
 	Windowed   bool
 	LatenessMs int64
@@ -89,6 +92,9 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 	}
 	if cfg.TableCacheRefreshIntervalSeconds != nil {
 		s.TableCacheRefreshSeconds = *cfg.TableCacheRefreshIntervalSeconds
+	}
+	if cfg.MaximumTableCacheSize != nil {
+		s.TableCacheSize = *cfg.MaximumTableCacheSize
 	}
 	if cfg.TriggeringFrequencySeconds != nil {
 		s.Windowed = true
@@ -134,6 +140,7 @@ func (s Spec) env() (*env, error) {
 	if s.TableCacheRefreshSeconds > 0 {
 		rt.refresh = time.Duration(s.TableCacheRefreshSeconds) * time.Second
 	}
+	catalogs.SetTableCacheSize(s.TableCacheSize)
 	var changeMap, tableProps map[string]string
 	for _, p := range []struct {
 		src string

@@ -43,8 +43,10 @@ type Spec struct {
 	PartitionFields, SortFields []string
 	// TableProps, WriteProps, SnapshotProps are JSON objects.
 	TableProps, WriteProps, SnapshotProps string
-	// TableCacheRefreshSeconds is the table metadata cache age (0: default 60 s).
-	TableCacheRefreshSeconds int
+	// TableCacheRefreshSeconds is the table metadata cache age (0: default 60 s);
+	// TableCacheSize bounds the process-wide table cache (maximum_table_cache_size,
+	// 0: catalogs.DefaultTableCacheSize).
+	TableCacheRefreshSeconds, TableCacheSize int
 	// Keep, Drop and Only project rows before they are written (see Projection).
 	Keep, Drop []string
 	Only       string
@@ -94,6 +96,9 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 	if cfg.TableCacheRefreshIntervalSeconds != nil {
 		s.TableCacheRefreshSeconds = *cfg.TableCacheRefreshIntervalSeconds
 	}
+	if cfg.MaximumTableCacheSize != nil {
+		s.TableCacheSize = *cfg.MaximumTableCacheSize
+	}
 	if cfg.DirectWriteByteLimit != nil {
 		s.DirectLimit = int64(*cfg.DirectWriteByteLimit)
 	}
@@ -135,6 +140,7 @@ func (s Spec) runtime() (*runtime, error) {
 	if s.TableCacheRefreshSeconds > 0 {
 		rt.refresh = time.Duration(s.TableCacheRefreshSeconds) * time.Second
 	}
+	catalogs.SetTableCacheSize(s.TableCacheSize)
 	var err error
 	if rt.tpl, err = ParseTemplate(s.Table); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
@@ -51,12 +52,32 @@ var (
 	catMu    sync.Mutex
 	catCache = map[string]*catalogEntry{}
 
-	tblMu    sync.Mutex
-	tblCache = map[string]tableEntry{}
+	tblCache = newTableCache(DefaultTableCacheSize)
 
 	// now is the clock of the table cache.
 	now = time.Now
 )
+
+// DefaultTableCacheSize is how many tables' metadata the process-wide table cache
+// keeps when no write sets maximum_table_cache_size.
+const DefaultTableCacheSize = 1000
+
+func newTableCache(n int) *lru.Cache[string, tableEntry] {
+	c, err := lru.New[string, tableEntry](n)
+	if err != nil {
+		panic(err) // n > 0
+	}
+	return c
+}
+
+// SetTableCacheSize bounds the process-wide table cache to n tables (the least
+// recently used go first): a write's maximum_table_cache_size, set by its DoFns'
+// Setup. n <= 0 leaves the bound as it is.
+func SetTableCacheSize(n int) {
+	if n > 0 {
+		tblCache.Resize(n)
+	}
+}
 
 // Get returns the process-wide catalog for (name, props), opening it with
 // Open on first use. Concurrent callers with the same configuration share one
@@ -108,9 +129,7 @@ func LoadTable(ctx context.Context, name string, props map[string]string, ident 
 	}
 	key := tableKey(name, props, id)
 	if refresh > 0 {
-		tblMu.Lock()
-		e, ok := tblCache[key]
-		tblMu.Unlock()
+		e, ok := tblCache.Get(key)
 		if ok && now().Sub(e.loadedAt) < refresh {
 			return copyTable(e.tbl), nil
 		}
@@ -129,11 +148,9 @@ func LoadTable(ctx context.Context, name string, props map[string]string, ident 
 		return nil, wrapErr(props, op, err)
 	}
 	tbl = withSharedFS(tbl, cat, props)
-	tblMu.Lock()
-	if old, ok := tblCache[key]; !ok || !old.loadedAt.After(loadedAt) {
-		tblCache[key] = tableEntry{tbl: tbl, loadedAt: loadedAt}
+	if old, ok := tblCache.Peek(key); !ok || !old.loadedAt.After(loadedAt) {
+		tblCache.Add(key, tableEntry{tbl: tbl, loadedAt: loadedAt})
 	}
-	tblMu.Unlock()
 	return copyTable(tbl), nil
 }
 
@@ -145,9 +162,7 @@ func Invalidate(name string, props map[string]string, ident string) {
 	if err != nil {
 		return
 	}
-	tblMu.Lock()
-	delete(tblCache, tableKey(name, props, id))
-	tblMu.Unlock()
+	tblCache.Remove(tableKey(name, props, id))
 }
 
 // copyTable returns a shallow copy, so that a caller's Refresh (which mutates

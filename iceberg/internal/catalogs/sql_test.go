@@ -12,6 +12,7 @@ import (
 
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
@@ -234,5 +235,45 @@ func TestPostgresRoundTrip(t *testing.T) {
 	tbl = appendRows(t, tbl, 7, 8)
 	if got := scanIDs(t, tbl); !slices.Equal(sorted(got), []int64{7, 8}) {
 		t.Fatalf("scan = %v", got)
+	}
+}
+
+// TestTableCacheSize: with maximum_table_cache_size 2 the cache keeps the two tables
+// used most recently; a third load evicts the least recently used, which the next
+// LoadTable reads from the catalog again (it sees a commit the cached copy lacks).
+func TestTableCacheSize(t *testing.T) {
+	ctx := context.Background()
+	props := sqliteProps(t)
+	cat, err := Get(ctx, "lake", props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		createTable(t, cat, "db", name, ibg.Properties{"format-version": "3"})
+	}
+	SetTableCacheSize(2)
+	t.Cleanup(func() { SetTableCacheSize(DefaultTableCacheSize) })
+	load := func(name string) *table.Table {
+		t.Helper()
+		tbl, err := LoadTable(ctx, "lake", props, "db."+name, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tbl
+	}
+	a := load("a")
+	load("b")
+	appendRows(t, a, 1) // a commit the cached a does not have
+	if load("a").CurrentSnapshot() != nil {
+		t.Fatal("a within the refresh interval and the cache bound must be served from the cache")
+	}
+	load("c") // evicts b, the least recently used
+	if !tblCache.Contains(tableKey("lake", props, table.Identifier{"db", "a"})) ||
+		tblCache.Contains(tableKey("lake", props, table.Identifier{"db", "b"})) || tblCache.Len() > 2 {
+		t.Fatalf("cache holds %v, want a and c", tblCache.Keys())
+	}
+	load("b") // evicts a
+	if load("a").CurrentSnapshot() == nil {
+		t.Fatal("an evicted table must be reloaded from the catalog")
 	}
 }
