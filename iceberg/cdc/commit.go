@@ -2,10 +2,8 @@ package cdc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	ibg "github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
@@ -140,20 +137,19 @@ func Commit(ctx context.Context, cat table.CatalogIO, ident table.Identifier, c 
 
 // Commit commits w as one snapshot, made by one RowDelta with the window's data
 // files, the deletes of its keys and the removal of the DVs they replace, exactly
-// once per (SinkID, WindowEndMs). Each attempt:
+// once per (SinkID, WindowEndMs), through write.Committer's loop (token check, retry,
+// lost-response recovery). On each attempt it adds, for the freshly loaded table:
 //
-//  1. reloads the table and looks for the sink's token; a window already committed
-//     is skipped (Skipped, also when an earlier attempt's response was lost);
-//  2. in DV mode, brings every resolution up to the loaded snapshot (Resolver.Refresh):
-//     a touched data file removed or whose DV was added or removed since the
-//     resolution, and files added since, are read again; then merges the positions
-//     per data file with its live DV (MergeDVs), never leaving two live DVs;
-//  3. in equality mode, writes key-only equality delete files once (an equality
+//   - in DV mode, every resolution brought up to the loaded snapshot
+//     (Resolver.Refresh: a touched data file removed or whose DV was added or
+//     removed since the resolution, and files added since, are read again), the
+//     positions merged per data file with its live DV (MergeDVs, never two live DVs),
+//     and the replaced DVs removed; the Puffin file of an attempt that loses a race
+//     is deleted;
+//   - in equality mode, key-only equality delete files, written once (an equality
 //     delete does not delete rows added in the same snapshot, so an upsert of a key
 //     in one snapshot is right);
-//  4. commits with iceberg-go's own retries off (it could replay a first DV over a
-//     concurrent one); a conflict starts the next attempt, an unknown outcome too,
-//     which then finds the token if the commit landed.
+//   - the sink's highest committed sequence number and the DV counts in the summary.
 //
 // A conflict that outlasts MaxAttempts wraps config.ErrCommitConflict.
 func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.Identifier, w Window) (CommitResult, error) {
@@ -161,99 +157,38 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 	fail := func(err error) (CommitResult, error) {
 		return CommitResult{}, fmt.Errorf("iceberg: commit %s: %w", name, err)
 	}
-	if w.SinkID == "" {
-		return fail(fmt.Errorf("%w: empty sink id", config.ErrInvalidConfig))
-	}
 	if len(c.KeyColumns) == 0 {
 		return fail(config.Errorf(config.KeyEqualityColumns, "merge-on-read needs at least one equality column"))
 	}
-	props := ibg.Properties{}
-	for k, v := range w.SnapshotProps {
+	for k := range w.SnapshotProps {
 		if strings.HasPrefix(k, write.SummaryReservedPrefix) {
 			return fail(config.Errorf(config.KeySnapshotProperties+"."+k, "keys under %q are reserved for the sink", write.SummaryReservedPrefix))
 		}
-		props[k] = v
 	}
-	ref := write.WindowRef{SinkID: w.SinkID, RunID: w.RunID, WindowEndMs: w.WindowEndMs, LateID: w.LateID, ContentID: w.ContentID}
-	files := write.DedupeDataFiles(w.DataFiles)
 	resolver := Resolver{KeyColumns: c.KeyColumns, ChunkKeys: c.ChunkKeys}
-
-	maxAttempts := c.MaxAttempts
-	if maxAttempts <= 0 {
-		maxAttempts = write.DefaultMaxAttempts
-	}
 	var (
-		res      CommitResult
-		lastErr  error
-		conflict bool
-		sent     bool
-		resols   = append([]*Resolution(nil), w.Resolved...)
-		ownKeys  bool // w.DeleteKeys resolved into resols
-		eqFiles  []ibg.DataFile
+		res     CommitResult
+		resols  = append([]*Resolution(nil), w.Resolved...)
+		ownKeys bool // w.DeleteKeys resolved into resols
+		eqFiles []ibg.DataFile
 	)
-	for attempt := range maxAttempts {
-		res.Attempts = attempt + 1
-		if attempt > 0 {
-			if err := c.sleep(ctx, attempt); err != nil {
-				return fail(errors.Join(err, lastErr))
-			}
-		}
-		tbl, err := cat.LoadTable(ctx, ident)
-		if err != nil {
-			if errors.Is(err, catalog.ErrNoSuchTable) {
-				return fail(fmt.Errorf("%w: %w", config.ErrTableNotFound, err))
-			}
-			if ctx.Err() != nil {
-				return fail(err)
-			}
-			lastErr, conflict = err, false
-			continue
-		}
-		tok, done, newest, found, tokenProps, err := write.CheckWindow(tbl.Metadata(), table.MainBranch, ref)
-		if err != nil {
-			return fail(err)
-		}
-		if done {
-			res.CommitResult = write.CommitResult{SnapshotID: tok.SnapshotID, SequenceNumber: tok.SequenceNumber, Skipped: !sent}
-			if tok.Summary != nil {
-				res.Operation = string(tok.Summary.Operation)
-				res.FilesAdded, _ = strconv.ParseInt(tok.Summary.Properties["added-data-files"], 10, 64)
-				res.RowsAdded, _ = strconv.ParseInt(tok.Summary.Properties["added-records"], 10, 64)
-				res.deletesFromSummary(tok.Summary.Properties, true)
-			}
-			if res.Skipped {
-				write.LogSkipped(ctx, name, w.SinkID, w.RunID, w.WindowEndMs, w.LateID, tok, len(files)+len(w.DeleteKeys)+len(w.Resolved))
-			}
-			return res, nil
-		}
+	prepare := func(ctx context.Context, a write.Attempt) (write.Prepared, error) {
+		tbl := a.Table
 		format, err := c.format(tbl)
 		if err != nil {
-			return fail(err)
+			return write.Prepared{}, err
 		}
-		txTbl, err := withoutRetries(tbl, cat)
-		if err != nil {
-			return fail(err)
-		}
-		txn := txTbl.NewTransaction()
-		throughKey := write.CommittedThroughKey(w.SinkID)
-		if err := txn.SetProperties(ibg.Properties{throughKey: tokenProps[throughKey]}); err != nil {
-			return fail(err)
-		}
-		prevMax, priorMax := committedSeqs(newest, found, w.SinkID, w.RunID)
-		tokenProps[MaxCommittedSeqKey(w.SinkID)] = strconv.FormatInt(max(w.MaxSeq, prevMax), 10)
+		prevMax, priorMax := committedSeqs(a.Newest, a.Found, w.SinkID, w.RunID)
+		props := map[string]string{MaxCommittedSeqKey(w.SinkID): strconv.FormatInt(max(w.MaxSeq, prevMax), 10)}
 		if w.RunID != "" && priorMax != noSeq {
-			tokenProps[PriorMaxSeqKey(w.SinkID)] = strconv.FormatInt(priorMax, 10)
+			props[PriorMaxSeqKey(w.SinkID)] = strconv.FormatInt(priorMax, 10)
 		}
-		res.LateID = tokenProps[write.LatePaneKey(w.SinkID)]
-		attemptProps := withProps(props, tokenProps)
-		var puffin string
-		var deletes, removed []ibg.DataFile
 		switch format {
 		case config.DeleteFormatDV:
 			if !ownKeys && len(w.DeleteKeys) > 0 {
 				r, err := resolver.Resolve(ctx, tbl, w.DeleteKeys)
 				if err != nil {
-					return fail(err)
+					return write.Prepared{}, err
 				}
 				resols = append(resols, r)
 				ownKeys = true
@@ -264,7 +199,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 			for _, r := range resols {
 				ch, err := resolver.Refresh(ctx, tbl, r)
 				if err != nil {
-					return fail(err)
+					return write.Prepared{}, err
 				}
 				changed = changed || ch
 				for _, f := range r.Files {
@@ -277,70 +212,39 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 			}
 			m, err := MergeDVs(ctx, tbl, tasks, positions)
 			if err != nil {
-				return fail(err)
+				return write.Prepared{}, err
 			}
-			deletes, removed, puffin = m.Added, m.Replaced, m.PuffinPath
 			res.DVsAdded, res.DVsRemoved, res.PositionsDeleted = len(m.Added), len(m.Replaced), m.Positions
-			attemptProps = withProps(attemptProps, map[string]string{
-				SummaryAddedDVs: strconv.Itoa(len(m.Added)), SummaryRemovedDVs: strconv.Itoa(len(m.Replaced))})
+			props[SummaryAddedDVs] = strconv.Itoa(len(m.Added))
+			props[SummaryRemovedDVs] = strconv.Itoa(len(m.Replaced))
 			if res.Reresolved > 0 {
-				attemptProps[SummaryReresolved] = strconv.Itoa(res.Reresolved)
+				props[SummaryReresolved] = strconv.Itoa(res.Reresolved)
 			}
-		case config.DeleteFormatEquality:
+			return write.Prepared{Deletes: m.Added, Removed: m.Replaced, Props: props,
+				Abandon: func() { removeFile(ctx, tbl, m.PuffinPath) }}, nil
+		default: // config.DeleteFormatEquality
 			if eqFiles == nil && len(w.DeleteKeys) > 0 {
-				if eqFiles, err = writeEqualityDeletes(ctx, txn, tbl, c.KeyColumns, w.DeleteKeys); err != nil {
-					return fail(err)
+				if eqFiles, err = writeEqualityDeletes(ctx, a.Txn, tbl, c.KeyColumns, w.DeleteKeys); err != nil {
+					return write.Prepared{}, err
 				}
 			}
-			deletes = eqFiles
 			res.EqualityDeleteFiles = len(eqFiles)
-		}
-		if len(files) == 0 && len(deletes) == 0 {
-			return res, nil // nothing to change: no commit, no token
-		}
-		rd := txn.NewRowDelta(attemptProps)
-		rd.AddRows(files...)
-		rd.AddDeletes(deletes...)
-		if len(removed) > 0 {
-			rd.RemoveDeletes(removed...)
-		}
-		if err := rd.Commit(ctx); err != nil {
-			removeFile(ctx, tbl, puffin)
-			if write.IsConflict(err) {
-				lastErr, conflict = err, true
-				continue
-			}
-			return fail(err)
-		}
-		committed, err := txn.Commit(ctx)
-		sent = true
-		switch {
-		case err == nil:
-			snap := committed.Metadata().CurrentSnapshot()
-			res.CommitResult = write.CommitResult{SnapshotID: snap.SnapshotID, SequenceNumber: snap.SequenceNumber,
-				FilesAdded: int64(len(files)), LateID: res.LateID}
-			if snap.Summary != nil {
-				res.Operation = string(snap.Summary.Operation)
-				res.deletesFromSummary(snap.Summary.Properties, false)
-			}
-			for _, f := range files {
-				res.RowsAdded += f.Count()
-			}
-			return res, nil
-		case write.IsConflict(err):
-			removeFile(ctx, tbl, puffin)
-			lastErr, conflict = err, true
-		case ctx.Err() != nil:
-			return fail(errors.Join(ctx.Err(), err))
-		default:
-			// The commit may have landed: the next attempt looks for the token first.
-			lastErr, conflict = err, false
+			return write.Prepared{Deletes: eqFiles, Props: props}, nil
 		}
 	}
-	if conflict {
-		return fail(fmt.Errorf("%w: gave up after %d attempts: %w", config.ErrCommitConflict, maxAttempts, lastErr))
+	cr, err := write.Committer{MaxAttempts: c.MaxAttempts, MinBackoff: c.MinBackoff, MaxBackoff: c.MaxBackoff}.Commit(ctx, cat, ident, write.CommitRequest{
+		SinkID: w.SinkID, RunID: w.RunID, WindowEndMs: w.WindowEndMs, LateID: w.LateID, ContentID: w.ContentID,
+		DataFiles: w.DataFiles, SnapshotProps: w.SnapshotProps, Prepare: prepare, FreshFiles: true,
+	})
+	if err != nil {
+		return CommitResult{}, err
 	}
-	return fail(fmt.Errorf("gave up after %d attempts: %w", maxAttempts, lastErr))
+	res.CommitResult = cr
+	res.Attempts = cr.Attempts
+	if cr.Summary != nil {
+		res.deletesFromSummary(cr.Summary, cr.Skipped)
+	}
+	return res, nil
 }
 
 // deletesFromSummary sets the delete counts from a snapshot summary: always
@@ -452,41 +356,7 @@ func writeEqualityDeletes(ctx context.Context, txn *table.Transaction, tbl *tabl
 	return files, nil
 }
 
-// withoutRetries returns tbl bound to cat with commit.retry.num-retries forced to 0
-// for this commit only (never committed as a property): iceberg-go's retry would
-// replay a RowDelta adding a first DV over a concurrent DV for the same data file.
-func withoutRetries(tbl *table.Table, cat table.CatalogIO) (*table.Table, error) {
-	meta := tbl.Metadata()
-	if v, ok := meta.Properties()[table.CommitNumRetriesKey]; ok && v != "0" {
-		b, err := table.MetadataBuilderFromBase(meta, tbl.MetadataLocation())
-		if err != nil {
-			return nil, err
-		}
-		props := ibg.Properties{}
-		for k, v := range meta.Properties() {
-			props[k] = v
-		}
-		props[table.CommitNumRetriesKey] = "0"
-		if err := b.SetProperties(props); err != nil {
-			return nil, err
-		}
-		if meta, err = b.Build(); err != nil {
-			return nil, err
-		}
-	}
-	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, cat), nil
-}
 
-func withProps(base ibg.Properties, extra map[string]string) ibg.Properties {
-	out := make(ibg.Properties, len(base)+len(extra))
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range extra {
-		out[k] = v
-	}
-	return out
-}
 
 // removeFile deletes a Puffin file of a failed attempt, best effort.
 func removeFile(ctx context.Context, tbl *table.Table, path string) {
@@ -500,28 +370,3 @@ func removeFile(ctx context.Context, tbl *table.Table, path string) {
 	}
 }
 
-// sleep waits the jittered exponential backoff before attempt.
-func (c Committer) sleep(ctx context.Context, attempt int) error {
-	lo, hi := c.MinBackoff, c.MaxBackoff
-	if lo <= 0 {
-		lo = write.DefaultMinBackoff
-	}
-	if hi <= 0 {
-		hi = write.DefaultMaxBackoff
-	}
-	hi = max(hi, lo)
-	d := lo
-	for i := 1; i < attempt && d < hi; i++ {
-		d *= 2
-	}
-	d = min(d, hi)
-	d = d/2 + rand.N(d/2+1)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

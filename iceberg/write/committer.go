@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -44,20 +45,50 @@ type CommitRequest struct {
 	// ContentID identifies the request's content (see WindowRef.ContentID).
 	ContentID string
 	// DataFiles are the new data files. Duplicate paths are committed once, and a path
-	// already in the table is not added again.
+	// already in the table is not added again (see FreshFiles).
 	DataFiles []ibg.DataFile
 	// SnapshotProps are extra snapshot summary properties. The committer sets the
 	// token keys itself and overwrites any value given for them.
 	SnapshotProps map[string]string
 	// Branch is the branch to commit to; empty means main.
 	Branch string
-	// Prepare, when set, is called on every attempt with the freshly loaded table and
-	// the row delta that already holds DataFiles. It may add delete files
-	// (AddDeletes), remove superseded deletion vectors (RemoveDeletes) and validate the
-	// delta against the table. An error wrapping config.ErrCommitConflict makes the
-	// committer reload the table and try again (within its bound); any other error ends
-	// the commit. With Prepare set, a request without data files is still committed.
-	Prepare func(ctx context.Context, tbl *table.Table, rd *table.RowDelta) error
+	// Prepare, when set, is called on every attempt after the token check (see
+	// Attempt), and adds the attempt's deletes (merge-on-read). An error wrapping
+	// config.ErrCommitConflict makes the committer reload the table and try again
+	// (within its bound); any other error ends the commit. With Prepare set, a request
+	// without data files is committed when Prepare adds deletes.
+	Prepare func(ctx context.Context, a Attempt) (Prepared, error)
+	// FreshFiles says no data file can already be in the table (merge-on-read shards
+	// write new paths that only this commit names). Otherwise data files whose path is
+	// already a live data file of the branch (a retried write committed under another
+	// token) are dropped, which reads the branch's data manifests on every attempt.
+	FreshFiles bool
+}
+
+// Attempt is one attempt of the Committer, as CommitRequest.Prepare sees it.
+type Attempt struct {
+	// Number counts attempts from 1.
+	Number int
+	// Table is the table as loaded for this attempt (iceberg-go's own commit retries
+	// off), Txn the transaction the attempt commits.
+	Table *table.Table
+	Txn   *table.Transaction
+	// Newest is the sink's newest token before this commit (Found: whether there is
+	// one); TokenProps are the token properties the commit carries.
+	Newest     Token
+	Found      bool
+	TokenProps map[string]string
+}
+
+// Prepared is what CommitRequest.Prepare adds to an attempt.
+type Prepared struct {
+	// Deletes are delete files to add; Removed are deletion vectors they replace.
+	Deletes, Removed []ibg.DataFile
+	// Props are extra snapshot summary properties of this attempt.
+	Props map[string]string
+	// Abandon, when set, is called when the attempt does not commit (a conflict):
+	// it removes files the attempt wrote that no later attempt reuses.
+	Abandon func()
 }
 
 // CommitResult describes the snapshot a commit made, or the one that already held the
@@ -80,6 +111,11 @@ type CommitResult struct {
 	// LateID is the late pane id the commit carried (see WindowRef): a late pane, or
 	// rows of a window an earlier run committed. Empty for an on-time commit.
 	LateID string
+	// Summary is the snapshot's summary properties (of the snapshot that already held
+	// the window when Skipped).
+	Summary ibg.Properties
+	// Attempts is the number of attempts made.
+	Attempts int
 }
 
 // Committer commits windows of data files to tables. Its zero value is ready to use
@@ -93,7 +129,7 @@ type Committer struct {
 }
 
 // Commit commits req to the table ident of cat with the default Committer.
-func Commit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, req CommitRequest) (CommitResult, error) {
+func Commit(ctx context.Context, cat table.CatalogIO, ident table.Identifier, req CommitRequest) (CommitResult, error) {
 	return Committer{}.Commit(ctx, cat, ident, req)
 }
 
@@ -111,7 +147,7 @@ func Commit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, re
 //
 // The loop is bounded by MaxAttempts; when conflicts exhaust it the error wraps
 // config.ErrCommitConflict. A missing table wraps config.ErrTableNotFound.
-func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, req CommitRequest) (CommitResult, error) {
+func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.Identifier, req CommitRequest) (CommitResult, error) {
 	name := strings.Join(ident, ".")
 	fail := func(err error) (CommitResult, error) {
 		return CommitResult{}, fmt.Errorf("iceberg: commit %s: %w", name, err)
@@ -155,16 +191,13 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 			lastErr, conflict = err, false
 			continue
 		}
-		tok, done, _, _, tokenProps, err := CheckWindow(tbl.Metadata(), branch, ref)
+		tok, done, newest, found, tokenProps, err := CheckWindow(tbl.Metadata(), branch, ref)
 		if err != nil {
 			return fail(err)
 		}
 		if done {
 			res := resultFromToken(tok)
-			if tok.FromProperty {
-				log.Warnf(ctx, "iceberg: commit %s: no snapshot carries sink %s's token any more (expired?); the table property says it committed through %d, so window ending %d is skipped. Set token_heartbeat_seconds to keep the token in a recent snapshot.",
-					name, req.SinkID, tok.CommittedThroughMs, req.WindowEndMs)
-			}
+			res.Attempts = attempt + 1
 			// The token was absent (or older) before our first attempt: when an attempt
 			// of ours reached the catalog, the token found now is that commit (whatever
 			// the catalog answered), or that of a duplicate of this very request.
@@ -175,18 +208,23 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 			return res, nil
 		}
 
-		fresh, err := filesNotInTable(ctx, tbl, branch, files)
+		fresh := files
+		if !req.FreshFiles {
+			if fresh, err = filesNotInTable(ctx, tbl, branch, files); err != nil {
+				return fail(err)
+			}
+			if len(fresh) < len(files) {
+				log.Infof(ctx, "iceberg: commit %s: %d of %d data files are already in the table (a retried write); not adding them again",
+					name, len(files)-len(fresh), len(files))
+			}
+		}
+		// iceberg-go's own retries are off: it could replay a first DV over a
+		// concurrent one; this loop retries with a fresh table instead.
+		txTbl, err := withoutRetries(tbl, cat)
 		if err != nil {
 			return fail(err)
 		}
-		if len(fresh) < len(files) {
-			log.Infof(ctx, "iceberg: commit %s: %d of %d data files are already in the table (a retried write); not adding them again",
-				name, len(files)-len(fresh), len(files))
-		}
-		if len(fresh) == 0 && req.Prepare == nil {
-			return CommitResult{}, nil
-		}
-		txn, err := tbl.NewTransactionOnBranchWithError(branch)
+		txn, err := txTbl.NewTransactionOnBranchWithError(branch)
 		if err != nil {
 			return fail(err)
 		}
@@ -197,26 +235,36 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 			}
 		}
 		props := make(ibg.Properties, len(req.SnapshotProps)+len(tokenProps))
-		for k, v := range req.SnapshotProps {
-			props[k] = v
-		}
-		for k, v := range tokenProps {
-			props[k] = v
-		}
-		rd := txn.NewRowDelta(props)
-		if len(fresh) > 0 {
-			rd.AddRows(fresh...)
-		}
+		maps.Copy(props, req.SnapshotProps)
+		var prep Prepared
 		if req.Prepare != nil {
-			if err := req.Prepare(ctx, tbl, rd); err != nil {
+			prep, err = req.Prepare(ctx, Attempt{Number: attempt + 1, Table: tbl, Txn: txn, Newest: newest, Found: found, TokenProps: tokenProps})
+			if err != nil {
 				if errors.Is(err, config.ErrCommitConflict) {
 					lastErr, conflict = err, true
 					continue
 				}
 				return fail(err)
 			}
+			maps.Copy(props, prep.Props)
+		}
+		maps.Copy(props, tokenProps)
+		abandon := func() {
+			if prep.Abandon != nil {
+				prep.Abandon()
+			}
+		}
+		if len(fresh) == 0 && len(prep.Deletes) == 0 {
+			return CommitResult{Attempts: attempt + 1}, nil // nothing to change: no commit, no token
+		}
+		rd := txn.NewRowDelta(props)
+		rd.AddRows(fresh...)
+		rd.AddDeletes(prep.Deletes...)
+		if len(prep.Removed) > 0 {
+			rd.RemoveDeletes(prep.Removed...)
 		}
 		if err := rd.Commit(ctx); err != nil {
+			abandon()
 			if IsConflict(err) {
 				lastErr, conflict = err, true
 				continue
@@ -229,8 +277,10 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 		case err == nil:
 			res, err := resultFromTable(committed, branch, fresh)
 			res.LateID = tokenProps[LatePaneKey(req.SinkID)]
+			res.Attempts = attempt + 1
 			return res, err
 		case IsConflict(err):
+			abandon()
 			log.Infof(ctx, "iceberg: commit %s: attempt %d lost a race, retrying: %v", name, attempt+1, err)
 			lastErr, conflict = err, true
 		case ctx.Err() != nil:
@@ -245,6 +295,27 @@ func (c Committer) Commit(ctx context.Context, cat catalog.Catalog, ident table.
 		return fail(fmt.Errorf("%w: gave up after %d attempts: %w", config.ErrCommitConflict, maxAttempts, lastErr))
 	}
 	return fail(fmt.Errorf("gave up after %d attempts: %w", maxAttempts, lastErr))
+}
+
+// withoutRetries returns tbl with iceberg-go's commit retries off
+// (commit.retry.num-retries=0), bound to cat for committing.
+func withoutRetries(tbl *table.Table, cat table.CatalogIO) (*table.Table, error) {
+	meta := tbl.Metadata()
+	if v, ok := meta.Properties()[table.CommitNumRetriesKey]; ok && v != "0" {
+		b, err := table.MetadataBuilderFromBase(meta, tbl.MetadataLocation())
+		if err != nil {
+			return nil, err
+		}
+		props := maps.Clone(meta.Properties())
+		props[table.CommitNumRetriesKey] = "0"
+		if err := b.SetProperties(props); err != nil {
+			return nil, err
+		}
+		if meta, err = b.Build(); err != nil {
+			return nil, err
+		}
+	}
+	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, cat), nil
 }
 
 // LogSkipped logs a commit found already made: by this run (a retried bundle or a
@@ -389,6 +460,7 @@ func resultFromTable(tbl *table.Table, branch string, files []ibg.DataFile) (Com
 		FilesAdded: int64(len(files))}
 	if snap.Summary != nil {
 		res.Operation = string(snap.Summary.Operation)
+		res.Summary = snap.Summary.Properties
 	}
 	for _, f := range files {
 		res.RowsAdded += f.Count()
@@ -400,6 +472,7 @@ func resultFromToken(tok Token) CommitResult {
 	res := CommitResult{SnapshotID: tok.SnapshotID, SequenceNumber: tok.SequenceNumber}
 	if tok.Summary != nil {
 		res.Operation = string(tok.Summary.Operation)
+		res.Summary = tok.Summary.Properties
 		res.FilesAdded, _ = strconv.ParseInt(tok.Summary.Properties["added-data-files"], 10, 64)
 		res.RowsAdded, _ = strconv.ParseInt(tok.Summary.Properties["added-records"], 10, 64)
 	}

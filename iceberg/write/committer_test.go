@@ -365,7 +365,7 @@ func TestCommitErrors(t *testing.T) {
 		{"missing table", cat, table.Identifier{"db", "nope"}, CommitRequest{SinkID: "s", DataFiles: files}, config.ErrTableNotFound},
 		{"conflicts exhaust the bound", always, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: files}, config.ErrCommitConflict},
 		{"prepare error ends the commit", cat, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: files,
-			Prepare: func(context.Context, *table.Table, *table.RowDelta) error { return config.ErrUnsupported }}, config.ErrUnsupported},
+			Prepare: func(context.Context, Attempt) (Prepared, error) { return Prepared{}, config.ErrUnsupported }}, config.ErrUnsupported},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -387,18 +387,18 @@ func TestCommitPrepareConflictRetries(t *testing.T) {
 	calls := 0
 	res, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), CommitRequest{
 		SinkID: "s", WindowEndMs: 7, DataFiles: writeIDFiles(t, tbl, 0, 2),
-		Prepare: func(_ context.Context, cur *table.Table, rd *table.RowDelta) error {
+		Prepare: func(_ context.Context, a Attempt) (Prepared, error) {
 			calls++
 			if calls == 1 {
-				return fmt.Errorf("stale positions: %w", config.ErrCommitConflict)
+				return Prepared{}, fmt.Errorf("stale positions: %w", config.ErrCommitConflict)
 			}
-			return nil
+			return Prepared{Props: map[string]string{"prepared": "yes"}}, nil
 		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls != 2 || res.RowsAdded != 2 {
+	if calls != 2 || res.RowsAdded != 2 || res.Attempts != 2 || res.Summary["prepared"] != "yes" {
 		t.Errorf("calls = %d, result = %+v", calls, res)
 	}
 }
