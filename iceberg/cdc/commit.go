@@ -356,8 +356,6 @@ func writeEqualityDeletes(ctx context.Context, txn *table.Transaction, tbl *tabl
 	return files, nil
 }
 
-
-
 // removeFile deletes a Puffin file of a failed attempt, best effort.
 func removeFile(ctx context.Context, tbl *table.Table, path string) {
 	if path == "" {
@@ -369,4 +367,3 @@ func removeFile(ctx context.Context, tbl *table.Table, path string) {
 		}
 	}
 }
-
