@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -62,7 +63,7 @@ func (rr *router) late(ctx context.Context, dt *destTable, r row.Row, w beam.Win
 	if err != nil {
 		return false, nil, err
 	}
-	v, reason, _, err := rr.gate.Check(ctx, cat, dt.name, dt.tbl.Identifier(), w)
+	v, reason, tok, err := rr.gate.Check(ctx, cat, dt.name, dt.tbl.Identifier(), w)
 	if err != nil {
 		return false, nil, err
 	}
@@ -77,6 +78,16 @@ func (rr *router) late(ctx context.Context, dt *destTable, r row.Row, w beam.Win
 				ReplayedSkipped.Inc(ctx, 1)
 			}
 			return seen, nil, err
+		}
+		// Not committed by the earlier run: too late for it if that run had committed
+		// more than the allowed lateness past the row's window (it dead-lettered the
+		// row, or never received it), otherwise written in a late pane.
+		if end, prior := WindowEnd(w), tok.PriorThrough(rr.spec.SinkID, rr.spec.RunID); end+rr.gate.LatenessMs < prior {
+			LateDead.Inc(ctx, 1)
+			return false, &DeadLetter{Row: r.String(), Table: dt.name, Reason: fmt.Sprintf(
+				"late: its window ending %s closed more than allowed_lateness_seconds=%d before the window ending %s that an earlier run of sink %s committed to %s, which did not commit the row",
+				time.UnixMilli(end+1).UTC().Format(time.RFC3339Nano), rr.gate.LatenessMs/1000,
+				time.UnixMilli(prior+1).UTC().Format(time.RFC3339Nano), rr.spec.SinkID, dt.name)}, nil
 		}
 		ReplayedNew.Inc(ctx, 1)
 	}
