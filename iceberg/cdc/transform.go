@@ -39,9 +39,6 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if _, err := spec.env(); err != nil {
 		return fail(err)
 	}
-	if spec.SinkID == "" {
-		return fail(config.Errorf(config.KeySinkID, "empty sink id"))
-	}
 	if len(spec.EqualityColumns) == 0 {
 		return fail(config.Errorf(config.KeyEqualityColumns, "merge-on-read needs at least one equality column"))
 	}

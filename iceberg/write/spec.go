@@ -68,10 +68,13 @@ type Spec struct {
 	AutoShard bool
 }
 
-// NewSpec builds the Spec of cfg (which must be valid) for sinkID. A
+// NewSpec builds the Spec of cfg (which must be valid) for sinkID (not empty). A
 // write.target-file-size-bytes in table_properties or write_properties that is not a
 // positive integer is an error naming the key.
 func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
+	if sinkID == "" {
+		return Spec{}, config.Errorf(config.KeySinkID, "empty sink id")
+	}
 	enc := func(m map[string]string) (string, error) {
 		if len(m) == 0 {
 			return "", nil

@@ -69,9 +69,6 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 	if _, err := spec.runtime(); err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
-	if spec.SinkID == "" {
-		return beam.PCollection{}, beam.PCollection{}, config.Errorf(config.KeySinkID, "empty sink id")
-	}
 	if t := rows.Type().Type(); t != rowType {
 		if _, err := StructSchema(spec, t); err != nil {
 			return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: %w", config.ErrInvalidConfig, spec.Table, err)
