@@ -190,3 +190,40 @@ func BenchmarkAppendPeakMemory(b *testing.B) {
 		b.ReportMetric(float64(n)/elapsed.Seconds(), "rows/s")
 	}
 }
+
+// BenchmarkAppendDistribution appends the same 200,000 generated rows on prism with
+// the per-bundle writers (distribution_mode none) and with the hash distribution,
+// alternating, and reports each rate and hash/none (the ratio of their times). Run
+// with -benchtime=1x.
+func BenchmarkAppendDistribution(b *testing.B) {
+	const n = 200_000
+	var none, hash time.Duration
+	for i := range b.N {
+		for _, h := range []bool{false, true} {
+			lc := icebergtest.NewLocalCatalog(b)
+			spec := Spec{Table: "db.dist", CatalogName: lc.Name, SinkID: fmt.Sprint("dist", i), Hash: h}
+			spec.CatalogProps = mustJSON(b, lc.Props)
+			p, s := beam.NewPipelineWithRoot()
+			seedList := []int{0, 1, 2, 3}
+			gen := beam.ParDo(s, &genRowsFn{Per: n / len(seedList)}, beam.CreateList(s, seedList))
+			if _, _, err := Append(s, spec, gen); err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			if err := ptest.Run(p); err != nil {
+				b.Fatal(err)
+			}
+			if h {
+				hash += time.Since(start)
+			} else {
+				none += time.Since(start)
+			}
+			if got := countRows(b, lc.Catalog, table.Identifier{"db", "dist"}); got != n {
+				b.Fatalf("hash=%v: wrote %d rows, want %d", h, got, n)
+			}
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/none.Seconds(), "none_rows/s")
+	b.ReportMetric(float64(n*b.N)/hash.Seconds(), "hash_rows/s")
+	b.ReportMetric(hash.Seconds()/none.Seconds(), "hash/none")
+}

@@ -124,7 +124,7 @@ type hashRouteFn struct {
 	Spec Spec
 
 	router  *router
-	schemas map[*table.Table]*row.Schema // row schema of each table's current schema
+	schemas map[*table.Table]tableSchema // each table's current schema
 	packets map[bufKey][]byte            // bufKey.table is the shuffle key without shard
 	shards  map[bufKey]int               // packets emitted per key in this bundle
 	bytes   int64                        // packet bytes of the bundle
@@ -134,7 +134,7 @@ type hashRouteFn struct {
 func (f *hashRouteFn) Setup(ctx context.Context) error {
 	var err error
 	f.router, err = newRouter(&f.Spec)
-	f.schemas = map[*table.Table]*row.Schema{}
+	f.schemas = map[*table.Table]tableSchema{}
 	return err
 }
 
@@ -162,16 +162,19 @@ func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.R
 		}
 		return err
 	}
-	sc := dt.tbl.Schema()
+	// Table.Schema returns a new schema value per call, whose name index would be
+	// built again for every row: keep one per table.
+	ts, ok := f.schemas[dt.tbl]
+	if !ok {
+		sc := dt.tbl.Schema()
+		ts = tableSchema{sc: sc, rs: row.SchemaOf(sc)}
+		f.schemas[dt.tbl] = ts
+	}
+	sc, rs := ts.sc, ts.rs
 	vals, err := row.RowValues(r, sc)
 	if err != nil {
 		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
 		return nil
-	}
-	rs := f.schemas[dt.tbl]
-	if rs == nil {
-		rs = row.SchemaOf(sc)
-		f.schemas[dt.tbl] = rs
 	}
 	if dt.keys == nil {
 		if dt.keys, err = newPartitionKeyer(dt.tbl); err != nil {
@@ -250,6 +253,12 @@ func (f *hashRouteFn) FinishBundle(ctx context.Context, emit, direct func(beam.E
 	return nil
 }
 
+// tableSchema is a table's current schema and its row schema.
+type tableSchema struct {
+	sc *ibg.Schema
+	rs *row.Schema
+}
+
 // hashWriteFn writes the packets of one (table, partition) to data files and emits
 // their encodings keyed by table.
 type hashWriteFn struct {
@@ -313,19 +322,20 @@ func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, pack
 			rs = row.SchemaOf(sc)
 			schemas[int(id)] = rs
 		}
-		for off := n; off < len(p); {
-			r, m, err := row.DecodeBody(rs, p[off:])
-			if err != nil {
-				return nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
-			}
-			off += m
+		var writeErr error // a failure of the writer, reported as is
+		err := row.DecodeBodies(rs, p[n:], func(r row.Row) error {
 			rowErr, err := buf.add(ctx, r)
 			if rowErr != nil {
 				dead(DeadLetter{Row: r.String(), Table: dest, Reason: rowErr.Error()})
 			}
-			if err != nil {
-				return nil, err
-			}
+			writeErr = err
+			return err
+		})
+		if writeErr != nil {
+			return nil, writeErr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
 		}
 	}
 	b, err := buf.close(ctx)

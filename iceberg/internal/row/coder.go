@@ -950,6 +950,26 @@ func AppendBody(dst []byte, r Row) ([]byte, error) {
 	return dst, nil
 }
 
+// DecodeBodies decodes the rows of schema s written one after another by AppendBody
+// into b, calling each with every row in turn. The rows' strings share one copy of b
+// (DecodeBody on each row of a long b would copy the rest of b for every row).
+func DecodeBodies(s *Schema, b []byte, each func(Row) error) error {
+	if _, _, err := s.state(); err != nil {
+		return fmt.Errorf("iceberg: decode row: %w", err)
+	}
+	r := &reader{b: b}
+	for r.off < len(b) {
+		row, err := r.body(s, 0)
+		if err != nil {
+			return fmt.Errorf("iceberg: decode row: %w", err)
+		}
+		if err := each(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // DecodeBody decodes one row of schema s written by AppendBody at the start of b and
 // returns it with the number of bytes it took. The row shares s.
 func DecodeBody(s *Schema, b []byte) (Row, int, error) {
