@@ -383,9 +383,7 @@ func (c WriteConfig) Validate() error {
 	}
 
 	// Sink identity and properties.
-	if c.SinkID != "" && blank(c.SinkID) {
-		errs.Add(Errorf(KeySinkID, "blank sink id"))
-	}
+	checkSinkID(&errs, c.SinkID)
 	checkMapKeys(&errs, KeySnapshotProperties, c.SnapshotProperties)
 	for _, k := range sortedKeys(c.SnapshotProperties) {
 		if strings.HasPrefix(k, "beam.cdc.") {
