@@ -107,5 +107,6 @@ func ParseSortField(s string) (SortField, error) { return config.ParseSortField(
 func WriteDefaults() map[string]any { return config.WriteDefaults() }
 
 // IsSecretKey reports whether a catalog property key names a secret whose value icebeam
-// never logs or puts in an error (credential, token, secret, password, key).
+// never logs, prints or puts in an error (names containing credential, token, secret,
+// password, passwd, key, session or authorization).
 func IsSecretKey(k string) bool { return config.IsSecretKey(k) }

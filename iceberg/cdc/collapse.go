@@ -2,8 +2,10 @@ package cdc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
@@ -68,19 +70,119 @@ type Net struct {
 
 // Collapse groups sorted records (from Sorter.Sorted) by key and calls emit with
 // each key's net effect. Net's slices are only valid during the call. Records out of
-// order are an error.
+// order are an error. Changes of one key with equal sequence numbers apply in kind
+// order (see Kind); two different after-images at the key's last sequence number
+// apply in sort order, which among equal kinds is input order: use CollapseChecked to
+// hold such a key back instead.
 func Collapse(recs iter.Seq2[*Record, error], upsert bool, emit func(*Net) error) error {
+	return CollapseChecked(recs, upsert, emit, nil)
+}
+
+// Ambiguous is a key whose net effect depends on an order the changes do not give: at
+// the key's last sequence number of the window there are two or more after-images
+// (INSERT or UPDATE_AFTER) with different rows, so which row is the key's final state
+// is unknown. A sequence number stands for one change of a key: a before-image or a
+// delete, and one after-image (an exact duplicate of it, such as an at-least-once
+// redelivery, is harmless). Different after-images at an earlier sequence number are
+// not ambiguous: a later change decides the key's state whatever their order.
+type Ambiguous struct {
+	// Key is the encoded key.
+	Key []byte
+	// Seq is the key's last sequence number in the window.
+	Seq int64
+	// Changes are every change of the key with sequence number Seq (before-images and
+	// deletes too), in sort order; Row is the packed row. None of them is applied.
+	Changes []Record
+}
+
+// ErrAmbiguousOrder is wrapped by the errors of Ambiguous.Rejected.
+var ErrAmbiguousOrder = errors.New("ambiguous change order")
+
+// Rejected decodes a's changes with p's schema and returns each with an error wrapping
+// ErrAmbiguousOrder that names the key, the sequence number and what was applied, for
+// the dead letter output.
+func (a *Ambiguous) Rejected(p *Parser) ([]Rejected, error) {
+	out := make([]Rejected, 0, len(a.Changes))
+	afters := 0
+	for _, c := range a.Changes {
+		if c.Kind == Insert || c.Kind == UpdateAfter {
+			afters++
+		}
+	}
+	var key string
+	for i, c := range a.Changes {
+		r, _, err := row.DecodeBody(p.Schema(), c.Row)
+		if err != nil {
+			return nil, fmt.Errorf("iceberg: cdc %s: %w", p.table, err)
+		}
+		if i == 0 {
+			var b strings.Builder
+			for j, v := range p.KeyOf(r) {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%s=%v", p.KeyColumns()[j], v)
+			}
+			key = b.String()
+		}
+		out = append(out, Rejected{Row: r, Err: fmt.Errorf(
+			"iceberg: cdc %s: %s of key (%s) at sequence number %d: %w: the key has %d different after-images "+
+				"with sequence number %d, so its final row is unknown; none of its %d changes with that sequence "+
+				"number is applied (the key keeps its state before them): send the right change again with a higher sequence number",
+			p.table, c.Kind, key, a.Seq, ErrAmbiguousOrder, afters, a.Seq, len(a.Changes))})
+	}
+	return out, nil
+}
+
+// CollapseChecked is Collapse that holds back ambiguous keys (see Ambiguous): the
+// key's changes before its last sequence number are collapsed and emitted as usual
+// (a state the key really had), and the changes at that sequence number go to
+// ambiguous instead of being applied. Ambiguous's slices are only valid during the
+// call. With a nil ambiguous it is Collapse.
+func CollapseChecked(recs iter.Seq2[*Record, error], upsert bool, emit func(*Net) error, ambiguous func(*Ambiguous) error) error {
 	var (
 		cur   Net
 		kinds []Kind
-		first []byte
+		first []byte // the key's first row: it carries the key values
 		last  []byte
 		have  bool
 		prev  Record
+		// The changes with the key's last sequence number so far: where they start in
+		// kinds, the last row and sequence number before them, and (when checking) the
+		// changes themselves, their rows packed in groupBuf.
+		groupAt   int
+		before    []byte
+		beforeSeq int64
+		group     []groupRec
+		groupBuf  []byte
 	)
+	addGroup := func(r *Record) {
+		if ambiguous != nil {
+			group = append(group, groupRec{kind: r.Kind, off: len(groupBuf), end: len(groupBuf) + len(r.Row)})
+			groupBuf = append(groupBuf, r.Row...)
+		}
+	}
 	flush := func() error {
 		if !have {
 			return nil
+		}
+		if ambiguous != nil && conflicting(group, groupBuf) {
+			if groupAt > 0 {
+				cur.NetEffect = Effect(kinds[:groupAt], upsert)
+				cur.Row = first
+				if cur.Write {
+					cur.Row = before
+				}
+				cur.MaxSeq, cur.Changes = beforeSeq, groupAt
+				if err := emit(&cur); err != nil {
+					return err
+				}
+			}
+			a := &Ambiguous{Key: cur.Key, Seq: prev.Seq, Changes: make([]Record, len(group))}
+			for i, g := range group {
+				a.Changes[i] = Record{Key: cur.Key, Seq: prev.Seq, Kind: g.kind, Row: groupBuf[g.off:g.end:g.end]}
+			}
+			return ambiguous(a)
 		}
 		cur.NetEffect = Effect(kinds, upsert)
 		if cur.Write {
@@ -99,6 +201,12 @@ func Collapse(recs iter.Seq2[*Record, error], upsert bool, emit func(*Net) error
 				return fmt.Errorf("iceberg: cdc collapse: records out of order (seq %d %s after seq %d %s)",
 					r.Seq, r.Kind, prev.Seq, prev.Kind)
 			}
+			if r.Seq != prev.Seq {
+				groupAt, beforeSeq = len(kinds), prev.Seq
+				before = append(before[:0], last...)
+				group, groupBuf = group[:0], groupBuf[:0]
+			}
+			addGroup(r)
 			kinds = append(kinds, r.Kind)
 			last = append(last[:0], r.Row...)
 			cur.MaxSeq = max(cur.MaxSeq, r.Seq)
@@ -118,8 +226,35 @@ func Collapse(recs iter.Seq2[*Record, error], upsert bool, emit func(*Net) error
 		first = append(first[:0], r.Row...)
 		last = append(last[:0], r.Row...)
 		prev = Record{Key: cur.Key, Seq: r.Seq, Kind: r.Kind}
+		groupAt, group, groupBuf = 0, group[:0], groupBuf[:0]
+		addGroup(r)
 	}
 	return flush()
+}
+
+// groupRec is one change of the key's last sequence number: its kind and where its
+// row is in the group's buffer.
+type groupRec struct {
+	kind     Kind
+	off, end int
+}
+
+// conflicting reports whether the changes of one key and sequence number hold two
+// after-images (INSERT or UPDATE_AFTER) with different rows.
+func conflicting(group []groupRec, buf []byte) bool {
+	var after []byte
+	seen := false
+	for _, g := range group {
+		if g.kind != Insert && g.kind != UpdateAfter {
+			continue
+		}
+		row := buf[g.off:g.end]
+		if seen && !bytes.Equal(after, row) {
+			return true
+		}
+		after, seen = row, true
+	}
+	return false
 }
 
 // Result is the net effect of one shard's (or table's) window.
@@ -131,17 +266,20 @@ type Result struct {
 	Rows []row.Row
 	// MaxSeq is the highest sequence number seen (0 when empty).
 	MaxSeq int64
-	// Changes is the number of changes collapsed.
+	// Changes is the number of changes collapsed (Ambiguous not included).
 	Changes int
+	// Ambiguous are the changes held back because their key's final row is ambiguous
+	// (see Ambiguous), with the reasons.
+	Ambiguous []Rejected
 }
 
-// CollapseAll collapses sorted records into a Result, decoding packed rows with p's
-// schema. It holds the whole result in memory; a DoFn that streams rows into a
-// BatchBuilder uses Collapse instead.
+// CollapseAll collapses sorted records into a Result with CollapseChecked, decoding
+// packed rows with p's schema. It holds the whole result in memory; a DoFn that
+// streams rows into a BatchBuilder uses CollapseChecked instead.
 func CollapseAll(p *Parser, recs iter.Seq2[*Record, error], upsert bool) (Result, error) {
 	var res Result
 	sc := p.Schema()
-	err := Collapse(recs, upsert, func(n *Net) error {
+	err := CollapseChecked(recs, upsert, func(n *Net) error {
 		r, _, err := row.DecodeBody(sc, n.Row)
 		if err != nil {
 			return fmt.Errorf("iceberg: cdc collapse: %w", err)
@@ -155,13 +293,19 @@ func CollapseAll(p *Parser, recs iter.Seq2[*Record, error], upsert bool) (Result
 		res.MaxSeq = max(res.MaxSeq, n.MaxSeq)
 		res.Changes += n.Changes
 		return nil
+	}, func(a *Ambiguous) error {
+		rej, err := a.Rejected(p)
+		res.Ambiguous = append(res.Ambiguous, rej...)
+		res.MaxSeq = max(res.MaxSeq, a.Seq)
+		return err
 	})
 	return res, err
 }
 
 // SortAndCollapse parses rows, sorts them in a Sorter bounded by memoryLimit bytes
 // and collapses them: the whole per-shard step for callers that hold the rows. Rows
-// that fail to parse are returned in rejected with their errors and left out.
+// that fail to parse and changes held back as ambiguous (also in res.Ambiguous) are
+// returned in rejected with their errors and left out.
 func SortAndCollapse(p *Parser, rows []row.Row, upsert bool, memoryLimit int64) (res Result, rejected []Rejected, err error) {
 	s := NewSorter(memoryLimit, "")
 	defer s.Close()
@@ -183,7 +327,7 @@ func SortAndCollapse(p *Parser, rows []row.Row, upsert bool, memoryLimit int64) 
 		}
 	}
 	res, err = CollapseAll(p, s.Sorted(), upsert)
-	return res, rejected, err
+	return res, append(rejected, res.Ambiguous...), err
 }
 
 // Rejected is a change row that cannot be applied, with the reason.

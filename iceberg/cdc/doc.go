@@ -12,6 +12,9 @@
 //     bounded amount of memory, spilling sorted runs to local temp files.
 //   - [Collapse] reduces each key's sorted changes to its net effect ([Net]):
 //     whether the committed row must go and which row, if any, is written.
+//     [CollapseChecked] also holds back a key whose last sequence number carries two
+//     different after-images ([Ambiguous]): their order, hence the key's final row,
+//     is unknown, so those changes go to the dead letter output.
 //   - [Resolve] turns keys whose committed row must go into row positions in the
 //     table's data files ([Resolution]), planning with the key predicate and reading
 //     only the key columns.

@@ -40,8 +40,9 @@ const (
 	TypeHive   = "hive"
 )
 
-// SupportedTypes lists the accepted values of the "type" property.
-var SupportedTypes = []string{TypeSQL, TypeREST, TypeHadoop, TypeGlue, TypeHive}
+// SupportedTypes lists the accepted values of the "type" property: config.CatalogTypes,
+// which Validate checks before any catalog is opened.
+var SupportedTypes = config.CatalogTypes
 
 // propKey is the managed-config key of catalog property k, used in ConfigErrors.
 func propKey(k string) string { return "catalog_properties." + k }

@@ -191,3 +191,18 @@ func TestHomeConfigIgnored(t *testing.T) {
 		t.Fatalf("home config changed the catalog type to %v", cat.CatalogType())
 	}
 }
+
+// TestSupportedTypesMatchConfig: the types config.Validate accepts are exactly the types
+// Open has a case for, so a type Validate passes never fails Open as unknown.
+func TestSupportedTypesMatchConfig(t *testing.T) {
+	want := []string{TypeSQL, TypeREST, TypeHadoop, TypeGlue, TypeHive}
+	if !slices.Equal(config.CatalogTypes, want) {
+		t.Fatalf("config.CatalogTypes = %v, want Open's types %v", config.CatalogTypes, want)
+	}
+	for _, typ := range want {
+		_, err := Open(context.Background(), "c", map[string]string{"type": typ, "glue.access-key-id": "AKIA"})
+		if err != nil && strings.Contains(err.Error(), "unknown catalog type") {
+			t.Errorf("Open(type %s): %v", typ, err)
+		}
+	}
+}

@@ -3,90 +3,27 @@ package catalogs
 import (
 	"errors"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 // Redacted replaces every secret value in the output of Redact and in errors.
-const Redacted = "xxxxx"
+const Redacted = config.RedactedValue
 
-// secretKeys are property names whose values are always secrets.
-var secretKeys = map[string]bool{
-	"credential":           true,
-	"token":                true,
-	"secret":               true,
-	"password":             true,
-	"key":                  true,
-	"private-key":          true,
-	"session":              true,
-	"header.authorization": true,
-}
-
-// secretWords make any property name that contains one of them secret.
-var secretWords = []string{"secret", "password", "passwd", "token", "credential", "key", "session", "authorization"}
-
-// dsnSecret matches key=value secrets inside connection strings, such as
-// PostgreSQL's "host=h password=pw" form or a query parameter "?password=pw".
-var dsnSecret = regexp.MustCompile(`(?i)\b(password|passwd|pwd|secret|token|sslpassword|access_token)(\s*=\s*)('[^']*'|[^\s&;]+)`)
-
-// userinfoSecret matches the password of scheme://user:password@ anywhere in
-// a string, also where the URI does not parse or sits inside a longer message.
-var userinfoSecret = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@\s/]*@`)
-
-// IsSecretKey reports whether the value of the catalog property key is a secret.
-func IsSecretKey(key string) bool {
-	k := strings.ToLower(key)
-	if secretKeys[k] {
-		return true
-	}
-	for _, w := range secretWords {
-		if strings.Contains(k, w) {
-			return true
-		}
-	}
-	return false
-}
+// IsSecretKey reports whether the value of the catalog property key is a secret
+// (see config.IsSecretKey).
+func IsSecretKey(key string) bool { return config.IsSecretKey(key) }
 
 // Redact returns a copy of props that is safe to log or put in an error: the
 // values of secret keys (see IsSecretKey) become Redacted, and passwords
 // inside URIs and DSNs (postgres://u:pw@h/db, "password=pw") are replaced.
-func Redact(props map[string]string) map[string]string {
-	if props == nil {
-		return nil
-	}
-	out := make(map[string]string, len(props))
-	for k, v := range props {
-		if IsSecretKey(k) {
-			if v != "" {
-				v = Redacted
-			}
-			out[k] = v
-			continue
-		}
-		out[k] = RedactURI(v)
-	}
-	return out
-}
+func Redact(props map[string]string) map[string]string { return config.Redacted(props) }
 
 // RedactURI replaces the password of a URI's user info and secret-looking
 // key=value pairs (password=..., token=...) in a DSN or query string.
-func RedactURI(s string) string {
-	if s == "" {
-		return s
-	}
-	if strings.Contains(s, "://") {
-		if u, err := url.Parse(s); err == nil && u.User != nil {
-			if _, has := u.User.Password(); has {
-				u.User = url.UserPassword(u.User.Username(), Redacted)
-				s = u.String()
-				s = strings.Replace(s, ":"+url.QueryEscape(Redacted)+"@", ":"+Redacted+"@", 1)
-			}
-		}
-	}
-	s = userinfoSecret.ReplaceAllString(s, "${1}:"+Redacted+"@")
-	return dsnSecret.ReplaceAllString(s, "${1}${2}"+Redacted)
-}
+func RedactURI(s string) string { return config.RedactURI(s) }
 
 // secretValues lists the secret strings of props, longest first, so that an
 // error message can be scrubbed of them whatever library produced it.
@@ -114,15 +51,8 @@ func secretValues(props map[string]string) []string {
 			}
 			continue
 		}
-		if strings.Contains(v, "://") {
-			if u, err := url.Parse(v); err == nil && u.User != nil {
-				if pw, has := u.User.Password(); has {
-					add(pw)
-				}
-			}
-		}
-		for _, m := range dsnSecret.FindAllStringSubmatch(v, -1) {
-			add(strings.Trim(m[3], "'"))
+		for _, pw := range config.DSNSecrets(v) {
+			add(pw)
 		}
 	}
 	out := make([]string, 0, len(seen))

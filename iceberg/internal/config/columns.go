@@ -2,9 +2,12 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // checkColumns reports empty and duplicate names in a column list of key.
@@ -45,8 +48,13 @@ func checkCommon(errs *Errors, table, catalogName string, catalogProps, configPr
 	if strings.TrimSpace(catalogName) == "" {
 		errs.Add(Errorf(KeyCatalogName, "required"))
 	}
-	if strings.TrimSpace(catalogProps["type"]) == "" {
-		errs.Add(Errorf(KeyCatalogProperties+".type", "required: the catalog type (sql, rest, hadoop, glue, hive)"))
+	checkTableName(errs, table)
+	switch typ := strings.ToLower(strings.TrimSpace(catalogProps["type"])); {
+	case typ == "":
+		errs.Add(Errorf(KeyCatalogProperties+".type", "required: the catalog type (%s)", strings.Join(CatalogTypes, ", ")))
+	case !slices.Contains(CatalogTypes, typ):
+		errs.Add(Errorf(KeyCatalogProperties+".type", "unknown catalog type %q (want one of %s)",
+			catalogProps["type"], strings.Join(CatalogTypes, ", ")))
 	}
 	checkMapKeys(errs, KeyCatalogProperties, catalogProps)
 	if len(configProps) > 0 {
@@ -55,6 +63,62 @@ func checkCommon(errs *Errors, table, catalogName string, catalogProps, configPr
 			ErrUnsupported)})
 	}
 }
+
+// CatalogTypes are the accepted values of catalog_properties.type (compared without
+// case and surrounding space).
+var CatalogTypes = []string{"sql", "rest", "hadoop", "glue", "hive"}
+
+// checkTableName reports a table identifier (or write template) with an empty part, such
+// as "a..b", "a.b." or ".a.b". Dots inside {column} placeholders are column paths, not
+// separators. A blank name is reported by checkCommon as required.
+func checkTableName(errs *Errors, table string) {
+	if blank(table) {
+		return
+	}
+	var b strings.Builder
+	depth := 0
+	for _, r := range table {
+		switch {
+		case r == '{':
+			depth++
+			b.WriteRune('x')
+		case r == '}' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	for i, p := range strings.Split(b.String(), ".") {
+		if blank(p) {
+			errs.Add(Errorf(KeyTable, "%q has an empty part at position %d: want <namespace>.<table>", table, i+1))
+			return
+		}
+	}
+}
+
+// checkSinkID reports a sink id that cannot be part of a snapshot summary key: it must be
+// valid UTF-8 without control characters (C0, DEL, C1), and not blank.
+func checkSinkID(errs *Errors, id string) {
+	if id == "" {
+		return
+	}
+	if !utf8.ValidString(id) {
+		errs.Add(Errorf(KeySinkID, "%q is not valid UTF-8; %s", id, sinkIDAlphabet))
+		return
+	}
+	for i, r := range id {
+		if unicode.IsControl(r) {
+			errs.Add(Errorf(KeySinkID, "%q has control character %U at byte %d; %s", id, r, i, sinkIDAlphabet))
+			return
+		}
+	}
+	if blank(id) {
+		errs.Add(Errorf(KeySinkID, "blank sink id"))
+	}
+}
+
+// sinkIDAlphabet names the characters a sink id may hold.
+const sinkIDAlphabet = "a sink id may hold printable UTF-8 characters (letters, digits, punctuation, symbols and spaces), no control characters (U+0000-U+001F, U+007F-U+009F)"
 
 // checkExclusive reports that at most one of the set keys may be given.
 func checkExclusive(errs *Errors, set map[string]bool, keys ...string) {

@@ -54,6 +54,9 @@ func errSyntax(format string, err error) error {
 }
 
 func decodeJSON(b []byte) (map[string]any, error) {
+	if err := duplicateKeys(b); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var m map[string]any
@@ -83,4 +86,59 @@ func decodeYAML(b []byte) (map[string]any, error) {
 		return nil, errSyntax("YAML", errors.New("more than one document"))
 	}
 	return m, nil
+}
+
+// duplicateKeys reports every object key that appears twice in the same JSON object,
+// naming it by its path (e.g. "catalog_properties.uri"). encoding/json keeps the last
+// value of a repeated key without a word; YAML rejects them, and so do we. Syntax
+// errors are left to the decoder that runs next.
+func duplicateKeys(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var errs Errors
+	var walk func(path string) error
+	walk = func(path string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return nil // a scalar
+		}
+		switch d {
+		case '[':
+			for dec.More() {
+				if err := walk(path); err != nil {
+					return err
+				}
+			}
+		case '{':
+			seen := map[string]bool{}
+			for dec.More() {
+				tok, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key, _ := tok.(string)
+				full := key
+				if path != "" {
+					full = path + "." + key
+				}
+				if seen[key] {
+					errs.Add(Errorf(full, "given more than once in the JSON object"))
+				}
+				seen[key] = true
+				if err := walk(full); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = dec.Token() // the closing delimiter
+		return err
+	}
+	if err := walk(""); err != nil {
+		return nil // not valid JSON: the decoder reports it
+	}
+	return errs.Err()
 }

@@ -67,8 +67,9 @@ const (
 	// commit); later rows go to the dead letter output. Streaming writes; default 21600
 	// (6 hours).
 	KeyAllowedLatenessSeconds = "allowed_lateness_seconds"
-	// KeySinkID is the stable id that namespaces the sink's idempotency tokens. Write;
-	// default: a fresh UUID per pipeline construction.
+	// KeySinkID is the stable id that namespaces the sink's idempotency tokens:
+	// printable UTF-8, no control characters. Write; default: a fresh UUID per
+	// pipeline construction.
 	KeySinkID = "sink_id"
 	// KeySnapshotProperties are extra snapshot summary properties; keys under "beam.cdc."
 	// are reserved. Write.

@@ -229,7 +229,7 @@ func TestIsSecretKeyAndRedacted(t *testing.T) {
 		})
 	}
 	r := Redacted(map[string]string{"uri": "u", "token": "t"})
-	if r["uri"] != "u" || r["token"] != "<redacted>" {
+	if r["uri"] != "u" || r["token"] != RedactedValue {
 		t.Errorf("Redacted = %v", r)
 	}
 	if Redacted(nil) != nil {

@@ -148,6 +148,7 @@ type WriteConfig struct {
 	AllowedLatenessSeconds *int `managed:"allowed_lateness_seconds"`
 	// SinkID namespaces the idempotency tokens; empty means a fresh UUID assigned when the
 	// write transform is constructed. Set it (stable across restarts) for exactly-once.
+	// It is part of snapshot summary keys: printable UTF-8, no control characters.
 	SinkID string `managed:"sink_id"`
 	// SnapshotProperties are added to every snapshot summary; keys under "beam.cdc." are
 	// reserved.
@@ -383,9 +384,7 @@ func (c WriteConfig) Validate() error {
 	}
 
 	// Sink identity and properties.
-	if c.SinkID != "" && blank(c.SinkID) {
-		errs.Add(Errorf(KeySinkID, "blank sink id"))
-	}
+	checkSinkID(&errs, c.SinkID)
 	checkMapKeys(&errs, KeySnapshotProperties, c.SnapshotProperties)
 	for _, k := range sortedKeys(c.SnapshotProperties) {
 		if strings.HasPrefix(k, "beam.cdc.") {

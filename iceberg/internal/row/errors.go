@@ -1,6 +1,9 @@
 package row
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors of package row. Errors returned by this package wrap one of them with
 // %w and name the column (dotted path for nested fields) they are about.
@@ -8,6 +11,9 @@ var (
 	// ErrTypeMismatch is wrapped when a value does not match its column's Iceberg type,
 	// or when a conversion would lose information.
 	ErrTypeMismatch = errors.New("value does not match column type")
+	// ErrInvalidUTF8 is wrapped when a value of a string column (top-level or nested) is
+	// not valid UTF-8, which Iceberg strings must be. It also wraps ErrTypeMismatch.
+	ErrInvalidUTF8 = fmt.Errorf("string is not valid UTF-8 (%w)", ErrTypeMismatch)
 	// ErrRequiredNull is wrapped when a required column or element holds null.
 	ErrRequiredNull = errors.New("null in required column")
 	// ErrUnknownColumn is wrapped when a row or struct names a column the schema lacks,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	ibg "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
@@ -13,7 +14,8 @@ import (
 // only lossless conversions: narrower integers into int and long, float into double,
 // time.Time into date (midnight UTC only), timestamps (whole microseconds for micro
 // types), a decimal of smaller scale into a larger one, a UUID string or [16]byte into
-// uuid. Anything else, or a value out of range, is an error wrapping ErrTypeMismatch.
+// uuid. Anything else, or a value out of range, is an error wrapping ErrTypeMismatch; a
+// string that is not valid UTF-8 wraps ErrInvalidUTF8.
 // Nested values are converted element by element; nulls inside required list elements,
 // map keys or struct fields wrap ErrRequiredNull. Nil stays nil.
 func Normalize(v any, t ibg.Type) (any, error) {
@@ -112,6 +114,9 @@ func normalize(v any, t ibg.Type) (any, int, error) {
 		}
 	case ibg.StringType:
 		if x, ok := v.(string); ok {
+			if !utf8.ValidString(x) {
+				return nil, 0, invalidUTF8(x)
+			}
 			return x, len(x), nil
 		}
 	case ibg.UUIDType:
@@ -204,6 +209,20 @@ func normalize(v any, t ibg.Type) (any, int, error) {
 		// only null is valid
 	}
 	return nil, 0, mismatch(v, t)
+}
+
+// invalidUTF8 describes string x, which is not valid UTF-8: where the first bad byte is.
+func invalidUTF8(x string) error {
+	i := 0
+	for i < len(x) {
+		r, n := utf8.DecodeRuneInString(x[i:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		i += n
+	}
+	return fmt.Errorf("%w: byte 0x%02x at offset %d of a %d-byte string",
+		ErrInvalidUTF8, x[i], i, len(x))
 }
 
 // toInt64 returns integer v as int64 when the conversion is lossless.
