@@ -358,7 +358,7 @@ func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*
 			return fail(err)
 		}
 	}
-	files, deleteKeys, maxSeq, err := f.collapse(ctx, tbl, parser, sorter)
+	files, deleteKeys, maxSeq, err := f.collapse(ctx, tbl, parser, sorter, dead)
 	if err != nil {
 		return fail(err)
 	}
@@ -417,7 +417,7 @@ func (f *shardFn) emit(emit func(string, []byte), out shardResult) error {
 // collapse collapses the sorted changes: rows to write stream in batches to data
 // files of tbl (a write.FileWriter, started on the first row), keys whose committed
 // row must go are returned.
-func (f *shardFn) collapse(ctx context.Context, tbl *table.Table, parser *Parser, sorter *Sorter) (files []ibg.DataFile, deleteKeys [][]any, maxSeq int64, err error) {
+func (f *shardFn) collapse(ctx context.Context, tbl *table.Table, parser *Parser, sorter *Sorter, dead func(write.DeadLetter)) (files []ibg.DataFile, deleteKeys [][]any, maxSeq int64, err error) {
 	bb, err := row.NewBatchBuilder(tbl.Schema(), memory.DefaultAllocator)
 	if err != nil {
 		return nil, nil, 0, err
@@ -442,7 +442,7 @@ func (f *shardFn) collapse(ctx context.Context, tbl *table.Table, parser *Parser
 		return fw.Write(bb.NewBatch())
 	}
 	sc := parser.Schema()
-	err = Collapse(sorter.Sorted(), f.Spec.Upsert, func(n *Net) error {
+	err = CollapseChecked(sorter.Sorted(), f.Spec.Upsert, func(n *Net) error {
 		r, _, err := row.DecodeBody(sc, n.Row)
 		if err != nil {
 			return err
@@ -459,6 +459,18 @@ func (f *shardFn) collapse(ctx context.Context, tbl *table.Table, parser *Parser
 		}
 		if bb.Len() >= batchRows {
 			return send()
+		}
+		return nil
+	}, func(a *Ambiguous) error {
+		// Held back: two different after-images at the key's last sequence number.
+		maxSeq = max(maxSeq, a.Seq)
+		rejected, err := a.Rejected(parser)
+		if err != nil {
+			return err
+		}
+		write.AmbiguousChanges.Inc(ctx, int64(len(rejected)))
+		for _, r := range rejected {
+			dead(write.DeadLetter{Row: r.Row.String(), Table: f.Spec.Table, Reason: r.Err.Error()})
 		}
 		return nil
 	})

@@ -5,7 +5,8 @@ import "github.com/apache/beam/sdks/v2/go/pkg/beam"
 // MetricsNamespace is the namespace of the write's Beam metrics.
 const MetricsNamespace = "icebeam"
 
-// Counters of rows and panes that arrive after their window was committed.
+// Counters of the write: rows and panes that arrive after their window was
+// committed, replays after a restart, and ambiguous changes.
 var (
 	// LateDead counts rows that went to the dead letter output because their window
 	// closed more than allowed_lateness_seconds before the sink's newest commit.
@@ -22,6 +23,10 @@ var (
 	// LateUnordered counts merge-on-read shard results committed after changes newer
 	// than some of theirs (a late pane that raced its window's commit).
 	LateUnordered = beam.NewCounter(MetricsNamespace, "late_results_unordered")
+	// AmbiguousChanges counts merge-on-read changes sent to the dead letter output
+	// because their key had two different after-images at its last sequence number
+	// in the window.
+	AmbiguousChanges = beam.NewCounter(MetricsNamespace, "ambiguous_changes_dead_lettered")
 	// LatePanes counts late panes committed.
 	LatePanes = beam.NewCounter(MetricsNamespace, "late_panes_committed")
 	// PanesSkipped counts panes found already committed (a retried bundle or a lost

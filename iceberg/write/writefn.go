@@ -477,7 +477,7 @@ func (f *structToRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(D
 	}
 	r, err := f.conv.Row(v)
 	if err != nil {
-		dead(DeadLetter{Row: fmt.Sprintf("%+v", v), Table: f.Table, Reason: err.Error()})
+		dead(DeadLetter{Row: strings.ToValidUTF8(fmt.Sprintf("%+v", v), "\uFFFD"), Table: f.Table, Reason: err.Error()})
 		return nil
 	}
 	emit(r)
