@@ -129,7 +129,7 @@ func streamingWrite(s beam.Scope, cfg WriteConfig, sinkID string, rows beam.PCol
 	if err != nil {
 		return WriteResult{}, err
 	}
-	dead = inputWindows(s, cfg, rows, dead)
+	dead = inputWindows(s, cfg, rows, write.CountDeadLetters(s, dead))
 	if err := addHeartbeat(s, cfg, sinkID); err != nil {
 		return WriteResult{}, err
 	}

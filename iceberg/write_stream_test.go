@@ -235,8 +235,17 @@ func testStreamingAppend(t *testing.T, opts ...iceberg.WriteOption) {
 	if len(snaps) != 5 || late != 1 {
 		t.Errorf("snapshot infos = %+v, want 5 with 1 late", snaps)
 	}
+	var files int64
+	for _, si := range snaps {
+		files += si.FilesAdded
+	}
 	checkCounters(t, map[string]int64{"late_rows_committed": 1, "late_rows_dead_lettered": 1, "late_panes_committed": 1,
-		"replayed_rows_skipped": 0, "panes_skipped_committed": 0})
+		"replayed_rows_skipped": 0, "panes_skipped_committed": 0, "commits": 5, "commit_attempts": 5, "commit_conflicts": 0,
+		"rows_written": 11, "data_files_written": files, "dead_letters": 1, "dead_letters_late": 1, "dead_letters_invalid_row": 0,
+		"dvs_written": 0})
+	if streamCounters["data_bytes_written"] <= 0 {
+		t.Errorf("data_bytes_written = %d", streamCounters["data_bytes_written"])
+	}
 }
 
 // TestStreamingAppendRestart: a second run with the same sink id replays the stream
@@ -319,7 +328,13 @@ func TestStreamingMergeOnRead(t *testing.T) {
 	if len(dead) != 1 || !strings.Contains(dead[0].Reason, "sequence number 2") {
 		t.Errorf("dead letters = %+v, want the change of id 1 at sequence 2", dead)
 	}
-	checkCounters(t, map[string]int64{"late_rows_committed": 1, "late_rows_dead_lettered": 1, "late_panes_committed": 1})
+	checkCounters(t, map[string]int64{"late_rows_committed": 1, "late_rows_dead_lettered": 1, "late_panes_committed": 1,
+		"commits": 4, "rows_written": 6, "positions_deleted": 3, "dead_letters": 1, "dead_letters_late": 1,
+		"sorter_spills": 0, "equality_delete_files_written": 0})
+	if streamCounters["dvs_written"] < 3 || streamCounters["key_files_read"] < 1 {
+		t.Errorf("dvs_written = %d, key_files_read = %d; want at least 3 and 1 (all: %v)",
+			streamCounters["dvs_written"], streamCounters["key_files_read"], streamCounters)
+	}
 	commits := sinkCommits(t, tbl, "cdc-1")
 	if len(commits) != 4 || commits[0] != "9999" || commits[1] != "19999" || !strings.HasPrefix(commits[2], "19999 late 9999/") || commits[3] != "29999" {
 		t.Errorf("commits = %v, want 9999, 19999, a late pane of 9999, 29999", commits)

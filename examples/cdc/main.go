@@ -35,9 +35,11 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"math/rand"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -256,6 +258,7 @@ func run(ctx context.Context, w io.Writer, t target, lines []string, nbatches in
 	}
 	per := (len(lines) + nbatches - 1) / nbatches
 	commits := 0
+	metrics := map[string]int64{}
 	for b := 0; b*per < len(lines); b++ {
 		chunk := lines[b*per : min((b+1)*per, len(lines))]
 		p, s := beam.NewPipelineWithRoot()
@@ -266,12 +269,18 @@ func run(ctx context.Context, w io.Writer, t target, lines []string, nbatches in
 		}
 		textio.Write(s, fmt.Sprintf("%s/dead-letter-%d.txt", t.outDir, b),
 			beam.Flatten(s, bad, beam.ParDo(s, formatDeadLetter, res.DeadLetter)))
-		if err := beamx.Run(ctx, p); err != nil {
+		pr, err := beamx.RunWithMetrics(ctx, p)
+		if err != nil {
 			return fmt.Errorf("batch %d: %w", b, err)
 		}
+		addWriteMetrics(metrics, pr)
 		commits++
 	}
-	return report(ctx, w, t, len(lines), commits, "batches", start)
+	if err := report(ctx, w, t, len(lines), commits, "batches", start); err != nil {
+		return err
+	}
+	printWriteMetrics(w, metrics)
+	return nil
 }
 
 // tickInterval is how often the streaming source emits a slice of the events.
@@ -320,15 +329,42 @@ func runStreaming(ctx context.Context, w io.Writer, t target, lines []string, ra
 	}
 	commits := 0
 	for _, c := range pr.Metrics().AllMetrics().Counters() {
-		if c.Key.Name == "commits" {
+		if c.Key.Namespace == "icebeam.example.cdc" && c.Key.Name == "commits" {
 			commits += int(c.Result())
 		}
 	}
 	fmt.Fprintf(w, "streamed %d change events at %d/s in %ds windows\n", len(lines), rate, windowSecs)
-	return report(ctx, w, t, len(lines), commits, "window commits", start)
+	if err := report(ctx, w, t, len(lines), commits, "window commits", start); err != nil {
+		return err
+	}
+	metrics := map[string]int64{}
+	addWriteMetrics(metrics, pr)
+	printWriteMetrics(w, metrics)
+	return nil
 }
 
 var commitsCounter = beam.NewCounter("icebeam.example.cdc", "commits")
+
+// addWriteMetrics adds the icebeam counters of a pipeline run (see the README's
+// write counters) to m.
+func addWriteMetrics(m map[string]int64, pr beam.PipelineResult) {
+	for _, c := range pr.Metrics().AllMetrics().Counters() {
+		if c.Key.Namespace == "icebeam" {
+			m[c.Key.Name] += c.Result()
+		}
+	}
+}
+
+// printWriteMetrics prints the icebeam counters of m that are not zero, by name.
+func printWriteMetrics(w io.Writer, m map[string]int64) {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] != 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+		}
+	}
+	fmt.Fprintf(w, "write metrics: %s\n", strings.Join(parts, " "))
+}
 
 func countCommit(ctx context.Context, si iceberg.SnapshotInfo) {
 	if !si.Skipped {

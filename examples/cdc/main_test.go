@@ -77,6 +77,7 @@ func TestCDCExample(t *testing.T) {
 				fmt.Sprintf("applied %d change events in %d batches", len(c.lines), c.batches),
 				fmt.Sprintf("format-version 3, %d snapshots, %d live rows", c.batches, len(live)),
 				fmt.Sprintf("read %d orders where %s", len(want), readFilter),
+				fmt.Sprintf("write metrics: commit_attempts=%d commits=%d ", c.batches, c.batches),
 			} {
 				if !strings.Contains(got, line) {
 					t.Errorf("output lacks %q:\n%s", line, got)

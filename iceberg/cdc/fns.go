@@ -335,7 +335,7 @@ func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*
 				return f.deadLate(dead, from, parser, body, seq, maxCommitted)
 			}
 			if maxCommitted != noSeq {
-				write.LatePassed.Inc(ctx, 1)
+				write.LatePassed.Inc(ctx, 1) // a late change applied
 			}
 			out.MinSeq = min(out.MinSeq, seq)
 			if from != nil {
@@ -362,6 +362,8 @@ func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*
 	if err != nil {
 		return fail(err)
 	}
+	write.SorterSpills.Inc(ctx, int64(sorter.Spills()))
+	write.SpilledBytes.Inc(ctx, sorter.SpilledBytes())
 	out.MaxSeq = maxSeq
 	if out.Files, err = write.EncodeDataFiles(tbl.Metadata(), files); err != nil {
 		return fail(err)
@@ -376,6 +378,7 @@ func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*
 			if err != nil {
 				return fail(err)
 			}
+			write.KeyFilesRead.Inc(ctx, int64(len(res.Scanned)))
 			enc, err := res.Encode(sc, f.Spec.EqualityColumns)
 			if err != nil {
 				return fail(err)
@@ -596,9 +599,12 @@ func (f *commitFn) commit(ctx context.Context, dest string, p write.Pane, emit f
 		return err
 	}
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
-	if res.LateID != "" {
-		write.LatePanes.Inc(ctx, 1)
-	}
+	write.RecordCommit(ctx, res.CommitResult, p.WindowEndMs, !p.Global)
+	write.DVsWritten.Inc(ctx, int64(res.DVsAdded))
+	write.DVsReplaced.Inc(ctx, int64(res.DVsRemoved))
+	write.PositionsDeleted.Inc(ctx, res.PositionsDeleted)
+	write.EqualityDeletes.Inc(ctx, int64(res.EqualityDeleteFiles))
+	write.Reresolutions.Inc(ctx, int64(res.Reresolved))
 	emit(write.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
 		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
 		SinkID: f.Spec.SinkID, Skipped: res.Skipped, WindowEndMs: p.WindowEndMs, Late: p.LateID != "" || res.LateID != "",

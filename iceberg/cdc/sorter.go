@@ -69,6 +69,7 @@ type Sorter struct {
 	runs      []string
 	added     int64
 	spills    int
+	spilled   int64
 	sorting   bool
 	closed    bool
 }
@@ -92,6 +93,9 @@ func (s *Sorter) Len() int64 { return s.added }
 
 // Spills returns the number of runs spilled to disk so far.
 func (s *Sorter) Spills() int { return s.spills }
+
+// SpilledBytes returns the bytes of the runs spilled to disk so far.
+func (s *Sorter) SpilledBytes() int64 { return s.spilled }
 
 // Add adds one record. It may spill the buffer to disk.
 func (s *Sorter) Add(key []byte, seq int64, kind Kind, packedRow []byte) error {
@@ -178,6 +182,9 @@ func (s *Sorter) spill() (err error) {
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("iceberg: cdc sort: spill: %w", err)
+	}
+	if st, err := f.Stat(); err == nil {
+		s.spilled += st.Size()
 	}
 	s.runs = append(s.runs, path)
 	s.spills++

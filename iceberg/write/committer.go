@@ -114,8 +114,13 @@ type CommitResult struct {
 	// Summary is the snapshot's summary properties (of the snapshot that already held
 	// the window when Skipped).
 	Summary ibg.Properties
-	// Attempts is the number of attempts made.
-	Attempts int
+	// Attempts is the number of attempts made; Conflicts how many of them lost a race.
+	Attempts, Conflicts int
+	// Recovered is true when an attempt's response was lost (an unknown outcome) and
+	// a later attempt found that it had committed.
+	Recovered bool
+	// BytesAdded is the size of the data files added.
+	BytesAdded int64
 }
 
 // Committer commits windows of data files to tables. Its zero value is ready to use
@@ -170,11 +175,15 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		maxAttempts = DefaultMaxAttempts
 	}
 	var (
-		lastErr  error
-		conflict bool // lastErr is a conflict
-		sent     bool // an earlier attempt reached the catalog and may have committed
+		lastErr   error
+		conflict  bool // lastErr is a conflict
+		sent      bool // an earlier attempt reached the catalog and may have committed
+		conflicts int
 	)
 	for attempt := range maxAttempts {
+		if conflict {
+			conflicts++
+		}
 		if attempt > 0 {
 			if err := c.sleep(ctx, attempt); err != nil {
 				return fail(errors.Join(err, lastErr))
@@ -197,7 +206,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		}
 		if done {
 			res := resultFromToken(tok)
-			res.Attempts = attempt + 1
+			res.Attempts, res.Conflicts, res.Recovered = attempt+1, conflicts, sent
 			// The token was absent (or older) before our first attempt: when an attempt
 			// of ours reached the catalog, the token found now is that commit (whatever
 			// the catalog answered), or that of a duplicate of this very request.
@@ -277,7 +286,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		case err == nil:
 			res, err := resultFromTable(committed, branch, fresh)
 			res.LateID = tokenProps[LatePaneKey(req.SinkID)]
-			res.Attempts = attempt + 1
+			res.Attempts, res.Conflicts = attempt+1, conflicts
 			return res, err
 		case IsConflict(err):
 			abandon()
@@ -464,6 +473,7 @@ func resultFromTable(tbl *table.Table, branch string, files []ibg.DataFile) (Com
 	}
 	for _, f := range files {
 		res.RowsAdded += f.Count()
+		res.BytesAdded += f.FileSizeBytes()
 	}
 	return res, nil
 }

@@ -1,6 +1,13 @@
 package write
 
-import "github.com/apache/beam/sdks/v2/go/pkg/beam"
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+)
 
 // MetricsNamespace is the namespace of the write's Beam metrics.
 const MetricsNamespace = "icebeam"
@@ -36,3 +43,85 @@ var (
 	PanesSkipped    = beam.NewCounter(MetricsNamespace, "panes_skipped_committed")
 	SkippedWithData = beam.NewCounter(MetricsNamespace, "panes_skipped_with_data")
 )
+
+// Counters and distributions of commits and files (both modes; the delete counters
+// of merge-on-read commits).
+var (
+	Commits          = beam.NewCounter(MetricsNamespace, "commits")
+	CommitAttempts   = beam.NewCounter(MetricsNamespace, "commit_attempts")
+	CommitConflicts  = beam.NewCounter(MetricsNamespace, "commit_conflicts")
+	LostResponses    = beam.NewCounter(MetricsNamespace, "lost_responses_recovered")
+	RowsWritten      = beam.NewCounter(MetricsNamespace, "rows_written")
+	DataFilesWritten = beam.NewCounter(MetricsNamespace, "data_files_written")
+	DataBytesWritten = beam.NewCounter(MetricsNamespace, "data_bytes_written")
+	DVsWritten       = beam.NewCounter(MetricsNamespace, "dvs_written")
+	DVsReplaced      = beam.NewCounter(MetricsNamespace, "dvs_replaced")
+	PositionsDeleted = beam.NewCounter(MetricsNamespace, "positions_deleted")
+	EqualityDeletes  = beam.NewCounter(MetricsNamespace, "equality_delete_files_written")
+	Reresolutions    = beam.NewCounter(MetricsNamespace, "reresolutions")
+	SorterSpills     = beam.NewCounter(MetricsNamespace, "sorter_spills")
+	SpilledBytes     = beam.NewCounter(MetricsNamespace, "sorter_spilled_bytes")
+	KeyFilesRead     = beam.NewCounter(MetricsNamespace, "key_files_read")
+	// CommitLatency is, for windowed writes, the time from a window's end to its
+	// commit, in milliseconds.
+	CommitLatency = beam.NewDistribution(MetricsNamespace, "commit_latency_ms")
+)
+
+// RecordCommit counts one commit step's result res of the window ending
+// windowEndMs (windowed: a window of triggering_frequency_seconds or of the input).
+func RecordCommit(ctx context.Context, res CommitResult, windowEndMs int64, windowed bool) {
+	CommitAttempts.Inc(ctx, int64(res.Attempts))
+	CommitConflicts.Inc(ctx, int64(res.Conflicts))
+	if res.Recovered {
+		LostResponses.Inc(ctx, 1)
+	}
+	if res.Skipped || res.SnapshotID == 0 {
+		return
+	}
+	Commits.Inc(ctx, 1)
+	RowsWritten.Inc(ctx, res.RowsAdded)
+	DataFilesWritten.Inc(ctx, res.FilesAdded)
+	DataBytesWritten.Inc(ctx, res.BytesAdded)
+	if res.LateID != "" {
+		LatePanes.Inc(ctx, 1)
+	}
+	if windowed && res.LateID == "" {
+		CommitLatency.Update(ctx, time.Now().UnixMilli()-(windowEndMs+1))
+	}
+}
+
+// countDeadFn counts dead letters by reason (see CountDeadLetters) and passes them on.
+type countDeadFn struct{}
+
+func (*countDeadFn) ProcessElement(ctx context.Context, d DeadLetter, emit func(DeadLetter)) {
+	deadLetters.Inc(ctx, 1)
+	switch {
+	case strings.HasPrefix(d.Reason, "late:"):
+		deadLate.Inc(ctx, 1)
+	case strings.Contains(d.Reason, "ambiguous"):
+		deadAmbiguous.Inc(ctx, 1)
+	default:
+		deadRow.Inc(ctx, 1)
+	}
+	emit(d)
+}
+
+var (
+	deadLetters   = beam.NewCounter(MetricsNamespace, "dead_letters")
+	deadLate      = beam.NewCounter(MetricsNamespace, "dead_letters_late")
+	deadAmbiguous = beam.NewCounter(MetricsNamespace, "dead_letters_ambiguous")
+	deadRow       = beam.NewCounter(MetricsNamespace, "dead_letters_invalid_row")
+)
+
+// CountDeadLetters returns dead (a PCollection of DeadLetter) unchanged, counting its
+// elements by reason: dead_letters, and of them dead_letters_late (too late for
+// their window, or stale changes), dead_letters_ambiguous (changes in an unknown
+// order) and dead_letters_invalid_row (everything else: a value the table cannot
+// take, no destination, a bad change row).
+func CountDeadLetters(s beam.Scope, dead beam.PCollection) beam.PCollection {
+	return beam.ParDo(s.Scope("CountDeadLetters"), &countDeadFn{}, dead)
+}
+
+func init() {
+	register.DoFn3x0[context.Context, DeadLetter, func(DeadLetter)](&countDeadFn{})
+}

@@ -433,8 +433,8 @@ func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(Sn
 		return err
 	}
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
-	if res.LateID != "" {
-		LatePanes.Inc(ctx, 1)
+	RecordCommit(ctx, res, p.WindowEndMs, !p.Global)
+	if res.LateID != "" && !res.Skipped {
 		LatePassed.Inc(ctx, res.RowsAdded)
 	}
 	emit(SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
