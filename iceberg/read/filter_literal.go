@@ -347,7 +347,23 @@ func filterParseTimestamp(s string, maxDigits int, withTZ bool) (*big.Int, strin
 	v := big.NewInt(int64(days))
 	v.Mul(v, big.NewInt(86400*int64(time.Second)))
 	v.Add(v, big.NewInt(dayNs-offNs))
+	if offNs != 0 && !timestampInRange(v) {
+		// An offset can move a time at the edge of the range out of it in UTC, where
+		// it could not be written as a literal again.
+		return nil, "the time in UTC must be between 0000-01-01 00:00:00 and 9999-12-31 23:59:59.999999999"
+	}
 	return v, ""
+}
+
+// timestampInRange reports whether ns (nanoseconds since the epoch) falls in the
+// years 0000 to 9999, the range a timestamp literal can write.
+func timestampInRange(ns *big.Int) bool {
+	lo, _ := filterParseDate("0000-01-01")
+	hi, _ := filterParseDate("9999-12-31")
+	day := big.NewInt(86400 * int64(time.Second))
+	min := new(big.Int).Mul(big.NewInt(int64(lo)), day)
+	max := new(big.Int).Mul(big.NewInt(int64(hi)+1), day)
+	return ns.Cmp(min) >= 0 && ns.Cmp(max) < 0
 }
 
 // filterParseOffset parses Z, +HH, +HHMM or +HH:MM into nanoseconds east of UTC.

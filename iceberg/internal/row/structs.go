@@ -214,6 +214,21 @@ func (sv *StructValues) AppendValues(dst []any, v any) ([]any, error) {
 func RowValues(r Row, sc *ibg.Schema) ([]any, error) {
 	fs := sc.Fields()
 	vals := make([]any, len(fs))
+	if names := r.Names(); len(names) == len(fs) && sameNames(names, fs) {
+		// The common case (rows made for this schema): no lookups by name.
+		for i, f := range fs {
+			x := r.values[i]
+			if x == nil && f.Required {
+				return nil, fmt.Errorf("iceberg: row values: %w", inColumn(f.Name, ErrRequiredNull))
+			}
+			v, err := Normalize(x, f.Type)
+			if err != nil {
+				return nil, fmt.Errorf("iceberg: row values: %w", inColumn(f.Name, err))
+			}
+			vals[i] = v
+		}
+		return vals, nil
+	}
 	for _, n := range r.Names() {
 		if _, ok := sc.FindFieldByName(n); !ok {
 			return nil, fmt.Errorf("iceberg: row values: %w", inColumn(n, fmt.Errorf("%w: not in schema", ErrUnknownColumn)))
@@ -231,6 +246,16 @@ func RowValues(r Row, sc *ibg.Schema) ([]any, error) {
 		vals[i] = v
 	}
 	return vals, nil
+}
+
+// sameNames reports whether names are the names of fs, in order.
+func sameNames(names []string, fs []ibg.NestedField) bool {
+	for i, f := range fs {
+		if names[i] != f.Name {
+			return false
+		}
+	}
+	return true
 }
 
 var (
