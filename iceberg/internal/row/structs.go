@@ -213,29 +213,24 @@ func (sv *StructValues) AppendValues(dst []any, v any) ([]any, error) {
 // wrapping ErrUnknownColumn.
 func RowValues(r Row, sc *ibg.Schema) ([]any, error) {
 	fs := sc.Fields()
+	// The common case, rows made for this schema, takes the values in order without
+	// lookups by name.
+	inOrder := len(r.Names()) == len(fs) && sameNames(r.Names(), fs)
+	if !inOrder {
+		for _, n := range r.Names() {
+			if _, ok := sc.FindFieldByName(n); !ok {
+				return nil, fmt.Errorf("iceberg: row values: %w", inColumn(n, fmt.Errorf("%w: not in schema", ErrUnknownColumn)))
+			}
+		}
+	}
 	vals := make([]any, len(fs))
-	if names := r.Names(); len(names) == len(fs) && sameNames(names, fs) {
-		// The common case (rows made for this schema): no lookups by name.
-		for i, f := range fs {
-			x := r.values[i]
-			if x == nil && f.Required {
-				return nil, fmt.Errorf("iceberg: row values: %w", inColumn(f.Name, ErrRequiredNull))
-			}
-			v, err := Normalize(x, f.Type)
-			if err != nil {
-				return nil, fmt.Errorf("iceberg: row values: %w", inColumn(f.Name, err))
-			}
-			vals[i] = v
-		}
-		return vals, nil
-	}
-	for _, n := range r.Names() {
-		if _, ok := sc.FindFieldByName(n); !ok {
-			return nil, fmt.Errorf("iceberg: row values: %w", inColumn(n, fmt.Errorf("%w: not in schema", ErrUnknownColumn)))
-		}
-	}
 	for i, f := range fs {
-		x, _ := r.Get(f.Name)
+		var x any
+		if inOrder {
+			x = r.values[i]
+		} else {
+			x, _ = r.Get(f.Name)
+		}
 		if x == nil && f.Required {
 			return nil, fmt.Errorf("iceberg: row values: %w", inColumn(f.Name, ErrRequiredNull))
 		}
