@@ -68,6 +68,13 @@ func checkRoundTrip[C any](t *testing.T, cfg C, mapOf func(C) map[string]any,
 	if err != nil {
 		t.Fatal(err)
 	}
+	var own map[string]any
+	if err := yaml.Unmarshal(ym, &own); err != nil {
+		// The YAML library cannot read what it wrote (a string starting with a line
+		// break becomes a block scalar its parser rejects): nothing of ours to test.
+		t.Logf("yaml cannot round-trip its own output %q: %v", ym, err)
+		return
+	}
 	fromYAML, err := parseYAML(ym)
 	if err != nil {
 		t.Fatalf("YAML %s rejected: %v", ym, err)
