@@ -33,13 +33,17 @@ type SnapshotInfo struct {
 	RowsAdded int64
 	// SinkID is the write's sink id.
 	SinkID string
-	// Skipped is true when the window had already been committed by this sink id.
+	// Skipped is true when this commit was found already made: a retried bundle or a
+	// lost commit response, or a batch rerun with the same sink id. (A streaming
+	// restart drops the rows it replays before writing them and commits only rows
+	// the earlier run did not.)
 	Skipped bool
 	// WindowEndMs is the committed window's token value: its max timestamp in epoch
 	// milliseconds (the global window's for batch writes without windows).
 	WindowEndMs int64
 	// Late is true for the commit of a late pane: rows that arrived after their
-	// window had been committed, within allowed_lateness_seconds.
+	// window had been committed, within allowed_lateness_seconds, or rows of a window
+	// an earlier run committed that it had not.
 	Late bool
 	// DeleteFilesAdded is the number of delete files added by a merge-on-read
 	// commit: deletion vectors or equality delete files. 0 for append commits.
