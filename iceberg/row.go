@@ -4,6 +4,7 @@ import (
 	ibg "github.com/apache/iceberg-go"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	_ "github.com/icebeam/icebeam/iceberg/internal/rowcoder" // Row's Beam coder
 )
 
 // Row is a dynamic row: column names and values typed after Iceberg's types. It is

@@ -9,7 +9,6 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 
-	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/iceberg/write"
@@ -37,7 +36,7 @@ func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (
 	if sinkID == "" {
 		sinkID = uuid.NewString()
 	}
-	spec, err := cdc.NewSpec(cfg, sinkID)
+	spec, err := write.NewSpec(cfg, sinkID)
 	if err != nil {
 		return WriteResult{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
 	}
@@ -54,11 +53,11 @@ func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (
 			return WriteResult{}, fmt.Errorf("%w: iceberg: write %s: %w", ErrInvalidConfig, cfg.Table, err)
 		}
 	}
-	if err := cdc.PrepareTable(context.Background(), &spec, rowSchema); err != nil {
+	if err := write.PrepareTable(context.Background(), &spec, rowSchema); err != nil {
 		return WriteResult{}, err
 	}
 	return streamingWrite(s, cfg, sinkID, rows, func(rows beam.PCollection) (beam.PCollection, beam.PCollection, error) {
-		return cdc.MergeOnRead(s, spec, rows)
+		return write.MergeOnRead(s, spec, rows)
 	})
 }
 

@@ -193,7 +193,7 @@ func BenchmarkCommitAndScan(b *testing.B) {
 		w := f.prepare(b, changes, true)
 		prep := time.Since(start)
 		start = time.Now()
-		res := f.commit(b, nil, w)
+		res := f.commit(b, w)
 		commit := time.Since(start)
 		b.ReportMetric(float64(prep.Milliseconds()), mode.name+"-prepare-ms")
 		b.ReportMetric(float64(commit.Milliseconds()), mode.name+"-commit-ms")

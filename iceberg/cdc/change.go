@@ -323,10 +323,10 @@ func (p *Parser) KeyOf(r row.Row) []any {
 
 // StripControl returns r without the change type and sequence number columns (the
 // control columns), keeping the other columns in their order.
-func (p *Parser) StripControl(r row.Row) row.Row { return stripControl(r, p.seqCol, p.changeCol) }
+func (p *Parser) StripControl(r row.Row) row.Row { return StripControl(r, p.seqCol, p.changeCol) }
 
 // stripControl returns r without the columns seqCol and changeCol (when not empty).
-func stripControl(r row.Row, seqCol, changeCol string) row.Row {
+func StripControl(r row.Row, seqCol, changeCol string) row.Row {
 	in := r.Schema()
 	if in == nil {
 		return r

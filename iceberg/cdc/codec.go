@@ -10,19 +10,19 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
-// errCorruptPacket is wrapped when a packet of change records cannot be decoded.
-var errCorruptPacket = errors.New("corrupt change packet")
+// ErrCorruptPacket is wrapped when a packet of change records cannot be decoded.
+var ErrCorruptPacket = errors.New("corrupt change packet")
 
 // Packets carry a batch of parsed changes of one shard and window across the
 // shuffle: the id of the table schema their rows were parsed with (uvarint), then
 // per change the encoded key (uvarint length, bytes), the sequence number (varint),
 // the kind (one byte) and the packed row (uvarint length, row.AppendBody bytes).
 
-// newPacket starts a packet of rows of table schema schemaID.
-func newPacket(schemaID int) []byte { return binary.AppendUvarint(nil, uint64(schemaID)) }
+// NewPacket starts a packet of rows of table schema schemaID.
+func NewPacket(schemaID int) []byte { return binary.AppendUvarint(nil, uint64(schemaID)) }
 
-// appendChange appends one change to a packet.
-func appendChange(p, key []byte, seq int64, kind Kind, body []byte) []byte {
+// AppendChange appends one change to a packet.
+func AppendChange(p, key []byte, seq int64, kind Kind, body []byte) []byte {
 	p = binary.AppendUvarint(p, uint64(len(key)))
 	p = append(p, key...)
 	p = binary.AppendVarint(p, seq)
@@ -31,27 +31,27 @@ func appendChange(p, key []byte, seq int64, kind Kind, body []byte) []byte {
 	return append(p, body...)
 }
 
-// packetSchema returns the table schema id of packet p.
-func packetSchema(p []byte) (int, error) {
+// PacketSchema returns the table schema id of packet p.
+func PacketSchema(p []byte) (int, error) {
 	id, n := binary.Uvarint(p)
 	if n <= 0 {
-		return 0, errCorruptPacket
+		return 0, ErrCorruptPacket
 	}
 	return int(id), nil
 }
 
-// readPacket returns the schema id of packet p and calls fn with each change (the
+// ReadPacket returns the schema id of packet p and calls fn with each change (the
 // slices alias p).
-func readPacket(p []byte, fn func(key []byte, seq int64, kind Kind, body []byte) error) (int, error) {
+func ReadPacket(p []byte, fn func(key []byte, seq int64, kind Kind, body []byte) error) (int, error) {
 	id, n := binary.Uvarint(p)
 	if n <= 0 {
-		return 0, errCorruptPacket
+		return 0, ErrCorruptPacket
 	}
 	off := n
 	lenBytes := func() ([]byte, error) {
 		l, n := binary.Uvarint(p[off:])
 		if n <= 0 || uint64(len(p)-off-n) < l {
-			return nil, errCorruptPacket
+			return nil, ErrCorruptPacket
 		}
 		b := p[off+n : off+n+int(l)]
 		off += n + int(l)
@@ -64,13 +64,13 @@ func readPacket(p []byte, fn func(key []byte, seq int64, kind Kind, body []byte)
 		}
 		seq, n := binary.Varint(p[off:])
 		if n <= 0 || off+n >= len(p) {
-			return 0, errCorruptPacket
+			return 0, ErrCorruptPacket
 		}
 		off += n
 		kind := Kind(p[off])
 		off++
 		if !kind.Valid() {
-			return 0, fmt.Errorf("%w: change kind %d", errCorruptPacket, kind)
+			return 0, fmt.Errorf("%w: change kind %d", ErrCorruptPacket, kind)
 		}
 		body, err := lenBytes()
 		if err != nil {

@@ -2,16 +2,10 @@ package cdc
 
 import (
 	"context"
-	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	ibg "github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
-
-	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
@@ -42,8 +36,7 @@ func TestSeedScenario(t *testing.T) {
 	tbl := f.table(t)
 	sum := tbl.CurrentSnapshot().Summary.Properties
 	for k, want := range map[string]string{"added-delete-files": "1", "added-position-deletes": "2", "added-records": "1",
-		SummaryAddedDVs: "1", SummaryRemovedDVs: "0", "beam.cdc.sink-id": f.sink,
-		"beam.cdc.committed-through-ms." + f.sink: "1000", MaxCommittedSeqKey(f.sink): "11"} {
+		SummaryAddedDVs: "1", SummaryRemovedDVs: "0"} {
 		if sum[k] != want {
 			t.Errorf("summary %s = %q, want %q", k, sum[k], want)
 		}
@@ -108,7 +101,7 @@ func TestConcurrentDV(t *testing.T) {
 		}
 	}
 	icebergtest.DeleteRowsDV(t, tbl, pos)
-	res := f.commit(t, nil, w)
+	res := f.commit(t, w)
 	f.check(t)
 	if res.Reresolved == 0 || res.DVsRemoved != 2 {
 		t.Fatalf("result %+v, want a re-resolution replacing both DVs", res)
@@ -154,7 +147,7 @@ func TestConcurrentRewrite(t *testing.T) {
 	if _, err := txn.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	res := f.commit(t, nil, w)
+	res := f.commit(t, w)
 	f.check(t)
 	if res.Reresolved == 0 || res.PositionsDeleted != 2 {
 		t.Fatalf("result %+v", res)
@@ -162,38 +155,6 @@ func TestConcurrentRewrite(t *testing.T) {
 	got := f.contents(t)
 	if len(got) != 999 || got[3] != nil || len(got[4]) != 1 || got[4][0] != "c|NY" {
 		t.Fatalf("%d rows, id 3 %v, id 4 %v", len(got), got[3], got[4])
-	}
-}
-
-// TestLostResponseAndRetry: the first commit lands but its response is lost; the
-// committer finds its token and stops; a retried bundle with the same window is
-// skipped. Nothing is applied twice.
-func TestLostResponseAndRetry(t *testing.T) {
-	f := newFixture(t, nil, "lost")
-	f.seed(t, cityRows(100), 100)
-	f.committer.MinBackoff, f.committer.MaxBackoff = 1, 1
-	changes := []row.Row{change("d", 1, "", "", 1), change("b", 2, "", "", 1), change("u", 2, "x", "NY", 1), change("c", 500, "new", "WA", 1)}
-	w := f.prepare(t, changes, false)
-	lossy := &lossyCatalog{Catalog: f.cat.Catalog, lose: 1}
-	res := f.commit(t, lossy, w)
-	if res.Skipped || res.Attempts != 2 || res.SnapshotID == 0 {
-		t.Fatalf("result %+v, want the lost commit found on attempt 2", res)
-	}
-	snaps := len(f.table(t).Metadata().Snapshots())
-	// A retried bundle: same sink and window, prepared again.
-	w2 := f.prepare(t, changes, false)
-	w2.WindowEndMs = w.WindowEndMs
-	res = f.commit(t, nil, w2)
-	if !res.Skipped {
-		t.Fatalf("retry committed again: %+v", res)
-	}
-	if n := len(f.table(t).Metadata().Snapshots()); n != snaps {
-		t.Fatalf("%d snapshots after the retry, want %d", n, snaps)
-	}
-	f.check(t)
-	got := f.contents(t)
-	if len(got) != 100 || got[1] != nil || len(got[2]) != 1 || got[2][0] != "x|NY" || len(got[500]) != 1 {
-		t.Fatalf("%d rows; 1=%v 2=%v 500=%v", len(got), got[1], got[2], got[500])
 	}
 }
 
@@ -243,32 +204,4 @@ func diffLists(a, b map[int64][]string) string {
 		model[id] = strings.Join(v, ";")
 	}
 	return diffModel(a, model)
-}
-
-func TestCommitErrors(t *testing.T) {
-	f := newFixture(t, nil, "errs")
-	ctx := context.Background()
-	if _, err := f.committer.Commit(ctx, f.cat.Catalog, f.ident, Window{}); !errors.Is(err, config.ErrInvalidConfig) {
-		t.Fatalf("empty sink: %v", err)
-	}
-	w := Window{SinkID: "s", WindowEndMs: 1, SnapshotProps: map[string]string{"beam.cdc.x": "1"}}
-	if _, err := f.committer.Commit(ctx, f.cat.Catalog, f.ident, w); !errors.Is(err, config.ErrInvalidConfig) {
-		t.Fatalf("reserved prop: %v", err)
-	}
-	if _, err := f.committer.Commit(ctx, f.cat.Catalog, table.Identifier{"db", "nope"}, Window{SinkID: "s"}); !errors.Is(err, config.ErrTableNotFound) ||
-		!strings.HasPrefix(err.Error(), "iceberg: commit db.nope: ") {
-		t.Fatalf("missing table: %v", err)
-	}
-	v2 := icebergtest.CreateTable(t, f.cat.Catalog, "db.v2", citySchema(), icebergtest.WithFormatVersion(2))
-	c := Committer{KeyColumns: []string{"id"}, DeleteFormat: config.DeleteFormatDV}
-	if _, err := c.Commit(ctx, f.cat.Catalog, v2.Identifier(), Window{SinkID: "s", DeleteKeys: [][]any{{int64(1)}}}); !errors.Is(err, config.ErrUnsupported) {
-		t.Fatalf("dv on v2: %v", err)
-	}
-	p := newFixture(t, f.cat, "eqpart", partitioned())
-	c = Committer{KeyColumns: []string{"id"}, DeleteFormat: config.DeleteFormatEquality}
-	if _, err := c.Commit(ctx, f.cat.Catalog, p.ident, Window{SinkID: "s", DeleteKeys: [][]any{{int64(1)}}}); !errors.Is(err, config.ErrUnsupported) {
-		t.Fatalf("equality on partitioned table without the partition column: %v", err)
-	}
-	_ = ibg.PrimitiveTypes.Int64
-	_ = os.Getpid
 }

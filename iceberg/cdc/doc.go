@@ -1,13 +1,14 @@
 // Package cdc is the library core of icebeam's merge-on-read CDC write: plain Go
-// pieces, called from the Beam DoFns of the write transform, that turn change rows
-// into one RowDelta per table and window.
+// (no Beam, no package write) that turns change rows into what one RowDelta per
+// table and window adds and removes. Package write's merge-on-read DoFns call it.
 //
 // The pieces, in pipeline order:
 //
 //   - [Parser] validates a change row (change type through change_type_column and
 //     change_type_map, sequence number, key columns), extracts its [Kind], sequence
-//     number and key, and strips the control columns ([Change]). [Shard] picks the
-//     key's shard.
+//     number and key, and strips the control columns ([Change]). [Sharder] picks the
+//     key's shard; [NewPacket] and [AppendChange] pack parsed changes per (window,
+//     shard) for the shuffle, [ReadPacket] unpacks them.
 //   - [Sorter] sorts one shard's changes by (key, sequence number, kind) with a
 //     bounded amount of memory, spilling sorted runs to local temp files.
 //   - [Collapse] reduces each key's sorted changes to its net effect ([Net]):
@@ -17,18 +18,16 @@
 //     is unknown, so those changes go to the dead letter output.
 //   - [Resolve] turns keys whose committed row must go into row positions in the
 //     table's data files ([Resolution]), planning with the key predicate and reading
-//     only the key columns.
-//   - [Commit] merges positions per data file with the file's live deletion vector,
-//     writes Puffin files and commits one RowDelta with the new data files, the new
-//     DVs and the removal of the DVs they replace, exactly once per sink and
-//     window, re-resolving keys whose data files changed concurrently. With
-//     delete_format=equality it writes key-only equality delete files instead.
+//     only the key columns. Resolutions cross the shuffle as [EncodedResolution] and
+//     merge with [MergeResolutions].
+//   - [Deletes.Prepare], called by the committer on each attempt with the freshly
+//     loaded table, brings the resolutions up to it (re-reading data files that
+//     changed), merges positions per data file with the file's live deletion vector
+//     ([MergeDVs]: never two live DVs) into new Puffin files, and returns the [Delta]:
+//     DVs to add and the DVs they replace. With delete_format=equality it writes
+//     key-only equality delete files instead ([ResolveFormat] picks the format).
 //
-// [MergeOnRead] wires them into a Beam pipeline (iceberg.Write with mode
-// merge-on-read calls it after [PrepareTable]): a parsing DoFn packs changes per
-// (window, shard) into packets, a GroupByKey brings each shard's packets to one
-// DoFn that sorts, collapses, writes data files and resolves keys (results cross the
-// shuffle as [EncodedResolution]), and a GroupByKey by table brings every shard's
-// results to the commit DoFn, which merges them ([MergeResolutions]) and commits
-// each window, oldest first.
+// Package write wires these into the pipeline and commits the Delta with the window's
+// data files through its one committer (write.Committer.CommitChanges), exactly once
+// per sink and window.
 package cdc

@@ -4,32 +4,41 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	ibg "github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
-	"github.com/icebeam/icebeam/iceberg/write"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
 // fixture is one CDC target table on a local SQLite catalog.
 type fixture struct {
-	cat       *icebergtest.LocalCatalog
-	ident     table.Identifier
-	parser    *Parser
-	committer Committer
-	sink      string
-	window    int64
-	shards    int
-	fileSize  int64 // target data file size of new rows (0: default)
+	cat    *icebergtest.LocalCatalog
+	ident  table.Identifier
+	parser *Parser
+	keys   []string
+	format config.DeleteFormat
+	shards int
+}
+
+// window is one window of changes, prepared by fixture.prepare.
+type window struct {
+	dataFiles []ibg.DataFile
+	deletes   Deletes
+}
+
+// result is what fixture.commit reports: the delta and the snapshot it made (zero
+// when there was nothing to commit).
+type result struct {
+	Delta
+	SnapshotID, RowsAdded, DeleteFilesAdded, EqualityDeletesAdded int64
 }
 
 type fixtureOpt func(*fixtureCfg)
@@ -77,8 +86,7 @@ func newFixture(t testing.TB, cat *icebergtest.LocalCatalog, name string, opts .
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{cat: cat, ident: tbl.Identifier(), parser: p, sink: "sink-" + name, shards: 1,
-		committer: Committer{KeyColumns: keys, DeleteFormat: cfg.format}}
+	return &fixture{cat: cat, ident: tbl.Identifier(), parser: p, keys: keys, format: cfg.format, shards: 1}
 }
 
 func (f *fixture) table(t testing.TB) *table.Table {
@@ -108,7 +116,7 @@ func change(op string, id int64, city, state string, seq int64) row.Row {
 
 // prepare runs the per-shard steps (parse, shard, sort, collapse, resolve in DV
 // mode, write data files) for one window and returns the window to commit.
-func (f *fixture) prepare(t testing.TB, changes []row.Row, upsert bool) Window {
+func (f *fixture) prepare(t testing.TB, changes []row.Row, upsert bool) window {
 	t.Helper()
 	ctx := context.Background()
 	tbl := f.table(t)
@@ -123,8 +131,8 @@ func (f *fixture) prepare(t testing.TB, changes []row.Row, upsert bool) Window {
 		s := Shard(kb, f.shards)
 		shards[s] = append(shards[s], r)
 	}
-	w := Window{SinkID: f.sink, WindowEndMs: f.window + 1000}
-	format, err := f.committer.format(tbl)
+	w := window{deletes: Deletes{KeyColumns: f.keys, Format: f.format}}
+	format, err := ResolveFormat(tbl, f.format, f.keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,16 +145,15 @@ func (f *fixture) prepare(t testing.TB, changes []row.Row, upsert bool) Window {
 		if err != nil || len(rejected) > 0 {
 			t.Fatalf("collapse: %v %v", err, rejected)
 		}
-		w.MaxSeq = max(w.MaxSeq, res.MaxSeq)
 		rows = append(rows, res.Rows...)
 		if format == config.DeleteFormatDV {
-			r, err := Resolve(ctx, tbl, f.committer.KeyColumns, res.DeleteKeys)
+			r, err := Resolve(ctx, tbl, f.keys, res.DeleteKeys)
 			if err != nil {
 				t.Fatal(err)
 			}
-			w.Resolved = append(w.Resolved, r)
+			w.deletes.Resolved = append(w.deletes.Resolved, r)
 		} else {
-			w.DeleteKeys = append(w.DeleteKeys, res.DeleteKeys...)
+			w.deletes.Keys = append(w.deletes.Keys, res.DeleteKeys...)
 		}
 	}
 	if len(rows) > 0 {
@@ -161,33 +168,52 @@ func (f *fixture) prepare(t testing.TB, changes []row.Row, upsert bool) Window {
 		}
 		rec := b.NewBatch()
 		b.Release()
-		files, err := write.WriteDataFiles(ctx, tbl, rec.Schema(), []arrow.RecordBatch{rec}, write.FileOptions{TargetFileSizeBytes: f.fileSize})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.DataFiles = files
+		w.dataFiles = icebergtest.WriteDataFiles(t, tbl, rec)
+		rec.Release()
 	}
 	return w
 }
 
-// commit commits w through f's committer and advances the window.
-func (f *fixture) commit(t testing.TB, cat table.CatalogIO, w Window) CommitResult {
+// commit commits w as one RowDelta on the current table, with the deletes
+// w.deletes prepares for it (the sink's committer, with its tokens and retries, is
+// write.Committer.CommitChanges).
+func (f *fixture) commit(t testing.TB, w window) result {
 	t.Helper()
-	if cat == nil {
-		cat = f.cat.Catalog
-	}
-	res, err := f.committer.Commit(context.Background(), cat, f.ident, w)
+	ctx := context.Background()
+	tbl := f.table(t)
+	txn := tbl.NewTransaction()
+	d, err := w.deletes.Prepare(ctx, tbl, txn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.window = max(f.window, w.WindowEndMs)
+	res := result{Delta: d}
+	if len(w.dataFiles) == 0 && len(d.Added) == 0 {
+		return res
+	}
+	rd := txn.NewRowDelta(d.Props)
+	rd.AddRows(w.dataFiles...)
+	rd.AddDeletes(d.Added...)
+	if len(d.Removed) > 0 {
+		rd.RemoveDeletes(d.Removed...)
+	}
+	if err := rd.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err = txn.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := tbl.CurrentSnapshot()
+	num := func(k string) int64 { n, _ := strconv.ParseInt(snap.Summary.Properties[k], 10, 64); return n }
+	res.SnapshotID, res.RowsAdded = snap.SnapshotID, num("added-records")
+	res.DeleteFilesAdded, res.EqualityDeletesAdded = num("added-delete-files"), num("added-equality-deletes")
 	return res
 }
 
 // apply prepares and commits one window and checks the table's invariants.
-func (f *fixture) apply(t testing.TB, changes []row.Row, upsert bool) CommitResult {
+func (f *fixture) apply(t testing.TB, changes []row.Row, upsert bool) result {
 	t.Helper()
-	res := f.commit(t, nil, f.prepare(t, changes, upsert))
+	res := f.commit(t, f.prepare(t, changes, upsert))
 	f.check(t)
 	return res
 }
@@ -268,20 +294,4 @@ func cityRows(n int) [][]any {
 		rows[i] = []any{id, fmt.Sprintf("city-%d", id), states[id%int64(len(states))]}
 	}
 	return rows
-}
-
-// lossyCatalog commits through the real catalog and then reports a failure, as a
-// lost response would, the first `lose` times.
-type lossyCatalog struct {
-	catalog.Catalog
-	lose int
-}
-
-func (c *lossyCatalog) CommitTable(ctx context.Context, id table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
-	meta, loc, err := c.Catalog.CommitTable(ctx, id, reqs, ups)
-	if err == nil && c.lose > 0 {
-		c.lose--
-		return nil, "", fmt.Errorf("connection reset by peer (response lost)")
-	}
-	return meta, loc, err
 }

@@ -1,110 +1,19 @@
 package cdc
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
-	"github.com/icebeam/icebeam/iceberg/write"
 )
 
-// PrepareTable checks the destination of spec when the write is constructed, and
-// completes spec:
-//
-//   - an existing table gives the equality columns when spec has none (its identifier
-//     fields; neither is an error naming equality_columns), is checked against the
-//     delete format (DV needs format version 3; equality deletes need the partition
-//     source columns among the keys) and against the sharding;
-//   - a missing table needs equality columns, which become its identifier fields
-//     (required columns). With rowSchema (the schema of a struct element type, control
-//     columns included) it is created now; for Row elements (rowSchema nil) it is
-//     created from the first row at run time.
-//
-// With rowSchema, the control columns must be there (change_type_column a string,
-// sequence_number_column a long) and the other columns must fit the table.
-func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error {
-	rt, err := spec.env()
-	if err != nil {
-		return err
-	}
-	fail := func(err error) error { return fmt.Errorf("iceberg: write %s: %w", spec.Table, err) }
-	ident, err := catalogs.ParseIdent(spec.Table)
-	if err != nil {
-		return fail(err)
-	}
-	var data *ibg.Schema
-	if rowSchema != nil {
-		if data, err = stripControlFields(rowSchema, rt.cfg); err != nil {
-			return fail(err)
-		}
-	}
-	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, spec.Table, 0)
-	switch {
-	case errors.Is(err, config.ErrTableNotFound):
-		if len(spec.EqualityColumns) == 0 {
-			return fail(config.Errorf(config.KeyEqualityColumns,
-				"table %s does not exist: creating it needs equality_columns (they become its identifier fields)", spec.Table))
-		}
-		if data == nil {
-			return nil // created from the first row
-		}
-		sc, err := CreateSchema(data, spec.EqualityColumns)
-		if err != nil {
-			return fail(err)
-		}
-		cat, err := catalogs.Get(ctx, spec.CatalogName, rt.catProps)
-		if err != nil {
-			return fail(err)
-		}
-		if tbl, _, err = write.EnsureTable(ctx, cat, ident, sc, rt.create); err != nil {
-			return err
-		}
-		catalogs.Invalidate(spec.CatalogName, rt.catProps, spec.Table)
-	case err != nil:
-		return fail(err)
-	}
-	if len(spec.EqualityColumns) == 0 {
-		sc := tbl.Schema()
-		for _, id := range sc.IdentifierFieldIDs {
-			name, ok := sc.FindColumnName(id)
-			if !ok {
-				return fail(fmt.Errorf("identifier field %d is not in the schema", id))
-			}
-			spec.EqualityColumns = append(spec.EqualityColumns, name)
-		}
-		if len(spec.EqualityColumns) == 0 {
-			return fail(config.Errorf(config.KeyEqualityColumns,
-				"not set, and table %s has no identifier fields to default to", spec.Table))
-		}
-		rt.cfg.EqualityColumns = spec.EqualityColumns
-	}
-	if _, err := NewParser(spec.Table, tbl.Schema(), rt.cfg); err != nil {
-		return err
-	}
-	if _, err := resolveFormat(tbl, config.DeleteFormat(spec.DeleteFormat), spec.EqualityColumns); err != nil {
-		return fail(err)
-	}
-	if _, err := NewSharder(tbl, spec.EqualityColumns, spec.NumShards, spec.ShardsPerPartition); err != nil {
-		return fail(err)
-	}
-	if data != nil {
-		if err := write.CheckSchema(tbl.Schema(), data); err != nil {
-			return fail(fmt.Errorf("%w: %w", config.ErrInvalidConfig, err))
-		}
-	}
-	return nil
-}
-
-// stripControlFields returns sc without the control columns, which must be in it: the
-// change type column (a string) when configured and the sequence number column (a
-// long).
-func stripControlFields(sc *ibg.Schema, cfg config.WriteConfig) (*ibg.Schema, error) {
+// DataSchema returns sc, the schema of change rows, without the control columns,
+// which must be in it: the change type column (a string) when configured and the
+// sequence number column (a long). Errors name the key.
+func DataSchema(sc *ibg.Schema, cfg config.WriteConfig) (*ibg.Schema, error) {
 	seq := cfg.SequenceNumberColumn
 	if seq == "" {
 		seq = config.DefaultSequenceNumberColumn
@@ -161,13 +70,6 @@ func CreateSchema(sc *ibg.Schema, equalityColumns []string) (*ibg.Schema, error)
 		ids = append(ids, fields[i].ID)
 	}
 	return ibg.NewSchemaWithIdentifiers(sc.ID, ids, fields...), nil
-}
-
-// resolveFormat picks the delete format of tbl: the configured one, else DV on format
-// version 3 and equality deletes before. DV on an older table, and equality deletes on
-// a table partitioned by a column outside the keys, are errors naming delete_format.
-func resolveFormat(tbl *table.Table, f config.DeleteFormat, keys []string) (config.DeleteFormat, error) {
-	return Committer{KeyColumns: keys, DeleteFormat: f}.format(tbl)
 }
 
 // Sharder assigns encoded keys to shards: a hash of the key modulo the number of

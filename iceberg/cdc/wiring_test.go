@@ -21,12 +21,12 @@ func TestPacketRoundTrip(t *testing.T) {
 		body string
 	}
 	in := []rec{{"k1", 1, Insert, "row one"}, {"", -5, Delete, ""}, {"k\x00", 1 << 40, UpdateBefore, string(make([]byte, 300))}}
-	p := newPacket(7)
+	p := NewPacket(7)
 	for _, r := range in {
-		p = appendChange(p, []byte(r.key), r.seq, r.kind, []byte(r.body))
+		p = AppendChange(p, []byte(r.key), r.seq, r.kind, []byte(r.body))
 	}
 	var got []rec
-	id, err := readPacket(p, func(key []byte, seq int64, kind Kind, body []byte) error {
+	id, err := ReadPacket(p, func(key []byte, seq int64, kind Kind, body []byte) error {
 		got = append(got, rec{string(key), seq, kind, string(body)})
 		return nil
 	})
@@ -34,7 +34,7 @@ func TestPacketRoundTrip(t *testing.T) {
 		t.Fatalf("id %d, err %v, got %+v", id, err, got)
 	}
 	for _, cut := range []int{0, 3, len(p) - 1} {
-		if _, err := readPacket(p[:cut], func([]byte, int64, Kind, []byte) error { return nil }); !errors.Is(err, errCorruptPacket) {
+		if _, err := ReadPacket(p[:cut], func([]byte, int64, Kind, []byte) error { return nil }); !errors.Is(err, ErrCorruptPacket) {
 			t.Errorf("packet cut at %d: err = %v", cut, err)
 		}
 	}

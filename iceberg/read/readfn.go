@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	_ "github.com/icebeam/icebeam/iceberg/internal/rowcoder" // Row's Beam coder
 )
 
 // readBase holds the read DoFn's state and the loop that claims row-group units and

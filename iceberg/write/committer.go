@@ -121,6 +121,17 @@ type CommitResult struct {
 	Recovered bool
 	// BytesAdded is the size of the data files added.
 	BytesAdded int64
+	// DeleteFilesAdded and EqualityDeletesAdded count the delete files and equality
+	// delete rows the snapshot added (from its summary).
+	DeleteFilesAdded, EqualityDeletesAdded int64
+	// Merge-on-read (CommitChanges): DVsAdded and DVsRemoved count the deletion
+	// vectors added and replaced, PositionsDeleted the rows they newly delete,
+	// EqualityDeleteFiles the equality delete files added, and Reresolved the attempts
+	// whose keys were resolved again because the table changed under them.
+	DVsAdded, DVsRemoved int
+	PositionsDeleted     int64
+	EqualityDeleteFiles  int
+	Reresolved           int
 }
 
 // Committer commits windows of data files to tables. Its zero value is ready to use
@@ -470,6 +481,7 @@ func resultFromTable(tbl *table.Table, branch string, files []ibg.DataFile) (Com
 	if snap.Summary != nil {
 		res.Operation = string(snap.Summary.Operation)
 		res.Summary = snap.Summary.Properties
+		res.deletesFromSummary()
 	}
 	for _, f := range files {
 		res.RowsAdded += f.Count()
@@ -485,6 +497,13 @@ func resultFromToken(tok Token) CommitResult {
 		res.Summary = tok.Summary.Properties
 		res.FilesAdded, _ = strconv.ParseInt(tok.Summary.Properties["added-data-files"], 10, 64)
 		res.RowsAdded, _ = strconv.ParseInt(tok.Summary.Properties["added-records"], 10, 64)
+		res.deletesFromSummary()
 	}
 	return res
+}
+
+// deletesFromSummary sets the delete file counts from r.Summary.
+func (r *CommitResult) deletesFromSummary() {
+	r.DeleteFilesAdded, _ = strconv.ParseInt(r.Summary["added-delete-files"], 10, 64)
+	r.EqualityDeletesAdded, _ = strconv.ParseInt(r.Summary["added-equality-deletes"], 10, 64)
 }

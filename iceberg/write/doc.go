@@ -1,8 +1,14 @@
-// Package write holds the machinery of icebeam's append write: projection of rows
-// (keep, drop, only), destinations and table creation, streaming of rows as Arrow
-// batches (built by package row) to Parquet data files written without a commit, the
-// Beam transforms (per-bundle writers, or a shuffle of packed rows by partition for
-// distribution_mode=hash), and the per-table committer with its exactly-once tokens.
+// Package write is the Beam shape of icebeam's two write modes, and the one
+// committer they share.
+//
+// Append: projection of rows (keep, drop, only), destinations and table creation,
+// streaming of rows as Arrow batches (built by package row) to Parquet data files
+// written without a commit, by per-bundle writers or after a shuffle of packed rows by
+// partition (distribution_mode=hash). Merge-on-read ([MergeOnRead]): rows are parsed
+// and packed per (window, shard), each shard sorts, collapses and resolves its keys
+// with package cdc, and [Committer.CommitChanges] commits each window's data files and
+// deletion vectors. Both modes end in the ordered commit step ([Arrive], [Fire]),
+// which commits windows oldest first and late panes as they come.
 //
 // Nothing in this package commits a snapshot except [Committer.Commit]. Every snapshot
 // it makes carries, in its summary, the sink's token ([SummarySinkID] and

@@ -66,6 +66,21 @@ type Spec struct {
 	// AutoShard is auto_sharding: a partition's packets of one bundle go to
 	// successive shuffle shards (distribution_mode=hash).
 	AutoShard bool
+
+	// The merge-on-read keys (empty for appends). ChangeTypeColumn, ChangeTypeMap (a
+	// JSON object), SequenceNumberColumn, EqualityColumns, Upsert and DeleteFormat
+	// describe the change rows (see config.WriteConfig); PrepareTable sets
+	// EqualityColumns to the table's identifier fields when the config has none.
+	ChangeTypeColumn     string
+	ChangeTypeMap        string
+	SequenceNumberColumn string
+	EqualityColumns      []string
+	Upsert               bool
+	DeleteFormat         string
+	// NumShards is the number of key-hash shards; ShardsPerPartition bounds the
+	// shards one partition's keys use (see cdc.Sharder); SorterMemoryMB bounds each
+	// shard's in-memory sort buffer.
+	NumShards, ShardsPerPartition, SorterMemoryMB int
 }
 
 // NewSpec builds the Spec of cfg (which must be valid) for sinkID (not empty). A
@@ -110,6 +125,16 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 		s.Windowed = true
 		s.LatenessMs = int64(cfg.Lateness() / time.Millisecond)
 	}
+	if cfg.Mode == config.MergeOnRead {
+		cfg = cfg.Resolved()
+		s.ChangeTypeColumn, s.SequenceNumberColumn = cfg.ChangeTypeColumn, cfg.SequenceNumberColumn
+		s.EqualityColumns, s.Upsert, s.DeleteFormat = slices.Clone(cfg.EqualityColumns), cfg.Upsert, string(cfg.DeleteFormat)
+		s.NumShards, s.ShardsPerPartition, s.SorterMemoryMB = *cfg.NumShards, *cfg.ShardsPerPartition, *cfg.SorterMemoryMB
+		var err error
+		if s.ChangeTypeMap, err = enc(cfg.ChangeTypeMap); err != nil {
+			return Spec{}, err
+		}
+	}
 	return s, nil
 }
 
@@ -136,6 +161,8 @@ type runtime struct {
 	create        CreateOptions
 	refresh       time.Duration
 	proj          *Projection
+	// changes holds the change-row keys of a merge-on-read write (for cdc.NewParser).
+	changes config.WriteConfig
 }
 
 func (s Spec) runtime() (*runtime, error) {
@@ -169,6 +196,15 @@ func (s Spec) runtime() (*runtime, error) {
 	if rt.proj, err = NewProjection(s.Keep, s.Drop, s.Only); err != nil {
 		return nil, err
 	}
+	var changeMap map[string]string
+	if s.ChangeTypeMap != "" {
+		if err := json.Unmarshal([]byte(s.ChangeTypeMap), &changeMap); err != nil {
+			return nil, fmt.Errorf("iceberg: write %s: bad serialized change_type_map: %w", s.Table, err)
+		}
+	}
+	rt.changes = config.WriteConfig{Table: s.Table, Mode: config.MergeOnRead, ChangeTypeColumn: s.ChangeTypeColumn,
+		ChangeTypeMap: changeMap, SequenceNumberColumn: s.SequenceNumberColumn,
+		EqualityColumns: slices.Clone(s.EqualityColumns), Upsert: s.Upsert, DeleteFormat: config.DeleteFormat(s.DeleteFormat)}
 	return rt, nil
 }
 

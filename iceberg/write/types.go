@@ -4,6 +4,8 @@ import (
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	_ "github.com/icebeam/icebeam/iceberg/internal/rowcoder" // Row's Beam coder
 )
 
 // DeadLetter is a row the write could not write, with where it was going and why.

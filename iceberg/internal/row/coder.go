@@ -4,14 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/coder"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 )
@@ -28,14 +25,6 @@ import (
 // when elements are optional, elements; map count, keys, bitmap when values are
 // optional, values; struct a body. Columns of unknown type hold dynamic values: a type
 // tag then the value (a nested Row then is a whole row).
-
-func init() {
-	t := reflect.TypeOf(Row{})
-	beam.RegisterType(t)
-	beam.RegisterCoder(t, Encode, Decode)
-	// The encoding is deterministic, so rows may be GroupByKey keys and state keys.
-	coder.RegisterDeterministicCoder(t, Encode, Decode)
-}
 
 // node is the compiled codec of one Iceberg type.
 type node struct {

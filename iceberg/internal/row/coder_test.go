@@ -9,17 +9,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/coder"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/filter"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 )
-
-func TestMain(m *testing.M) { ptest.Main(m) }
 
 func TestCoderRoundTrip(t *testing.T) {
 	s := rowSchemaOf(allTypesSchema(t))
@@ -233,40 +225,4 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("re-decode: %v", err)
 		}
 	})
-}
-
-func TestCoderRegisteredWithBeam(t *testing.T) {
-	c := beam.NewCoder(typex.New(reflect.TypeOf(Row{})))
-	if cc := coder.LookupCustomCoder(reflect.TypeOf(Row{})); cc == nil || !strings.Contains(c.String(), cc.Name) {
-		t.Fatalf("Row coder is %v, want the custom coder", c)
-	}
-	if !c.IsDeterministic() {
-		t.Fatalf("Row coder %v is not deterministic", c)
-	}
-}
-
-func isOdd(r Row) bool {
-	v, _ := r.Get("i")
-	return v.(int32)%2 == 1
-}
-
-func init() { beam.RegisterFunction(isOdd) }
-
-func TestCoderPipeline(t *testing.T) {
-	s := rowSchemaOf(allTypesSchema(t))
-	var in, odd []any
-	for k := range 12 {
-		r := Of(s, allTypesValues(s, k))
-		in = append(in, r)
-		if k%2 == 1 {
-			odd = append(odd, r)
-		}
-	}
-	in = append(in, New([]string{"i", "x"}, []any{int32(7), []any{"dyn"}}))
-	odd = append(odd, in[len(in)-1])
-	p, sc := beam.NewPipelineWithRoot()
-	rows := beam.Reshuffle(sc, beam.Create(sc, in...))
-	passert.Equals(sc, filter.Include(sc, rows, isOdd), odd...)
-	passert.Count(sc, rows, "all", len(in))
-	ptest.RunAndValidate(t, p)
 }

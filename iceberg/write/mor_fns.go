@@ -1,4 +1,4 @@
-package cdc
+package write
 
 import (
 	"context"
@@ -21,33 +21,25 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
-	"github.com/icebeam/icebeam/iceberg/write"
 )
 
-// Tuning of the merge-on-read DoFns.
-const (
-	// packetBytes is the size at which the parser ships a packet of one shard.
-	packetBytes = 4 << 20
-	// batchRows is the number of rows per Arrow batch of new rows.
-	batchRows = 64 * 1024
-)
-
-// parseFn validates change rows (rejects go to the dead letter output), finds each
+// changeParseFn validates change rows (rejects go to the dead letter output), finds each
 // key's shard and packs the parsed changes by (window, shard) into packets, emitted
 // keyed by "<window end ms>/<shard>" when full and at the end of the bundle. It loads
 // the table on its first row, creating it from the first row whose schema can be
 // inferred (no null value) when missing.
-type parseFn struct {
+type changeParseFn struct {
 	Spec Spec
 
-	rt      *env
+	rt      *runtime
 	tbl     *table.Table
-	gate    *write.LateGate
-	parser  *Parser
-	sharder *Sharder
+	gate    *LateGate
+	parser  *cdc.Parser
+	sharder *cdc.Sharder
 	packets map[packetKey][]byte
 	kb      []byte
 	body    []byte
@@ -63,31 +55,31 @@ type packetKey struct {
 
 func (k packetKey) String() string { return strconv.FormatInt(k.win, 10) + "/" + strconv.Itoa(k.shard) }
 
-func (f *parseFn) Setup(ctx context.Context) error {
+func (f *changeParseFn) Setup(ctx context.Context) error {
 	var err error
-	f.rt, err = f.Spec.env()
+	f.rt, err = f.Spec.runtime()
 	return err
 }
 
 // StartBundle resets the packets (its emitters mirror ProcessElement's outputs).
-func (f *parseFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(write.DeadLetter)) {
+func (f *changeParseFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(DeadLetter)) {
 	f.packets = map[packetKey][]byte{}
 	f.pending = nil
 }
 
 // open loads the table, or creates it from r. A non-nil reject is a reason to
 // dead-letter r; err fails the bundle.
-func (f *parseFn) open(ctx context.Context, r row.Row) (reject, err error) {
+func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error) {
 	name := f.Spec.Table
 	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
 	if errors.Is(err, config.ErrTableNotFound) {
-		seq := f.rt.cfg.SequenceNumberColumn
+		seq := f.rt.changes.SequenceNumberColumn
 		if seq == "" {
 			seq = config.DefaultSequenceNumberColumn
 		}
-		sc, ierr := row.InferSchema(stripControl(r, seq, f.rt.cfg.ChangeTypeColumn))
+		sc, ierr := row.InferSchema(cdc.StripControl(r, seq, f.rt.changes.ChangeTypeColumn))
 		if ierr == nil {
-			sc, ierr = CreateSchema(sc, f.Spec.EqualityColumns)
+			sc, ierr = cdc.CreateSchema(sc, f.Spec.EqualityColumns)
 		}
 		if ierr != nil {
 			return fmt.Errorf("cannot create table %s from this row: %w", name, ierr), nil
@@ -100,7 +92,7 @@ func (f *parseFn) open(ctx context.Context, r row.Row) (reject, err error) {
 		if cerr != nil {
 			return nil, fmt.Errorf("iceberg: write %s: %w", name, cerr)
 		}
-		_, created, eerr := write.EnsureTable(ctx, cat, ident, sc, f.rt.create)
+		_, created, eerr := EnsureTable(ctx, cat, ident, sc, f.rt.create)
 		if eerr != nil {
 			if errors.Is(eerr, config.ErrInvalidConfig) {
 				return eerr, nil
@@ -116,10 +108,10 @@ func (f *parseFn) open(ctx context.Context, r row.Row) (reject, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
 	}
-	if f.parser, err = NewParser(name, tbl.Schema(), f.rt.cfg); err != nil {
+	if f.parser, err = cdc.NewParser(name, tbl.Schema(), f.rt.changes); err != nil {
 		return nil, err
 	}
-	if f.sharder, err = NewSharder(tbl, f.Spec.EqualityColumns, f.Spec.NumShards, f.Spec.ShardsPerPartition); err != nil {
+	if f.sharder, err = cdc.NewSharder(tbl, f.Spec.EqualityColumns, f.Spec.NumShards, f.Spec.ShardsPerPartition); err != nil {
 		f.parser = nil
 		return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
 	}
@@ -127,8 +119,8 @@ func (f *parseFn) open(ctx context.Context, r row.Row) (reject, err error) {
 	return nil, nil
 }
 
-func (f *parseFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), dead func(write.DeadLetter)) error {
-	win := write.WindowEnd(w)
+func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+	win := WindowEnd(w)
 	if f.parser == nil {
 		rej, err := f.open(ctx, r)
 		if err != nil {
@@ -152,17 +144,17 @@ func (f *parseFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, 
 			return err
 		}
 		if f.gate == nil {
-			f.gate = &write.LateGate{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, LatenessMs: f.Spec.LatenessMs}
+			f.gate = &LateGate{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, LatenessMs: f.Spec.LatenessMs}
 		}
 		// Rows of windows already committed pass on to the shards, which apply a change
-		// only when it is newer than every change committed (see shardFn).
+		// only when it is newer than every change committed (see changeShardFn).
 		v, reason, _, err := f.gate.Check(ctx, cat, f.Spec.Table, f.tbl.Identifier(), w)
 		if err != nil {
 			return err
 		}
-		if v == write.TooLate {
-			write.LateDead.Inc(ctx, 1)
-			dead(write.DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: reason})
+		if v == TooLate {
+			LateDead.Inc(ctx, 1)
+			dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: reason})
 			return nil
 		}
 	}
@@ -177,7 +169,7 @@ type pendingRow struct {
 }
 
 // add parses r and adds it to its packet, or dead-letters it.
-func (f *parseFn) add(r row.Row, win int64, emit func(beam.EventTime, string, []byte), dead func(write.DeadLetter)) {
+func (f *changeParseFn) add(r row.Row, win int64, emit func(beam.EventTime, string, []byte), dead func(DeadLetter)) {
 	c, err := f.parser.Parse(r)
 	if err == nil {
 		f.kb, err = f.parser.AppendKey(f.kb[:0], c.Key)
@@ -186,15 +178,15 @@ func (f *parseFn) add(r row.Row, win int64, emit func(beam.EventTime, string, []
 		f.body, err = row.AppendBody(f.body[:0], c.Row)
 	}
 	if err != nil {
-		dead(write.DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: err.Error()})
+		dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: err.Error()})
 		return
 	}
 	key := packetKey{win: win, shard: f.sharder.Shard(f.kb, c.Key)}
 	p, ok := f.packets[key]
 	if !ok {
-		p = newPacket(f.tbl.Schema().ID)
+		p = cdc.NewPacket(f.tbl.Schema().ID)
 	}
-	p = appendChange(p, f.kb, c.Seq, c.Kind, f.body)
+	p = cdc.AppendChange(p, f.kb, c.Seq, c.Kind, f.body)
 	if len(p) >= packetBytes {
 		emit(mtime.FromMilliseconds(key.win), key.String(), p)
 		delete(f.packets, key)
@@ -205,9 +197,9 @@ func (f *parseFn) add(r row.Row, win int64, emit func(beam.EventTime, string, []
 
 // FinishBundle emits the remaining packets. Rows held because no row of the bundle
 // could create the missing table go to the dead letter output.
-func (f *parseFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), dead func(write.DeadLetter)) error {
+func (f *changeParseFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
 	for _, p := range f.pending {
-		dead(write.DeadLetter{Row: p.r.String(), Table: f.Spec.Table, Reason: f.pendingErr.Error()})
+		dead(DeadLetter{Row: p.r.String(), Table: f.Spec.Table, Reason: f.pendingErr.Error()})
 	}
 	f.pending = nil
 	keys := slices.SortedFunc(maps.Keys(f.packets), func(a, b packetKey) int {
@@ -235,31 +227,31 @@ type shardResult struct {
 	// (noSeq when none or when its window was not committed yet).
 	MaxSeq, MinSeq, BaseSeq int64
 	// Files are the new rows' data files.
-	Files []write.EncodedDataFile
+	Files []EncodedDataFile
 	// Resolution holds the keys to delete resolved to positions (DV mode).
-	Resolution *EncodedResolution
-	// DeleteKeys are the keys to delete (equality mode), see EncodeKeys.
+	Resolution *cdc.EncodedResolution
+	// DeleteKeys are the keys to delete (equality mode), see cdc.EncodeKeys.
 	DeleteKeys [][]byte
 }
 
-// shardFn handles one shard's changes of one window: it sorts them (spilling past
+// changeShardFn handles one shard's changes of one window: it sorts them (spilling past
 // sorter_memory_mb), collapses each key to its net effect, writes the new rows to
 // data files (not committed) and, in DV mode, resolves the keys to delete to row
 // positions. It emits the result keyed by table. A window the sink has already
 // committed is not written again.
-type shardFn struct {
+type changeShardFn struct {
 	Spec Spec
 
-	rt *env
+	rt *runtime
 }
 
-func (f *shardFn) Setup(ctx context.Context) error {
+func (f *changeShardFn) Setup(ctx context.Context) error {
 	var err error
-	f.rt, err = f.Spec.env()
+	f.rt, err = f.Spec.runtime()
 	return err
 }
 
-func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, []byte), dead func(write.DeadLetter)) error {
+func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, []byte), dead func(DeadLetter)) error {
 	name := f.Spec.Table
 	fail := func(err error) error { return fmt.Errorf("iceberg: write %s: shard %s: %w", name, key, err) }
 	winStr, _, _ := strings.Cut(key, "/")
@@ -272,7 +264,7 @@ func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*
 	if err != nil {
 		return fail(err)
 	}
-	_, _, tok, found, _, err := write.CheckWindow(tbl.Metadata(), table.MainBranch, write.WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
+	_, _, tok, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
 	if err != nil {
 		return fail(err)
 	}
@@ -295,17 +287,17 @@ func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*
 		if tok.FromProperty {
 			log.Warnf(ctx, "iceberg: write %s: sink %s committed through %d by a run whose snapshots have expired; the changes of the window ending %d are skipped",
 				name, f.Spec.SinkID, tok.CommittedThroughMs, win)
-			write.SkippedWithData.Inc(ctx, 1)
+			SkippedWithData.Inc(ctx, 1)
 			return f.emit(emit, out)
 		}
 	}
 	out.BaseSeq, _ = committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
 	sc := tbl.Schema()
-	parser, err := NewParser(name, sc, f.rt.cfg)
+	parser, err := cdc.NewParser(name, sc, f.rt.changes)
 	if err != nil {
 		return fail(err)
 	}
-	sorter := NewSorterMB(f.Spec.SorterMemoryMB)
+	sorter := cdc.NewSorterMB(f.Spec.SorterMemoryMB)
 	defer sorter.Close()
 	schemas := map[int]*row.Schema{}
 	var p, conv []byte
@@ -313,7 +305,7 @@ func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*
 		// Rows parsed with an older table schema (the table evolved during the run)
 		// are re-encoded in the current one.
 		var from *row.Schema
-		if id, err := packetSchema(p); err != nil {
+		if id, err := cdc.PacketSchema(p); err != nil {
 			return fail(err)
 		} else if id != sc.ID {
 			if from = schemas[id]; from == nil {
@@ -325,17 +317,17 @@ func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*
 				schemas[id] = from
 			}
 		}
-		_, err := readPacket(p, func(key []byte, seq int64, kind Kind, body []byte) error {
+		_, err := cdc.ReadPacket(p, func(key []byte, seq int64, kind cdc.Kind, body []byte) error {
 			if seq <= priorMax {
-				write.ReplayedSkipped.Inc(ctx, 1)
+				ReplayedSkipped.Inc(ctx, 1)
 				return nil
 			}
 			if seq <= maxCommitted {
-				write.LateDead.Inc(ctx, 1)
+				LateDead.Inc(ctx, 1)
 				return f.deadLate(dead, from, parser, body, seq, maxCommitted)
 			}
 			if maxCommitted != noSeq {
-				write.LatePassed.Inc(ctx, 1) // a late change applied
+				LatePassed.Inc(ctx, 1) // a late change applied
 			}
 			out.MinSeq = min(out.MinSeq, seq)
 			if from != nil {
@@ -362,29 +354,29 @@ func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*
 	if err != nil {
 		return fail(err)
 	}
-	write.SorterSpills.Inc(ctx, int64(sorter.Spills()))
-	write.SpilledBytes.Inc(ctx, sorter.SpilledBytes())
+	SorterSpills.Inc(ctx, int64(sorter.Spills()))
+	SpilledBytes.Inc(ctx, sorter.SpilledBytes())
 	out.MaxSeq = maxSeq
-	if out.Files, err = write.EncodeDataFiles(tbl.Metadata(), files); err != nil {
+	if out.Files, err = EncodeDataFiles(tbl.Metadata(), files); err != nil {
 		return fail(err)
 	}
 	if len(deleteKeys) > 0 {
-		format, err := resolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns)
+		format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns)
 		if err != nil {
 			return fail(err)
 		}
 		if format == config.DeleteFormatDV {
-			res, err := Resolver{KeyColumns: f.Spec.EqualityColumns}.Resolve(ctx, tbl, deleteKeys)
+			res, err := cdc.Resolver{KeyColumns: f.Spec.EqualityColumns}.Resolve(ctx, tbl, deleteKeys)
 			if err != nil {
 				return fail(err)
 			}
-			write.KeyFilesRead.Inc(ctx, int64(len(res.Scanned)))
+			KeyFilesRead.Inc(ctx, int64(len(res.Scanned)))
 			enc, err := res.Encode(sc, f.Spec.EqualityColumns)
 			if err != nil {
 				return fail(err)
 			}
 			out.Resolution = &enc
-		} else if out.DeleteKeys, err = EncodeKeys(sc, f.Spec.EqualityColumns, deleteKeys); err != nil {
+		} else if out.DeleteKeys, err = cdc.EncodeKeys(sc, f.Spec.EqualityColumns, deleteKeys); err != nil {
 			return fail(err)
 		}
 	}
@@ -393,7 +385,7 @@ func (f *shardFn) ProcessElement(ctx context.Context, key string, packets func(*
 
 // deadLate dead-letters a late change (body, in schema from, or the parser's when
 // nil) whose sequence number seq is not above maxCommitted.
-func (f *shardFn) deadLate(dead func(write.DeadLetter), from *row.Schema, parser *Parser, body []byte, seq, maxCommitted int64) error {
+func (f *changeShardFn) deadLate(dead func(DeadLetter), from *row.Schema, parser *cdc.Parser, body []byte, seq, maxCommitted int64) error {
 	sc := from
 	if sc == nil {
 		sc = parser.Schema()
@@ -402,13 +394,13 @@ func (f *shardFn) deadLate(dead func(write.DeadLetter), from *row.Schema, parser
 	if err != nil {
 		return err
 	}
-	dead(write.DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: fmt.Sprintf(
+	dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: fmt.Sprintf(
 		"late: the change arrived after its window was committed and its sequence number %d is not above %d, the highest sink %s has committed; applying it now could undo a newer change",
 		seq, maxCommitted, f.Spec.SinkID)})
 	return nil
 }
 
-func (f *shardFn) emit(emit func(string, []byte), out shardResult) error {
+func (f *changeShardFn) emit(emit func(string, []byte), out shardResult) error {
 	b, err := json.Marshal(out)
 	if err != nil {
 		return fmt.Errorf("iceberg: write %s: %w", f.Spec.Table, err)
@@ -418,15 +410,15 @@ func (f *shardFn) emit(emit func(string, []byte), out shardResult) error {
 }
 
 // collapse collapses the sorted changes: rows to write stream in batches to data
-// files of tbl (a write.FileWriter, started on the first row), keys whose committed
+// files of tbl (a FileWriter, started on the first row), keys whose committed
 // row must go are returned.
-func (f *shardFn) collapse(ctx context.Context, tbl *table.Table, parser *Parser, sorter *Sorter, dead func(write.DeadLetter)) (files []ibg.DataFile, deleteKeys [][]any, maxSeq int64, err error) {
+func (f *changeShardFn) collapse(ctx context.Context, tbl *table.Table, parser *cdc.Parser, sorter *cdc.Sorter, dead func(DeadLetter)) (files []ibg.DataFile, deleteKeys [][]any, maxSeq int64, err error) {
 	bb, err := row.NewBatchBuilder(tbl.Schema(), memory.DefaultAllocator)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	defer bb.Release()
-	var fw *write.FileWriter
+	var fw *FileWriter
 	defer func() {
 		if fw != nil { // an error before Close below: stop the writer's goroutine
 			fw.Close()
@@ -438,14 +430,14 @@ func (f *shardFn) collapse(ctx context.Context, tbl *table.Table, parser *Parser
 		}
 		if fw == nil {
 			var err error
-			if fw, err = write.NewFileWriter(ctx, tbl, bb.ArrowSchema(), f.Spec.fileOptions(f.rt)); err != nil {
+			if fw, err = NewFileWriter(ctx, tbl, bb.ArrowSchema(), f.Spec.fileOptions(f.rt)); err != nil {
 				return err
 			}
 		}
 		return fw.Write(bb.NewBatch())
 	}
 	sc := parser.Schema()
-	err = CollapseChecked(sorter.Sorted(), f.Spec.Upsert, func(n *Net) error {
+	err = cdc.CollapseChecked(sorter.Sorted(), f.Spec.Upsert, func(n *cdc.Net) error {
 		r, _, err := row.DecodeBody(sc, n.Row)
 		if err != nil {
 			return err
@@ -464,16 +456,16 @@ func (f *shardFn) collapse(ctx context.Context, tbl *table.Table, parser *Parser
 			return send()
 		}
 		return nil
-	}, func(a *Ambiguous) error {
+	}, func(a *cdc.Ambiguous) error {
 		// Held back: two different after-images at the key's last sequence number.
 		maxSeq = max(maxSeq, a.Seq)
 		rejected, err := a.Rejected(parser)
 		if err != nil {
 			return err
 		}
-		write.AmbiguousChanges.Inc(ctx, int64(len(rejected)))
+		AmbiguousChanges.Inc(ctx, int64(len(rejected)))
 		for _, r := range rejected {
-			dead(write.DeadLetter{Row: r.Row.String(), Table: f.Spec.Table, Reason: r.Err.Error()})
+			dead(DeadLetter{Row: r.Row.String(), Table: f.Spec.Table, Reason: r.Err.Error()})
 		}
 		return nil
 	})
@@ -493,35 +485,35 @@ func (f *shardFn) collapse(ctx context.Context, tbl *table.Table, parser *Parser
 	return files, deleteKeys, maxSeq, nil
 }
 
-// commitFn commits each window of one table, oldest first (see write.OrderPanes),
+// changeCommitFn commits each window of one table, oldest first (see OrderPanes),
 // through the Committer and emits a SnapshotInfo per commit. It holds on-time panes
 // in state until the watermark passes their window's end.
-type commitFn struct {
+type changeCommitFn struct {
 	Spec Spec
 
 	Pending state.Bag[[]byte]
 	Handled state.Value[int64]
 	Turn    timers.EventTime
 
-	rt *env
+	rt *runtime
 }
 
-func newCommitFn(spec Spec) *commitFn {
-	return &commitFn{Spec: spec, Pending: state.MakeBagState[[]byte]("pending"), Handled: state.MakeValueState[int64]("handled"), Turn: timers.InEventTime("turn")}
+func newChangeCommitFn(spec Spec) *changeCommitFn {
+	return &changeCommitFn{Spec: spec, Pending: state.MakeBagState[[]byte]("pending"), Handled: state.MakeValueState[int64]("handled"), Turn: timers.InEventTime("turn")}
 }
 
-func (f *commitFn) Setup(ctx context.Context) error {
+func (f *changeCommitFn) Setup(ctx context.Context) error {
 	var err error
-	f.rt, err = f.Spec.env()
+	f.rt, err = f.Spec.runtime()
 	return err
 }
 
-func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, enc []byte, emit func(write.SnapshotInfo)) error {
-	return write.Arrive(sp, tp, f.Pending, f.Handled, f.Turn, enc, func(p write.Pane) error { return f.commit(ctx, dest, p, emit) })
+func (f *changeCommitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, enc []byte, emit func(SnapshotInfo)) error {
+	return Arrive(sp, tp, f.Pending, f.Handled, f.Turn, enc, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
 }
 
-func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(write.SnapshotInfo)) error {
-	return write.Fire(sp, f.Pending, f.Handled, ts, func(p write.Pane) error { return f.commit(ctx, dest, p, emit) },
+func (f *changeCommitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(SnapshotInfo)) error {
+	return Fire(sp, f.Pending, f.Handled, ts, func(p Pane) error { return f.commit(ctx, dest, p, emit) },
 		func(end int64) (bool, error) {
 			ident, err := catalogs.ParseIdent(dest)
 			if err != nil {
@@ -531,12 +523,12 @@ func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Prov
 			if err != nil {
 				return false, err
 			}
-			return write.Committed(ctx, cat, ident, f.Spec.SinkID, end)
+			return Committed(ctx, cat, ident, f.Spec.SinkID, end)
 		})
 }
 
 // commit commits one pane: the shard results of one window (or one late pane).
-func (f *commitFn) commit(ctx context.Context, dest string, p write.Pane, emit func(write.SnapshotInfo)) error {
+func (f *changeCommitFn) commit(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
 	fail := func(err error) error { return fmt.Errorf("iceberg: commit %s: %w", dest, err) }
 	ident, err := catalogs.ParseIdent(dest)
 	if err != nil {
@@ -550,9 +542,10 @@ func (f *commitFn) commit(ctx context.Context, dest string, p write.Pane, emit f
 	if err != nil {
 		return fail(err)
 	}
-	w := Window{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),
-		SnapshotProps: f.rt.snapshotProps}
-	_, _, tok, found, _, err := write.CheckWindow(tbl.Metadata(), table.MainBranch, write.WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
+	w := ChangeWindow{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),
+		SnapshotProps: f.rt.snapshotProps,
+		Deletes:       cdc.Deletes{KeyColumns: f.Spec.EqualityColumns, Format: config.DeleteFormat(f.Spec.DeleteFormat)}}
+	_, _, tok, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
 	if err != nil {
 		return fail(err)
 	}
@@ -569,7 +562,7 @@ func (f *commitFn) commit(ctx context.Context, dest string, p write.Pane, emit f
 			// pane that raced its window's commit): its changes are applied after them.
 			unordered++
 		}
-		files, err := write.DecodeDataFiles(tbl.Metadata(), r.Files)
+		files, err := DecodeDataFiles(tbl.Metadata(), r.Files)
 		if err != nil {
 			return fail(err)
 		}
@@ -579,33 +572,32 @@ func (f *commitFn) commit(ctx context.Context, dest string, p write.Pane, emit f
 			if err != nil {
 				return fail(err)
 			}
-			w.Resolved = append(w.Resolved, res)
+			w.Deletes.Resolved = append(w.Deletes.Resolved, res)
 		}
-		keys, err := DecodeKeys(r.DeleteKeys)
+		keys, err := cdc.DecodeKeys(r.DeleteKeys)
 		if err != nil {
 			return fail(err)
 		}
-		w.DeleteKeys = append(w.DeleteKeys, keys...)
+		w.Deletes.Keys = append(w.Deletes.Keys, keys...)
 	}
-	w.Resolved = MergeResolutions(w.Resolved)
+	w.Deletes.Resolved = cdc.MergeResolutions(w.Deletes.Resolved)
 	if unordered > 0 {
-		write.LateUnordered.Inc(ctx, int64(unordered))
+		LateUnordered.Inc(ctx, int64(unordered))
 		log.Warnf(ctx, "iceberg: commit %s: %d shard results of the window ending %d were made before the sink committed changes newer than some of theirs (late changes that raced their window's commit); they are applied after those changes",
 			dest, unordered, p.WindowEndMs)
 	}
-	c := Committer{KeyColumns: f.Spec.EqualityColumns, DeleteFormat: config.DeleteFormat(f.Spec.DeleteFormat)}
-	res, err := c.Commit(ctx, cat, ident, w)
+	res, err := Committer{}.CommitChanges(ctx, cat, ident, w)
 	if err != nil {
 		return err
 	}
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
-	write.RecordCommit(ctx, res.CommitResult, p.WindowEndMs, !p.Global)
-	write.DVsWritten.Inc(ctx, int64(res.DVsAdded))
-	write.DVsReplaced.Inc(ctx, int64(res.DVsRemoved))
-	write.PositionsDeleted.Inc(ctx, res.PositionsDeleted)
-	write.EqualityDeletes.Inc(ctx, int64(res.EqualityDeleteFiles))
-	write.Reresolutions.Inc(ctx, int64(res.Reresolved))
-	emit(write.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
+	RecordCommit(ctx, res, p.WindowEndMs, !p.Global)
+	DVsWritten.Inc(ctx, int64(res.DVsAdded))
+	DVsReplaced.Inc(ctx, int64(res.DVsRemoved))
+	PositionsDeleted.Inc(ctx, res.PositionsDeleted)
+	EqualityDeletes.Inc(ctx, int64(res.EqualityDeleteFiles))
+	Reresolutions.Inc(ctx, int64(res.Reresolved))
+	emit(SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
 		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
 		SinkID: f.Spec.SinkID, Skipped: res.Skipped, WindowEndMs: p.WindowEndMs, Late: p.LateID != "" || res.LateID != "",
 		DeleteFilesAdded: res.DeleteFilesAdded, DVsRemoved: int64(res.DVsRemoved),
@@ -614,11 +606,11 @@ func (f *commitFn) commit(ctx context.Context, dest string, p write.Pane, emit f
 }
 
 func init() {
-	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(write.DeadLetter), error](&parseFn{})
-	register.DoFn5x1[context.Context, string, func(*[]byte) bool, func(string, []byte), func(write.DeadLetter), error](&shardFn{})
-	register.DoFn6x1[context.Context, state.Provider, timers.Provider, string, []byte, func(write.SnapshotInfo), error](&commitFn{})
-	register.Emitter1[write.DeadLetter]()
-	register.Emitter1[write.SnapshotInfo]()
+	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(DeadLetter), error](&changeParseFn{})
+	register.DoFn5x1[context.Context, string, func(*[]byte) bool, func(string, []byte), func(DeadLetter), error](&changeShardFn{})
+	register.DoFn6x1[context.Context, state.Provider, timers.Provider, string, []byte, func(SnapshotInfo), error](&changeCommitFn{})
+	register.Emitter1[DeadLetter]()
+	register.Emitter1[SnapshotInfo]()
 	register.Emitter2[string, []byte]()
 	register.Emitter3[beam.EventTime, string, []byte]()
 	register.Iter1[[]byte]()

@@ -1,42 +1,36 @@
-package cdc
+package write
 
 import (
-	"reflect"
-
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
-	"github.com/icebeam/icebeam/iceberg/internal/row"
-	"github.com/icebeam/icebeam/iceberg/write"
 )
-
-var rowType = reflect.TypeFor[row.Row]()
 
 // MergeOnRead adds the merge-on-read write of change rows (a PCollection of row.Row
 // or of one struct type, carrying the control columns) to s. Call PrepareTable on
 // spec first. The pipeline:
 //
-//  1. Parse (parseFn): each row is validated (rejects go to the dead letter output
-//     with the reason) and parsed; its key picks a shard (Sharder); parsed changes
+//  1. Parse (changeParseFn): each row is validated (rejects go to the dead letter output
+//     with the reason) and parsed; its key picks a shard (cdc.Sharder); parsed changes
 //     travel in packets per (window, shard), not one element per row.
-//  2. GroupByKey per shard and window, then per shard (shardFn): sort by (key,
+//  2. GroupByKey per shard and window, then per shard (changeShardFn): sort by (key,
 //     sequence number, kind) within sorter_memory_mb, collapse each key to its net
 //     effect, write new rows to data files, and resolve the keys to delete to row
 //     positions (DV mode) or keep them as keys (equality mode).
-//  3. GroupByKey by table in the global window, then commitFn commits each window,
+//  3. GroupByKey by table in the global window, then changeCommitFn commits each window,
 //     oldest first, as one RowDelta through the Committer, exactly once per sink id
 //     and window.
 //
-// It returns the PCollection of write.SnapshotInfo (one per table and window) and the
-// PCollection of write.DeadLetter. Windows commit in order, in batch and streaming
-// (see write.OrderPanes); late changes and restarts are handled as write.LateGate
-// and shardFn describe.
+// It returns the PCollection of SnapshotInfo (one per table and window) and the
+// PCollection of DeadLetter. Windows commit in order, in batch and streaming
+// (see OrderPanes); late changes and restarts are handled as LateGate
+// and changeShardFn describe.
 func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead beam.PCollection, err error) {
 	s = s.Scope("iceberg.MergeOnRead")
 	fail := func(err error) (beam.PCollection, beam.PCollection, error) {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
-	if _, err := spec.env(); err != nil {
+	if _, err := spec.runtime(); err != nil {
 		return fail(err)
 	}
 	if len(spec.EqualityColumns) == 0 {
@@ -45,10 +39,10 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if spec.NumShards < 1 {
 		return fail(config.Errorf(config.KeyNumShards, "must be at least 1, got %d", spec.NumShards))
 	}
-	if err := write.CheckWindows(spec.Table, rows); err != nil {
+	if err := CheckWindows(spec.Table, rows); err != nil {
 		return fail(err)
 	}
-	rows, structDead, err := write.ToRows(s, spec.Table, rows)
+	rows, structDead, err := ToRows(s, spec.Table, rows)
 	if err != nil {
 		return fail(err)
 	}
@@ -56,18 +50,18 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if structDead.IsValid() {
 		deads = append(deads, structDead)
 	}
-	outs, err := beam.TryParDo(s.Scope("Parse"), &parseFn{Spec: spec}, rows)
+	outs, err := beam.TryParDo(s.Scope("Parse"), &changeParseFn{Spec: spec}, rows)
 	if err != nil {
 		return fail(err)
 	}
 	deads = append(deads, outs[1])
-	shards := beam.GroupByKey(s.Scope("GroupByShard"), write.Rewindow(s, rows, outs[0]))
-	results, err := beam.TryParDo(s.Scope("Shard"), &shardFn{Spec: spec}, shards)
+	shards := beam.GroupByKey(s.Scope("GroupByShard"), Rewindow(s, rows, outs[0]))
+	results, err := beam.TryParDo(s.Scope("Shard"), &changeShardFn{Spec: spec}, shards)
 	if err != nil {
 		return fail(err)
 	}
 	deads = append(deads, results[1])
-	commits, err := beam.TryParDo(s.Scope("Commit"), newCommitFn(spec), write.OrderPanes(s, results[0]))
+	commits, err := beam.TryParDo(s.Scope("Commit"), newChangeCommitFn(spec), OrderPanes(s, results[0]))
 	if err != nil {
 		return fail(err)
 	}

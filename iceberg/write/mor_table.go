@@ -1,0 +1,100 @@
+package write
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	ibg "github.com/apache/iceberg-go"
+
+	"github.com/icebeam/icebeam/iceberg/cdc"
+	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+)
+
+// PrepareTable checks the destination of a merge-on-read write's spec when the write is constructed, and
+// completes spec:
+//
+//   - an existing table gives the equality columns when spec has none (its identifier
+//     fields; neither is an error naming equality_columns), is checked against the
+//     delete format (DV needs format version 3; equality deletes need the partition
+//     source columns among the keys) and against the sharding;
+//   - a missing table needs equality columns, which become its identifier fields
+//     (required columns). With rowSchema (the schema of a struct element type, control
+//     columns included) it is created now; for Row elements (rowSchema nil) it is
+//     created from the first row at run time.
+//
+// With rowSchema, the control columns must be there (change_type_column a string,
+// sequence_number_column a long) and the other columns must fit the table.
+func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error {
+	rt, err := spec.runtime()
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error { return fmt.Errorf("iceberg: write %s: %w", spec.Table, err) }
+	ident, err := catalogs.ParseIdent(spec.Table)
+	if err != nil {
+		return fail(err)
+	}
+	var data *ibg.Schema
+	if rowSchema != nil {
+		if data, err = cdc.DataSchema(rowSchema, rt.changes); err != nil {
+			return fail(err)
+		}
+	}
+	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, spec.Table, 0)
+	switch {
+	case errors.Is(err, config.ErrTableNotFound):
+		if len(spec.EqualityColumns) == 0 {
+			return fail(config.Errorf(config.KeyEqualityColumns,
+				"table %s does not exist: creating it needs equality_columns (they become its identifier fields)", spec.Table))
+		}
+		if data == nil {
+			return nil // created from the first row
+		}
+		sc, err := cdc.CreateSchema(data, spec.EqualityColumns)
+		if err != nil {
+			return fail(err)
+		}
+		cat, err := catalogs.Get(ctx, spec.CatalogName, rt.catProps)
+		if err != nil {
+			return fail(err)
+		}
+		if tbl, _, err = EnsureTable(ctx, cat, ident, sc, rt.create); err != nil {
+			return err
+		}
+		catalogs.Invalidate(spec.CatalogName, rt.catProps, spec.Table)
+	case err != nil:
+		return fail(err)
+	}
+	if len(spec.EqualityColumns) == 0 {
+		sc := tbl.Schema()
+		for _, id := range sc.IdentifierFieldIDs {
+			name, ok := sc.FindColumnName(id)
+			if !ok {
+				return fail(fmt.Errorf("identifier field %d is not in the schema", id))
+			}
+			spec.EqualityColumns = append(spec.EqualityColumns, name)
+		}
+		if len(spec.EqualityColumns) == 0 {
+			return fail(config.Errorf(config.KeyEqualityColumns,
+				"not set, and table %s has no identifier fields to default to", spec.Table))
+		}
+		rt.changes.EqualityColumns = spec.EqualityColumns
+	}
+	if _, err := cdc.NewParser(spec.Table, tbl.Schema(), rt.changes); err != nil {
+		return err
+	}
+	if _, err := cdc.ResolveFormat(tbl, config.DeleteFormat(spec.DeleteFormat), spec.EqualityColumns); err != nil {
+		return fail(err)
+	}
+	if _, err := cdc.NewSharder(tbl, spec.EqualityColumns, spec.NumShards, spec.ShardsPerPartition); err != nil {
+		return fail(err)
+	}
+	if data != nil {
+		if err := CheckSchema(tbl.Schema(), data); err != nil {
+			return fail(fmt.Errorf("%w: %w", config.ErrInvalidConfig, err))
+		}
+	}
+	return nil
+}
