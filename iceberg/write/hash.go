@@ -139,7 +139,7 @@ func (f *hashRouteFn) Setup(ctx context.Context) error {
 }
 
 // StartBundle resets the packets (its emitters mirror ProcessElement's outputs).
-func (f *hashRouteFn) StartBundle(ctx context.Context, _, _ func(beam.EventTime, string, []byte), _ func(DeadLetter)) {
+func (f *hashRouteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(beam.EventTime, string, Part), _ func(DeadLetter)) {
 	f.packets = map[bufKey][]byte{}
 	f.shards = map[bufKey]int{}
 	f.bytes = 0
@@ -147,7 +147,7 @@ func (f *hashRouteFn) StartBundle(ctx context.Context, _, _ func(beam.EventTime,
 	f.router.replay.Begin()
 }
 
-func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit, _ func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), _ func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
 	r, dt, dl, err := f.router.route(ctx, r)
 	var skip bool
 	if err == nil && dl == nil {
@@ -221,7 +221,7 @@ func (f *hashRouteFn) emitPacket(k bufKey, emit func(beam.EventTime, string, []b
 
 // FinishBundle emits the remaining packets to the shuffle, or, for a bundle lifted
 // into the direct path, writes them and emits the files of each table and window.
-func (f *hashRouteFn) FinishBundle(ctx context.Context, emit, direct func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), direct func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
 	keys := sortedKeys(f.packets)
 	if f.shuffle {
 		for _, k := range keys {
@@ -239,12 +239,12 @@ func (f *hashRouteFn) FinishBundle(ctx context.Context, emit, direct func(beam.E
 		for ; j < len(keys) && keys[j].win == keys[i].win && strings.HasPrefix(keys[j].table, dest+partitionKeySep); j++ {
 			group = append(group, f.packets[keys[j]])
 		}
-		b, err := writePackets(ctx, f.Spec, f.router.rt, dest, slices.Values(group), dead)
+		files, err := writePackets(ctx, f.Spec, f.router.rt, dest, slices.Values(group), dead)
 		if err != nil {
 			return err
 		}
-		if b != nil {
-			direct(mtime.FromMilliseconds(keys[i].win), dest, b)
+		if len(files) > 0 {
+			direct(mtime.FromMilliseconds(keys[i].win), dest, Part{Files: files})
 		}
 		i = j
 	}
@@ -273,9 +273,9 @@ func (f *hashWriteFn) Setup(ctx context.Context) error {
 	return err
 }
 
-func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, []byte), dead func(DeadLetter)) error {
+func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, Part), dead func(DeadLetter)) error {
 	dest, _, _ := strings.Cut(key, partitionKeySep)
-	b, err := writePackets(ctx, f.Spec, f.rt, dest, func(yield func([]byte) bool) {
+	files, err := writePackets(ctx, f.Spec, f.rt, dest, func(yield func([]byte) bool) {
 		var p []byte
 		for packets(&p) && yield(p) {
 		}
@@ -283,16 +283,15 @@ func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets fu
 	if err != nil {
 		return err
 	}
-	if b != nil {
-		emit(dest, b)
+	if len(files) > 0 {
+		emit(dest, Part{Files: files})
 	}
 	return nil
 }
 
 // writePackets writes the rows of packets (of table dest) to data files and returns
-// their encoding (nil when no file was written). Rows the table cannot take go to
-// dead.
-func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, packets iter.Seq[[]byte], dead func(DeadLetter)) ([]byte, error) {
+// them. Rows the table cannot take go to dead.
+func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, packets iter.Seq[[]byte], dead func(DeadLetter)) ([]EncodedDataFile, error) {
 	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, dest, rt.refresh)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
@@ -338,9 +337,9 @@ func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, pack
 			return nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
 		}
 	}
-	b, err := buf.close(ctx)
+	files, err := buf.close(ctx)
 	closed = true
-	return b, err
+	return files, err
 }
 
 // packetSchema returns schema id of *tbl, reloading the table once when its cached
@@ -362,7 +361,7 @@ func packetSchema(ctx context.Context, spec Spec, rt *runtime, dest string, tbl 
 }
 
 func init() {
-	register.DoFn6x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(beam.EventTime, string, []byte), func(DeadLetter), error](&hashRouteFn{})
-	register.DoFn5x1[context.Context, string, func(*[]byte) bool, func(string, []byte), func(DeadLetter), error](&hashWriteFn{})
+	register.DoFn6x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(beam.EventTime, string, Part), func(DeadLetter), error](&hashRouteFn{})
+	register.DoFn5x1[context.Context, string, func(*[]byte) bool, func(string, Part), func(DeadLetter), error](&hashWriteFn{})
 	register.Emitter2[string, []byte]()
 }

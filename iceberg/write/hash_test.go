@@ -30,20 +30,14 @@ func bundleFiles(t *testing.T, spec Spec, bundles [][]row.Row) (map[string][]Enc
 	files := map[string][]EncodedDataFile{}
 	var dead []DeadLetter
 	onDead := func(d DeadLetter) { dead = append(dead, d) }
-	addFiles := func(table string, b []byte) {
-		var enc []EncodedDataFile
-		if err := json.Unmarshal(b, &enc); err != nil {
-			t.Fatal(err)
-		}
-		files[table] = append(files[table], enc...)
-	}
+	addFiles := func(table string, p Part) { files[table] = append(files[table], p.Files...) }
 	var (
 		start   func()
 		process func(row.Row) error
 		finish  func() error
 		packets map[string][][]byte
 	)
-	direct := func(_ beam.EventTime, key string, b []byte) { addFiles(key, b) }
+	direct := func(_ beam.EventTime, key string, p Part) { addFiles(key, p) }
 	if spec.Hash || spec.DirectLimit > 0 {
 		rf := &hashRouteFn{Spec: spec}
 		if err := rf.Setup(ctx); err != nil {

@@ -2,7 +2,6 @@ package write
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -218,16 +217,13 @@ func (f *changeParseFn) FinishBundle(ctx context.Context, emit func(beam.EventTi
 	return nil
 }
 
-// shardResult is what a shard hands to the committer for one window.
-type shardResult struct {
-	// WindowEndMs is the window's end.
-	WindowEndMs int64
+// ShardResult is what a merge-on-read shard hands to the committer for one window,
+// besides the data files of its new rows (Part.Files).
+type ShardResult struct {
 	// MaxSeq and MinSeq are the highest and lowest sequence numbers of the shard's
 	// changes; BaseSeq is the highest the sink had committed when the shard ran
 	// (noSeq when none or when its window was not committed yet).
 	MaxSeq, MinSeq, BaseSeq int64
-	// Files are the new rows' data files.
-	Files []EncodedDataFile
 	// Resolution holds the keys to delete resolved to positions (DV mode).
 	Resolution *cdc.EncodedResolution
 	// DeleteKeys are the keys to delete (equality mode), see cdc.EncodeKeys.
@@ -251,7 +247,7 @@ func (f *changeShardFn) Setup(ctx context.Context) error {
 	return err
 }
 
-func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, []byte), dead func(DeadLetter)) error {
+func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, Part), dead func(DeadLetter)) error {
 	name := f.Spec.Table
 	fail := func(err error) error { return fmt.Errorf("iceberg: write %s: shard %s: %w", name, key, err) }
 	winStr, _, _ := strings.Cut(key, "/")
@@ -259,7 +255,8 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets 
 	if err != nil {
 		return fail(fmt.Errorf("bad shard key: %w", err))
 	}
-	out := shardResult{WindowEndMs: win, MinSeq: math.MaxInt64, BaseSeq: noSeq}
+	out := ShardResult{MinSeq: math.MaxInt64, BaseSeq: noSeq}
+	var files []EncodedDataFile
 	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
 	if err != nil {
 		return fail(err)
@@ -277,7 +274,8 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets 
 	maxCommitted, priorMax := noSeq, noSeq
 	if found && tok.CommittedThroughMs >= win && !f.Spec.Windowed {
 		// A batch rerun of this sink: the committer reports the window skipped.
-		return f.emit(emit, out)
+		emit(f.Spec.Table, Part{Files: files, Changes: &out})
+	return nil
 	}
 	if found && tok.CommittedThroughMs >= win {
 		maxCommitted, priorMax = committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
@@ -288,7 +286,8 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets 
 			log.Warnf(ctx, "iceberg: write %s: sink %s committed through %d by a run whose snapshots have expired; the changes of the window ending %d are skipped",
 				name, f.Spec.SinkID, tok.CommittedThroughMs, win)
 			SkippedWithData.Inc(ctx, 1)
-			return f.emit(emit, out)
+			emit(f.Spec.Table, Part{Files: files, Changes: &out})
+	return nil
 		}
 	}
 	out.BaseSeq, _ = committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
@@ -350,14 +349,14 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets 
 			return fail(err)
 		}
 	}
-	files, deleteKeys, maxSeq, err := f.collapse(ctx, tbl, parser, sorter, dead)
+	written, deleteKeys, maxSeq, err := f.collapse(ctx, tbl, parser, sorter, dead)
 	if err != nil {
 		return fail(err)
 	}
 	SorterSpills.Inc(ctx, int64(sorter.Spills()))
 	SpilledBytes.Inc(ctx, sorter.SpilledBytes())
 	out.MaxSeq = maxSeq
-	if out.Files, err = EncodeDataFiles(tbl.Metadata(), files); err != nil {
+	if files, err = EncodeDataFiles(tbl.Metadata(), written); err != nil {
 		return fail(err)
 	}
 	if len(deleteKeys) > 0 {
@@ -380,7 +379,8 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets 
 			return fail(err)
 		}
 	}
-	return f.emit(emit, out)
+	emit(f.Spec.Table, Part{Files: files, Changes: &out})
+	return nil
 }
 
 // deadLate dead-letters a late change (body, in schema from, or the parser's when
@@ -397,15 +397,6 @@ func (f *changeShardFn) deadLate(dead func(DeadLetter), from *row.Schema, parser
 	dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: fmt.Sprintf(
 		"late: the change arrived after its window was committed and its sequence number %d is not above %d, the highest sink %s has committed; applying it now could undo a newer change",
 		seq, maxCommitted, f.Spec.SinkID)})
-	return nil
-}
-
-func (f *changeShardFn) emit(emit func(string, []byte), out shardResult) error {
-	b, err := json.Marshal(out)
-	if err != nil {
-		return fmt.Errorf("iceberg: write %s: %w", f.Spec.Table, err)
-	}
-	emit(f.Spec.Table, b)
 	return nil
 }
 
@@ -491,7 +482,7 @@ func (f *changeShardFn) collapse(ctx context.Context, tbl *table.Table, parser *
 type changeCommitFn struct {
 	Spec Spec
 
-	Pending state.Bag[[]byte]
+	Pending state.Bag[Pane]
 	Handled state.Value[int64]
 	Turn    timers.EventTime
 
@@ -499,7 +490,7 @@ type changeCommitFn struct {
 }
 
 func newChangeCommitFn(spec Spec) *changeCommitFn {
-	return &changeCommitFn{Spec: spec, Pending: state.MakeBagState[[]byte]("pending"), Handled: state.MakeValueState[int64]("handled"), Turn: timers.InEventTime("turn")}
+	return &changeCommitFn{Spec: spec, Pending: state.MakeBagState[Pane]("pending"), Handled: state.MakeValueState[int64]("handled"), Turn: timers.InEventTime("turn")}
 }
 
 func (f *changeCommitFn) Setup(ctx context.Context) error {
@@ -508,8 +499,8 @@ func (f *changeCommitFn) Setup(ctx context.Context) error {
 	return err
 }
 
-func (f *changeCommitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, enc []byte, emit func(SnapshotInfo)) error {
-	return Arrive(sp, tp, f.Pending, f.Handled, f.Turn, enc, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
+func (f *changeCommitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, p Pane, emit func(SnapshotInfo)) error {
+	return Arrive(sp, tp, f.Pending, f.Handled, f.Turn, p, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
 }
 
 func (f *changeCommitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(SnapshotInfo)) error {
@@ -551,10 +542,10 @@ func (f *changeCommitFn) commit(ctx context.Context, dest string, p Pane, emit f
 	}
 	committedMax, _ := committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
 	unordered := 0
-	for _, b := range p.Parts {
-		var r shardResult
-		if err := json.Unmarshal(b, &r); err != nil {
-			return fail(fmt.Errorf("bad shard result: %w", err))
+	for _, part := range p.Parts {
+		r := part.Changes
+		if r == nil {
+			return fail(fmt.Errorf("a pane part without a shard result"))
 		}
 		w.MaxSeq = max(w.MaxSeq, r.MaxSeq)
 		if committedMax > r.BaseSeq && r.MinSeq <= committedMax {
@@ -562,7 +553,7 @@ func (f *changeCommitFn) commit(ctx context.Context, dest string, p Pane, emit f
 			// pane that raced its window's commit): its changes are applied after them.
 			unordered++
 		}
-		files, err := DecodeDataFiles(tbl.Metadata(), r.Files)
+		files, err := DecodeDataFiles(tbl.Metadata(), part.Files)
 		if err != nil {
 			return fail(err)
 		}
@@ -607,11 +598,10 @@ func (f *changeCommitFn) commit(ctx context.Context, dest string, p Pane, emit f
 
 func init() {
 	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(DeadLetter), error](&changeParseFn{})
-	register.DoFn5x1[context.Context, string, func(*[]byte) bool, func(string, []byte), func(DeadLetter), error](&changeShardFn{})
-	register.DoFn6x1[context.Context, state.Provider, timers.Provider, string, []byte, func(SnapshotInfo), error](&changeCommitFn{})
+	register.DoFn5x1[context.Context, string, func(*[]byte) bool, func(string, Part), func(DeadLetter), error](&changeShardFn{})
+	register.DoFn6x1[context.Context, state.Provider, timers.Provider, string, Pane, func(SnapshotInfo), error](&changeCommitFn{})
 	register.Emitter1[DeadLetter]()
 	register.Emitter1[SnapshotInfo]()
-	register.Emitter2[string, []byte]()
 	register.Emitter3[beam.EventTime, string, []byte]()
 	register.Iter1[[]byte]()
 }

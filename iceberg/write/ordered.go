@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -25,34 +26,40 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
+// Part is what one writer (append) or one shard (merge-on-read) hands to the commit
+// step for one table and window.
+type Part struct {
+	// Files are the data files it wrote, not committed.
+	Files []EncodedDataFile
+	// Changes is a merge-on-read shard's result; nil for appends.
+	Changes *ShardResult
+}
+
 // Pane is one table's output of one pane of one window (the parts every writer or
 // shard emitted for it), as the ordered commit holds it until the window's turn.
 type Pane struct {
 	// WindowEndMs is the window's token value (WindowEnd).
-	WindowEndMs int64 `json:"w"`
+	WindowEndMs int64
 	// Global is true for the global window: there is one pane, committed at once.
-	Global bool `json:"g,omitempty"`
+	Global bool
 	// LateID names a late pane (see WindowRef.LateID), set by Arrive for a pane of a
 	// window whose turn has passed; empty for an on-time pane.
-	LateID string `json:"l,omitempty"`
-	// Parts are the encoded outputs of the writers or shards.
-	Parts [][]byte `json:"p"`
+	LateID string
+	// Parts are the outputs of the writers or shards.
+	Parts []Part
 }
 
-// DecodePane decodes an element of OrderPanes' output.
-func DecodePane(b []byte) (Pane, error) {
-	var p Pane
-	if err := json.Unmarshal(b, &p); err != nil {
-		return Pane{}, fmt.Errorf("iceberg: bad pane: %w", err)
-	}
-	return p, nil
-}
-
-// ContentID identifies p's content: a hash of its parts (the encoded files or shard
-// results, which name files written once), the same on every retry of the bundle
-// that commits p.
+// ContentID identifies p's content: a hash of its parts (which name files written
+// once), the same on every retry of the bundle that commits p.
 func (p Pane) ContentID() string {
-	parts := slices.Clone(p.Parts)
+	parts := make([][]byte, 0, len(p.Parts))
+	for _, part := range p.Parts {
+		b, err := json.Marshal(part) // deterministic: struct fields in order, no maps
+		if err != nil {
+			panic(fmt.Sprintf("iceberg: pane part does not encode: %v", err))
+		}
+		parts = append(parts, b)
+	}
 	slices.SortFunc(parts, bytes.Compare)
 	h := sha256.New()
 	for _, b := range parts {
@@ -80,9 +87,9 @@ func (p Pane) Ref(sinkID, runID string) WindowRef {
 	return WindowRef{SinkID: sinkID, RunID: runID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(true)}
 }
 
-// OrderPanes groups keyed (a PCollection of KV<table, []byte> in the writers'
-// windows) by table, one element per table and pane, and returns them as KV<table,
-// encoded Pane> in the global window, ready for a commit DoFn that uses Hold and Due
+// OrderPanes groups keyed (a PCollection of KV<table, Part> in the writers' windows)
+// by table, one element per table and pane, and returns them as KV<table, Pane> in
+// the global window, ready for a commit DoFn that uses Hold and Due
 // to commit each table's windows in order, whatever order the runner delivers them in:
 // windows that fire together, or whose panes reach different workers, must still
 // commit oldest first because a sink's token only moves forward.
@@ -98,27 +105,23 @@ type paneFn struct{}
 // The pane's timing is not used: a runner labels the first pane of a key as on time
 // even when the watermark had passed the window (prism does); Arrive tells late panes
 // by the commit step's own progress instead.
-func (paneFn) ProcessElement(w beam.Window, table string, parts func(*[]byte) bool, emit func(string, []byte)) error {
+func (paneFn) ProcessElement(w beam.Window, table string, parts func(*Part) bool, emit func(string, Pane)) {
 	pane := Pane{WindowEndMs: WindowEnd(w)}
 	if _, ok := w.(window.GlobalWindow); ok {
 		pane.Global = true
 	}
-	var b []byte
-	for parts(&b) {
-		pane.Parts = append(pane.Parts, slices.Clone(b))
+	var p Part
+	for parts(&p) {
+		pane.Parts = append(pane.Parts, p)
+		p = Part{}
 	}
-	enc, err := json.Marshal(pane)
-	if err != nil {
-		return err
-	}
-	emit(table, enc)
-	return nil
+	emit(table, pane)
 }
 
-// Hold keeps the encoded pane enc (of window end p.WindowEndMs) in bag until the
-// watermark passes the window's end, when timer fires with the window's end as tag.
-func Hold(sp state.Provider, tp timers.Provider, bag state.Bag[[]byte], timer timers.EventTime, p Pane, enc []byte) error {
-	if err := bag.Add(sp, enc); err != nil {
+// Hold keeps pane p in bag until the watermark passes the end of its window, when
+// timer fires with the window's end as tag.
+func Hold(sp state.Provider, tp timers.Provider, bag state.Bag[Pane], timer timers.EventTime, p Pane) error {
+	if err := bag.Add(sp, p); err != nil {
 		return err
 	}
 	timer.Set(tp, time.UnixMilli(p.WindowEndMs), timers.WithTag(strconv.FormatInt(p.WindowEndMs, 10)))
@@ -128,22 +131,17 @@ func Hold(sp state.Provider, tp timers.Provider, bag state.Bag[[]byte], timer ti
 // Due takes from bag the panes whose window ended at or before throughMs (a timer's
 // firing time) and returns them grouped by window, oldest window first; the others
 // stay in bag.
-func Due(sp state.Provider, bag state.Bag[[]byte], throughMs int64) ([][]Pane, error) {
+func Due(sp state.Provider, bag state.Bag[Pane], throughMs int64) ([][]Pane, error) {
 	all, _, err := bag.Read(sp)
 	if err != nil {
 		return nil, err
 	}
-	var due []Pane
-	var keep [][]byte
-	for _, b := range all {
-		p, err := DecodePane(b)
-		if err != nil {
-			return nil, err
-		}
+	var due, keep []Pane
+	for _, p := range all {
 		if p.WindowEndMs <= throughMs {
 			due = append(due, p)
 		} else {
-			keep = append(keep, b)
+			keep = append(keep, p)
 		}
 	}
 	if len(due) == 0 {
@@ -152,8 +150,8 @@ func Due(sp state.Provider, bag state.Bag[[]byte], throughMs int64) ([][]Pane, e
 	if err := bag.Clear(sp); err != nil {
 		return nil, err
 	}
-	for _, b := range keep {
-		if err := bag.Add(sp, b); err != nil {
+	for _, p := range keep {
+		if err := bag.Add(sp, p); err != nil {
 			return nil, err
 		}
 	}
@@ -175,11 +173,7 @@ func Due(sp state.Provider, bag state.Bag[[]byte], throughMs int64) ([][]Pane, e
 // commit. A pane of a window whose turn has passed is a late pane: it is committed at
 // once with its LateID, which never moves the sink's token (every window up to
 // handled has had its turn), so it cannot hide a window still held.
-func Arrive(sp state.Provider, tp timers.Provider, bag state.Bag[[]byte], handled state.Value[int64], timer timers.EventTime, enc []byte, commit func(Pane) error) error {
-	p, err := DecodePane(enc)
-	if err != nil {
-		return err
-	}
+func Arrive(sp state.Provider, tp timers.Provider, bag state.Bag[Pane], handled state.Value[int64], timer timers.EventTime, p Pane, commit func(Pane) error) error {
 	if p.Global {
 		return commit(p)
 	}
@@ -188,7 +182,7 @@ func Arrive(sp state.Provider, tp timers.Provider, bag state.Bag[[]byte], handle
 		return err
 	}
 	if p.WindowEndMs > through {
-		return Hold(sp, tp, bag, timer, p, enc)
+		return Hold(sp, tp, bag, timer, p)
 	}
 	p.LateID = LateID(p.WindowEndMs, p.ContentID())
 	return commit(p)
@@ -200,7 +194,7 @@ func Arrive(sp state.Provider, tp timers.Provider, bag state.Bag[[]byte], handle
 // committed. When the timer's window is past it, committed(ts ms) must confirm that
 // the table holds the window; otherwise the window's panes were lost from the step's state and
 // Fire fails rather than let the token move past a window that was never committed.
-func Fire(sp state.Provider, bag state.Bag[[]byte], handled state.Value[int64], ts beam.EventTime, commit func(Pane) error, committed func(windowEndMs int64) (bool, error)) error {
+func Fire(sp state.Provider, bag state.Bag[Pane], handled state.Value[int64], ts beam.EventTime, commit func(Pane) error, committed func(windowEndMs int64) (bool, error)) error {
 	due, err := Due(sp, bag, ts.Milliseconds())
 	if err != nil {
 		return err
@@ -256,8 +250,12 @@ func MergeParts(panes []Pane) Pane {
 }
 
 func init() {
-	register.DoFn4x1[beam.Window, string, func(*[]byte) bool, func(string, []byte), error](&paneFn{})
-	register.Emitter2[string, []byte]()
+	beam.RegisterType(reflect.TypeFor[Part]())
+	beam.RegisterType(reflect.TypeFor[Pane]())
+	register.DoFn4x0[beam.Window, string, func(*Part) bool, func(string, Pane)](&paneFn{})
+	register.Emitter2[string, Part]()
+	register.Emitter2[string, Pane]()
+	register.Iter1[Part]()
 }
 
 // CheckWindows returns an error unless col is in the global window or in fixed

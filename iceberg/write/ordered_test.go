@@ -48,7 +48,7 @@ func (f *fakeTimers) Set(t timers.TimerMap) { f.set = append(f.set, t) }
 // window's turn (whatever the runner called it) is committed with the window.
 func TestOrderedCommit(t *testing.T) {
 	sp, tp := newFakeState(), &fakeTimers{}
-	bag, handled, timer := state.MakeBagState[[]byte]("pending"), state.MakeValueState[int64]("handled"), timers.InEventTime("turn")
+	bag, handled, timer := state.MakeBagState[Pane]("pending"), state.MakeValueState[int64]("handled"), timers.InEventTime("turn")
 	var committed []int64
 	var panes []Pane
 	commit := func(p Pane) error {
@@ -59,8 +59,8 @@ func TestOrderedCommit(t *testing.T) {
 	noCheck := func(int64) (bool, error) { t.Fatal("table checked although the window was handled"); return false, nil }
 	arrive := func(end int64, part string) {
 		t.Helper()
-		enc := mustJSON(t, Pane{WindowEndMs: end, Parts: [][]byte{[]byte(part)}})
-		if err := Arrive(sp, tp, bag, handled, timer, []byte(enc), commit); err != nil {
+		p := Pane{WindowEndMs: end, Parts: []Part{{Files: []EncodedDataFile{{Path: part}}}}}
+		if err := Arrive(sp, tp, bag, handled, timer, p, commit); err != nil {
 			t.Fatal(err)
 		}
 	}

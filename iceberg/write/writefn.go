@@ -3,7 +3,6 @@ package write
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -241,15 +240,14 @@ func (b *fileBuffer) abort() {
 	b.builder.Release()
 }
 
-// close flushes, releases the builder and returns the JSON of every file written (nil
-// when none was).
-func (b *fileBuffer) close(ctx context.Context) ([]byte, error) {
+// close flushes, releases the builder and returns every file written.
+func (b *fileBuffer) close(ctx context.Context) ([]EncodedDataFile, error) {
 	err := b.flush(ctx)
 	b.builder.Release()
-	if err != nil || len(b.files) == 0 {
+	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(b.files)
+	return b.files, nil
 }
 
 // writeFn routes rows to their destination tables, buffers them per destination and
@@ -287,7 +285,7 @@ func (f *writeFn) Setup(ctx context.Context) error {
 
 // StartBundle resets the buffers. Its emitters only satisfy the SDK's rule that
 // lifecycle methods declare the same outputs as ProcessElement.
-func (f *writeFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(DeadLetter)) {
+func (f *writeFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, Part), _ func(DeadLetter)) {
 	f.abort() // a failed bundle's writers
 	f.router.replay.Begin()
 	f.buffers = map[bufKey]*fileBuffer{}
@@ -301,7 +299,7 @@ func (f *writeFn) abort() {
 	f.buffers = nil
 }
 
-func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, _ func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, _ func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
 	err := f.process(ctx, w, r, dead)
 	if err != nil {
 		f.abort() // the bundle fails: stop its writers
@@ -342,16 +340,16 @@ func (f *writeFn) process(ctx context.Context, w beam.Window, r row.Row, dead fu
 // FinishBundle writes what is buffered and emits the encoded files of each table and
 // window, timestamped at the window's end so that a re-windowing downstream puts them
 // back into their window.
-func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), _ func(DeadLetter)) error {
+func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, Part), _ func(DeadLetter)) error {
 	for _, k := range sortedKeys(f.buffers) {
-		b, err := f.buffers[k].close(ctx)
+		files, err := f.buffers[k].close(ctx)
 		delete(f.buffers, k)
 		if err != nil {
 			f.abort()
 			return err
 		}
-		if b != nil {
-			emit(mtime.FromMilliseconds(k.win), k.table, b)
+		if len(files) > 0 {
+			emit(mtime.FromMilliseconds(k.win), k.table, Part{Files: files})
 		}
 	}
 	f.buffers = nil
@@ -365,7 +363,7 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, st
 type commitFn struct {
 	Spec Spec
 
-	Pending state.Bag[[]byte]
+	Pending state.Bag[Pane]
 	Handled state.Value[int64]
 	Turn    timers.EventTime
 
@@ -381,8 +379,8 @@ func (f *commitFn) Setup(ctx context.Context) error {
 	return nil
 }
 
-func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, enc []byte, emit func(SnapshotInfo)) error {
-	return Arrive(sp, tp, f.Pending, f.Handled, f.Turn, enc, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
+func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, p Pane, emit func(SnapshotInfo)) error {
+	return Arrive(sp, tp, f.Pending, f.Handled, f.Turn, p, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
 }
 
 func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(SnapshotInfo)) error {
@@ -402,12 +400,8 @@ func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Prov
 
 func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
 	var enc []EncodedDataFile
-	for _, b := range p.Parts {
-		var part []EncodedDataFile
-		if err := json.Unmarshal(b, &part); err != nil {
-			return fmt.Errorf("iceberg: commit %s: bad encoded files: %w", dest, err)
-		}
-		enc = append(enc, part...)
+	for _, part := range p.Parts {
+		enc = append(enc, part.Files...)
 	}
 	ident, err := parseIdent(dest)
 	if err != nil {
@@ -485,16 +479,17 @@ func (f *structToRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(D
 }
 
 func init() {
-	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(DeadLetter), error](&writeFn{})
-	register.DoFn6x1[context.Context, state.Provider, timers.Provider, string, []byte, func(SnapshotInfo), error](&commitFn{})
+	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, Part), func(DeadLetter), error](&writeFn{})
+	register.DoFn6x1[context.Context, state.Provider, timers.Provider, string, Pane, func(SnapshotInfo), error](&commitFn{})
 	register.DoFn3x1[beam.T, func(row.Row), func(DeadLetter), error](&structToRowFn{})
 	register.Emitter1[DeadLetter]()
 	register.Emitter1[SnapshotInfo]()
 	register.Emitter1[row.Row]()
 	register.Emitter3[beam.EventTime, string, []byte]()
+	register.Emitter3[beam.EventTime, string, Part]()
 	register.Iter1[[]byte]()
 }
 
 func newCommitFn(spec Spec) *commitFn {
-	return &commitFn{Spec: spec, Pending: state.MakeBagState[[]byte]("pending"), Handled: state.MakeValueState[int64]("handled"), Turn: timers.InEventTime("turn")}
+	return &commitFn{Spec: spec, Pending: state.MakeBagState[Pane]("pending"), Handled: state.MakeValueState[int64]("handled"), Turn: timers.InEventTime("turn")}
 }
