@@ -13,13 +13,6 @@ import (
 	"github.com/icebeam/icebeam/iceberg/read"
 )
 
-// ChangesConfig configures ReadChanges: one field per managed changelog key (tagged
-// `managed:"<key>"`). A zero field means "not set".
-type ChangesConfig = config.ChangesConfig
-
-// ChangesOption changes a ChangesConfig. It is a func(*ChangesConfig).
-type ChangesOption = config.ChangesOption
-
 // StartingStrategy is where a changelog read without from_snapshot or from_timestamp
 // starts (the starting_strategy key).
 type StartingStrategy = config.StartingStrategy
@@ -50,17 +43,20 @@ func ChangesKeys() []string { return config.ChangesKeys() }
 // ParseChangesConfig builds a ChangesConfig from a managed-style map and validates it
 // (see ParseReadConfig).
 func ParseChangesConfig(m map[string]any) (ChangesConfig, error) {
-	return config.ParseChangesConfig(m)
+	c, err := config.ParseChangesConfig(m)
+	return ChangesConfig(c), err
 }
 
 // ParseChangesConfigJSON parses a JSON object of changelog keys (see ParseChangesConfig).
 func ParseChangesConfigJSON(b []byte) (ChangesConfig, error) {
-	return config.ParseChangesConfigJSON(b)
+	c, err := config.ParseChangesConfigJSON(b)
+	return ChangesConfig(c), err
 }
 
 // ParseChangesConfigYAML parses a YAML mapping of changelog keys (see ParseChangesConfig).
 func ParseChangesConfigYAML(b []byte) (ChangesConfig, error) {
-	return config.ParseChangesConfigYAML(b)
+	c, err := config.ParseChangesConfigYAML(b)
+	return ChangesConfig(c), err
 }
 
 // WithFromSnapshot sets from_snapshot: start after this snapshot (exclusive).

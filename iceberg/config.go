@@ -2,15 +2,6 @@ package iceberg
 
 import "github.com/icebeam/icebeam/iceberg/internal/config"
 
-// ReadConfig configures Read: one field per managed read key (tagged `managed:"<key>"`),
-// plus OutputType, which only WithOutputType sets. A zero field means "not set".
-type ReadConfig = config.ReadConfig
-
-// WriteConfig configures Write: one field per managed write key (tagged
-// `managed:"<key>"`). A zero field (nil for the *int fields) means "not set";
-// WriteConfig.Resolved fills in the defaults.
-type WriteConfig = config.WriteConfig
-
 // PartitionField is one parsed partition_fields entry: Source column, Transform (one of
 // identity, bucket, truncate, year, month, day, hour, void) and Param (bucket count or
 // truncate width).
@@ -76,23 +67,41 @@ const (
 // JSON or built in Go, and validates it. Parsing is strict: an unknown key (with a "did you
 // mean" hint), a wrong type and a contradiction are errors naming the key, and every
 // problem is reported at once.
-func ParseReadConfig(m map[string]any) (ReadConfig, error) { return config.ParseReadConfig(m) }
+func ParseReadConfig(m map[string]any) (ReadConfig, error) {
+	c, err := config.ParseReadConfig(m)
+	return ReadConfig(c), err
+}
 
 // ParseReadConfigJSON parses a JSON object of read keys (see ParseReadConfig).
-func ParseReadConfigJSON(b []byte) (ReadConfig, error) { return config.ParseReadConfigJSON(b) }
+func ParseReadConfigJSON(b []byte) (ReadConfig, error) {
+	c, err := config.ParseReadConfigJSON(b)
+	return ReadConfig(c), err
+}
 
 // ParseReadConfigYAML parses a YAML mapping of read keys (see ParseReadConfig).
-func ParseReadConfigYAML(b []byte) (ReadConfig, error) { return config.ParseReadConfigYAML(b) }
+func ParseReadConfigYAML(b []byte) (ReadConfig, error) {
+	c, err := config.ParseReadConfigYAML(b)
+	return ReadConfig(c), err
+}
 
 // ParseWriteConfig builds a WriteConfig from a managed-style map and validates it (see
 // ParseReadConfig). An unset sink_id stays empty: Write assigns a fresh UUID.
-func ParseWriteConfig(m map[string]any) (WriteConfig, error) { return config.ParseWriteConfig(m) }
+func ParseWriteConfig(m map[string]any) (WriteConfig, error) {
+	c, err := config.ParseWriteConfig(m)
+	return WriteConfig(c), err
+}
 
 // ParseWriteConfigJSON parses a JSON object of write keys (see ParseWriteConfig).
-func ParseWriteConfigJSON(b []byte) (WriteConfig, error) { return config.ParseWriteConfigJSON(b) }
+func ParseWriteConfigJSON(b []byte) (WriteConfig, error) {
+	c, err := config.ParseWriteConfigJSON(b)
+	return WriteConfig(c), err
+}
 
 // ParseWriteConfigYAML parses a YAML mapping of write keys (see ParseWriteConfig).
-func ParseWriteConfigYAML(b []byte) (WriteConfig, error) { return config.ParseWriteConfigYAML(b) }
+func ParseWriteConfigYAML(b []byte) (WriteConfig, error) {
+	c, err := config.ParseWriteConfigYAML(b)
+	return WriteConfig(c), err
+}
 
 // ParsePartitionField parses one partition_fields entry: "col", "bucket(N, col)" (or
 // "bucket(col, N)" or "bucket[N](col)"), the same forms of truncate, "year(col)",

@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"slices"
 	"time"
-
-	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 // Options.
@@ -25,11 +23,14 @@ import (
 // time.Duration, rounded up to whole seconds (negative durations stay negative and are
 // rejected by Validate).
 
-// ReadOption changes a ReadConfig. It is a func(*ReadConfig).
-type ReadOption = config.ReadOption
+// ReadOption changes a ReadConfig.
+type ReadOption func(*ReadConfig)
 
-// WriteOption changes a WriteConfig. It is a func(*WriteConfig).
-type WriteOption = config.WriteOption
+// WriteOption changes a WriteConfig.
+type WriteOption func(*WriteConfig)
+
+// ChangesOption changes a ChangesConfig.
+type ChangesOption func(*ChangesConfig)
 
 // WithFilter sets filter, a SQL predicate (Calcite syntax) pushed into the scan.
 func WithFilter(predicate string) ReadOption {

@@ -99,7 +99,7 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	if sinkID == "" {
 		sinkID = uuid.NewString()
 	}
-	spec, err := write.NewSpec(cfg, sinkID)
+	spec, err := write.NewSpec(cfg.internal(), sinkID)
 	if err != nil {
 		return WriteResult{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
 	}
@@ -176,7 +176,7 @@ func addHeartbeat(s beam.Scope, cfg WriteConfig, sinkID string) error {
 	}
 	// Both modes have rejected templates with a heartbeat (checkAppendSupport,
 	// checkMergeOnReadSupport) before building anything.
-	spec, err := write.NewSpec(cfg, sinkID)
+	spec, err := write.NewSpec(cfg.internal(), sinkID)
 	if err != nil {
 		return err
 	}

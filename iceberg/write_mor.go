@@ -36,7 +36,7 @@ func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (
 	if sinkID == "" {
 		sinkID = uuid.NewString()
 	}
-	spec, err := write.NewSpec(cfg, sinkID)
+	spec, err := write.NewSpec(cfg.internal(), sinkID)
 	if err != nil {
 		return WriteResult{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
 	}

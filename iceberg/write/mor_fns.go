@@ -275,7 +275,7 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets 
 	if found && tok.CommittedThroughMs >= win && !f.Spec.Windowed {
 		// A batch rerun of this sink: the committer reports the window skipped.
 		emit(f.Spec.Table, Part{Files: files, Changes: &out})
-	return nil
+		return nil
 	}
 	if found && tok.CommittedThroughMs >= win {
 		maxCommitted, priorMax = committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
@@ -287,7 +287,7 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets 
 				name, f.Spec.SinkID, tok.CommittedThroughMs, win)
 			SkippedWithData.Inc(ctx, 1)
 			emit(f.Spec.Table, Part{Files: files, Changes: &out})
-	return nil
+			return nil
 		}
 	}
 	out.BaseSeq, _ = committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)

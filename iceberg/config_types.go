@@ -1,0 +1,341 @@
+package iceberg
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+)
+
+// The config types are defined here, field for field the same as the internal
+// config package's (the conversions below do not compile otherwise), so that go doc
+// shows their fields; their methods delegate to the internal types, which parse,
+// validate and redact.
+
+// ReadConfig configures Read: one field per managed read key (tagged
+// `managed:"<key>"`), plus OutputType, which only WithOutputType sets. A zero field
+// means "not set". Printing it (fmt, encoding/json) redacts catalog secrets.
+type ReadConfig struct {
+	// Table is the table identifier, e.g. "shop.orders". Required.
+	Table string `managed:"table"`
+	// CatalogName is the name of the catalog holding the table. Required.
+	CatalogName string `managed:"catalog_name"`
+	// CatalogProperties build the catalog; "type" is required. Values of secret keys (see
+	// IsSecretKey) are never logged or put in errors.
+	CatalogProperties map[string]string `managed:"catalog_properties"`
+	// ConfigProperties are Hadoop properties. Not supported: any entry is an error.
+	ConfigProperties map[string]string `managed:"config_properties"`
+	// Filter is a SQL predicate (Calcite syntax) pushed into the scan.
+	Filter string `managed:"filter"`
+	// Keep lists the only columns to read. Exclusive with Drop.
+	Keep []string `managed:"keep"`
+	// Drop lists the columns not to read. Exclusive with Keep.
+	Drop []string `managed:"drop"`
+	// SnapshotID reads the table as of this snapshot; nil reads the current snapshot.
+	// Exclusive with AsOfTimestamp and Branch.
+	SnapshotID *int64 `managed:"snapshot_id"`
+	// AsOfTimestamp reads the snapshot current at this time: RFC 3339 or epoch
+	// milliseconds. Exclusive with SnapshotID and Branch.
+	AsOfTimestamp string `managed:"as_of_timestamp"`
+	// Branch reads the head of this branch or tag instead of main. Exclusive with
+	// SnapshotID and AsOfTimestamp.
+	Branch string `managed:"branch"`
+	// FromSnapshot starts a continuous read after this snapshot (exclusive): the rows
+	// appended by the snapshots after it. Only with Streaming; exclusive with
+	// FromTimestamp and StartingStrategy.
+	FromSnapshot *int64 `managed:"from_snapshot"`
+	// ToSnapshot ends a continuous read at this snapshot (inclusive). Only with
+	// Streaming; exclusive with ToTimestamp.
+	ToSnapshot *int64 `managed:"to_snapshot"`
+	// FromTimestamp starts a continuous read with the snapshots committed at or after
+	// this time (epoch milliseconds): the rows they append. Only with Streaming.
+	FromTimestamp *int64 `managed:"from_timestamp"`
+	// ToTimestamp ends a continuous read with the last snapshot committed at or before
+	// this time (epoch milliseconds). Only with Streaming.
+	ToTimestamp *int64 `managed:"to_timestamp"`
+	// StartingStrategy is where a continuous read without FromSnapshot or FromTimestamp
+	// starts: "earliest" (default) reads the current snapshot's rows first, "latest"
+	// only what later snapshots append. Only with Streaming.
+	StartingStrategy StartingStrategy `managed:"starting_strategy"`
+	// Streaming makes the read continuous: its start (the current snapshot's rows, or
+	// see StartingStrategy and FromSnapshot), then the rows each new snapshot on main
+	// appends, polling every PollIntervalSeconds, until ToSnapshot or ToTimestamp (if
+	// set). Exclusive with SnapshotID, AsOfTimestamp and Branch.
+	Streaming bool `managed:"streaming"`
+	// PollIntervalSeconds is how often a continuous read looks for new snapshots (at
+	// least 1; default DefaultPollIntervalSeconds). Only with Streaming.
+	PollIntervalSeconds *int `managed:"poll_interval_seconds"`
+	// OutputType is the struct type the read emits instead of Row. Not a managed key: it is
+	// set by a typed option only and never appears in Map.
+	OutputType reflect.Type `managed:"-"`
+}
+
+// WriteConfig configures Write: one field per managed write key (tagged
+// `managed:"<key>"`). A zero field (nil for the *int fields) means "not set";
+// Resolved fills in the defaults. Printing it (fmt, encoding/json) redacts catalog
+// secrets.
+type WriteConfig struct {
+	// Table is the table identifier, or a template such as "db.events_{region}" whose
+	// {column} placeholders are filled from each row. Required.
+	Table string `managed:"table"`
+	// CatalogName is the name of the catalog holding the tables. Required.
+	CatalogName string `managed:"catalog_name"`
+	// CatalogProperties build the catalog; "type" is required. Values of secret keys (see
+	// IsSecretKey) are never logged or put in errors.
+	CatalogProperties map[string]string `managed:"catalog_properties"`
+	// ConfigProperties are Hadoop properties. Not supported: any entry is an error.
+	ConfigProperties map[string]string `managed:"config_properties"`
+	// Mode is Append (default) or MergeOnRead.
+	Mode Mode `managed:"mode"`
+	// ChangeTypeColumn names the column with each row's change type. Merge-on-read.
+	ChangeTypeColumn string `managed:"change_type_column"`
+	// ChangeTypeMap maps ChangeTypeColumn values to INSERT, UPDATE_BEFORE, UPDATE_AFTER
+	// or DELETE. Merge-on-read; needs ChangeTypeColumn.
+	ChangeTypeMap map[string]string `managed:"change_type_map"`
+	// EqualityColumns identify a row (the key). Merge-on-read.
+	EqualityColumns []string `managed:"equality_columns"`
+	// SequenceNumberColumn names the INT64 column ordering a key's changes. Merge-on-read;
+	// default DefaultSequenceNumberColumn.
+	SequenceNumberColumn string `managed:"sequence_number_column"`
+	// Upsert applies only after-images, as upserts. Merge-on-read.
+	Upsert bool `managed:"upsert"`
+	// DeleteFormat is DeleteFormatDV or DeleteFormatEquality; empty picks by the table's
+	// format version. Merge-on-read.
+	DeleteFormat DeleteFormat `managed:"delete_format"`
+	// NumShards is the number of key-hash shards per destination (>= 1). Merge-on-read;
+	// default DefaultNumShards.
+	NumShards *int `managed:"num_shards"`
+	// ShardsPerPartition bounds the shards of one partition (1..NumShards). Merge-on-read;
+	// default NumShards.
+	ShardsPerPartition *int `managed:"shards_per_partition"`
+	// AutoSharding adjusts the number of writers to the volume. Needs DistributionHash.
+	AutoSharding bool `managed:"auto_sharding"`
+	// DistributionMode is DistributionNone (default) or DistributionHash.
+	DistributionMode DistributionMode `managed:"distribution_mode"`
+	// SorterMemoryMB is the in-memory sort buffer before spilling (>= 1). Merge-on-read;
+	// default DefaultSorterMemoryMB.
+	SorterMemoryMB *int `managed:"sorter_memory_mb"`
+	// DirectWriteByteLimit is the bundle size up to which streaming writes go direct (>= 1).
+	DirectWriteByteLimit *int `managed:"direct_write_byte_limit"`
+	// AllowedLatenessSeconds is how late a row may be before it goes to the dead letter
+	// output (>= 0); default DefaultAllowedLatenessSeconds.
+	AllowedLatenessSeconds *int `managed:"allowed_lateness_seconds"`
+	// SinkID namespaces the idempotency tokens; empty means a fresh UUID assigned when the
+	// write transform is constructed. Set it (stable across restarts) for exactly-once.
+	// It is part of snapshot summary keys: printable UTF-8, no control characters.
+	SinkID string `managed:"sink_id"`
+	// SnapshotProperties are added to every snapshot summary; keys under "beam.cdc." are
+	// reserved.
+	SnapshotProperties map[string]string `managed:"snapshot_properties"`
+	// TokenHeartbeatSeconds makes the sink commit empty token refreshes while idle (>= 1);
+	// nil disables. Streaming.
+	TokenHeartbeatSeconds *int `managed:"token_heartbeat_seconds"`
+	// TriggeringFrequencySeconds is the commit interval of streaming writes (>= 1).
+	TriggeringFrequencySeconds *int `managed:"triggering_frequency_seconds"`
+	// PartitionFields is the partition spec of tables the write creates (see
+	// ParsePartitionField).
+	PartitionFields []string `managed:"partition_fields"`
+	// SortFields is the sort order of tables the write creates (see ParseSortField).
+	SortFields []string `managed:"sort_fields"`
+	// TableProperties are set on tables the write creates.
+	TableProperties map[string]string `managed:"table_properties"`
+	// WriteProperties configure the file writers (e.g. Parquet settings).
+	WriteProperties map[string]string `managed:"write_properties"`
+	// Keep lists the only fields kept before writing. Exclusive with Drop and Only.
+	Keep []string `managed:"keep"`
+	// Drop lists fields dropped before writing. Exclusive with Keep and Only.
+	Drop []string `managed:"drop"`
+	// Only names the single record field to write. Exclusive with Keep and Drop.
+	Only string `managed:"only"`
+	// MaximumTableCacheSize is the number of table metadata entries cached (>= 1).
+	MaximumTableCacheSize *int `managed:"maximum_table_cache_size"`
+	// TableCacheRefreshIntervalSeconds is how often cached metadata is refreshed (>= 1).
+	TableCacheRefreshIntervalSeconds *int `managed:"table_cache_refresh_interval_seconds"`
+	// TableCachePollingBuckets is the number of parallel pollers during a refresh (>= 1);
+	// default DefaultTableCachePollingBuckets.
+	TableCachePollingBuckets *int `managed:"table_cache_polling_buckets"`
+	// UseSideInputTableCache shares table metadata between workers through a side input.
+	UseSideInputTableCache bool `managed:"use_side_input_table_cache"`
+}
+
+// ChangesConfig configures ReadChanges: one field per managed changelog key (tagged
+// `managed:"<key>"`). A zero field means "not set". Printing it (fmt,
+// encoding/json) redacts catalog secrets.
+type ChangesConfig struct {
+	// Table is the table identifier, e.g. "shop.orders". Required.
+	Table string `managed:"table"`
+	// CatalogName is the name of the catalog holding the table. Required.
+	CatalogName string `managed:"catalog_name"`
+	// CatalogProperties build the catalog; "type" is required.
+	CatalogProperties map[string]string `managed:"catalog_properties"`
+	// ConfigProperties are Hadoop properties. Not supported: any entry is an error.
+	ConfigProperties map[string]string `managed:"config_properties"`
+	// Filter is a SQL predicate (Calcite syntax): only changed rows matching it are read.
+	Filter string `managed:"filter"`
+	// Keep lists the only table columns to emit. Exclusive with Drop.
+	Keep []string `managed:"keep"`
+	// Drop lists table columns not to emit. Exclusive with Keep.
+	Drop []string `managed:"drop"`
+	// FromSnapshot starts after this snapshot (exclusive): its own changes are not read.
+	// Exclusive with FromTimestamp and StartingStrategy.
+	FromSnapshot *int64 `managed:"from_snapshot"`
+	// ToSnapshot ends at this snapshot (inclusive); nil: the table's current snapshot.
+	// Exclusive with ToTimestamp.
+	ToSnapshot *int64 `managed:"to_snapshot"`
+	// FromTimestamp reads the changes of snapshots committed at or after this time
+	// (epoch milliseconds). Exclusive with FromSnapshot and StartingStrategy.
+	FromTimestamp *int64 `managed:"from_timestamp"`
+	// ToTimestamp ends at the last snapshot committed at or before this time (epoch
+	// milliseconds). Exclusive with ToSnapshot.
+	ToTimestamp *int64 `managed:"to_timestamp"`
+	// StartingStrategy is where the read starts when neither FromSnapshot nor
+	// FromTimestamp is set: "earliest" (default) or "latest".
+	StartingStrategy StartingStrategy `managed:"starting_strategy"`
+	// Streaming makes the read continuous: after the range's start it follows main,
+	// emitting the changes of each new snapshot, until ToSnapshot or ToTimestamp (if set).
+	Streaming bool `managed:"streaming"`
+	// PollIntervalSeconds is how often a continuous read looks for new snapshots (at
+	// least 1; default DefaultPollIntervalSeconds). Only with Streaming.
+	PollIntervalSeconds *int `managed:"poll_interval_seconds"`
+}
+
+func (c ReadConfig) internal() config.ReadConfig       { return config.ReadConfig(c) }
+func (c WriteConfig) internal() config.WriteConfig     { return config.WriteConfig(c) }
+func (c ChangesConfig) internal() config.ChangesConfig { return config.ChangesConfig(c) }
+
+// With returns a copy of c with opts applied in order (nil options are skipped). It
+// does not validate: call Validate on the result.
+func (c ReadConfig) With(opts ...ReadOption) ReadConfig { return with(c, opts) }
+
+// Map returns c as a managed-style map, the exact inverse of ParseReadConfig (secrets
+// included: it is for round trips, not for printing).
+func (c ReadConfig) Map() map[string]any { return c.internal().Map() }
+
+// Validate reports every problem of c at once, each an error naming its key.
+func (c ReadConfig) Validate() error { return c.internal().Validate() }
+
+// AsOf parses as_of_timestamp (zero when unset).
+func (c ReadConfig) AsOf() (time.Time, error) { return c.internal().AsOf() }
+
+// AsOfMillis is AsOf in epoch milliseconds (0 when unset).
+func (c ReadConfig) AsOfMillis() (int64, error) { return c.internal().AsOfMillis() }
+
+// SnapshotIDValue is snapshot_id, or 0 when unset.
+func (c ReadConfig) SnapshotIDValue() int64 { return c.internal().SnapshotIDValue() }
+
+// PollInterval is poll_interval_seconds as a duration, or its default.
+func (c ReadConfig) PollInterval() time.Duration { return c.internal().PollInterval() }
+
+// Strategy is starting_strategy, or its default.
+func (c ReadConfig) Strategy() StartingStrategy { return c.internal().Strategy() }
+
+// String prints c with catalog secrets redacted.
+func (c ReadConfig) String() string { return c.internal().String() }
+
+// GoString prints c (the %#v verb) with catalog secrets redacted.
+func (c ReadConfig) GoString() string { return publicGoString(c.internal().GoString(), "ReadConfig") }
+
+// Format prints c for every fmt verb with catalog secrets redacted.
+func (c ReadConfig) Format(f fmt.State, verb rune) { formatConfig(f, verb, c.GoString, c.internal()) }
+
+// MarshalJSON encodes c with catalog secrets redacted (use Map for a round trip).
+func (c ReadConfig) MarshalJSON() ([]byte, error) { return c.internal().MarshalJSON() }
+
+// With returns a copy of c with opts applied in order (nil options are skipped). It
+// does not validate: call Validate on the result.
+func (c WriteConfig) With(opts ...WriteOption) WriteConfig { return with(c, opts) }
+
+// Map returns c as a managed-style map, the exact inverse of ParseWriteConfig
+// (secrets included: it is for round trips, not for printing).
+func (c WriteConfig) Map() map[string]any { return c.internal().Map() }
+
+// Validate reports every problem of c at once, each an error naming its key.
+func (c WriteConfig) Validate() error { return c.internal().Validate() }
+
+// Resolved returns c with every unset key that has a default set to it.
+func (c WriteConfig) Resolved() WriteConfig { return WriteConfig(c.internal().Resolved()) }
+
+// IsMergeOnRead reports whether c's mode is MergeOnRead.
+func (c WriteConfig) IsMergeOnRead() bool { return c.internal().IsMergeOnRead() }
+
+// Lateness returns allowed_lateness_seconds as a duration, or its default.
+func (c WriteConfig) Lateness() time.Duration { return c.internal().Lateness() }
+
+// PartitionSpec parses PartitionFields (see ParsePartitionField).
+func (c WriteConfig) PartitionSpec() ([]PartitionField, error) { return c.internal().PartitionSpec() }
+
+// SortOrder parses SortFields (see ParseSortField).
+func (c WriteConfig) SortOrder() ([]SortField, error) { return c.internal().SortOrder() }
+
+// String prints c with catalog secrets redacted.
+func (c WriteConfig) String() string { return c.internal().String() }
+
+// GoString prints c (the %#v verb) with catalog secrets redacted.
+func (c WriteConfig) GoString() string { return publicGoString(c.internal().GoString(), "WriteConfig") }
+
+// Format prints c for every fmt verb with catalog secrets redacted.
+func (c WriteConfig) Format(f fmt.State, verb rune) { formatConfig(f, verb, c.GoString, c.internal()) }
+
+// MarshalJSON encodes c with catalog secrets redacted (use Map for a round trip).
+func (c WriteConfig) MarshalJSON() ([]byte, error) { return c.internal().MarshalJSON() }
+
+// With returns a copy of c with opts applied in order (nil options are skipped). It
+// does not validate: call Validate on the result.
+func (c ChangesConfig) With(opts ...ChangesOption) ChangesConfig { return with(c, opts) }
+
+// with applies opts to a copy of c.
+func with[C any, O ~func(*C)](c C, opts []O) C {
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// Map returns c as a managed-style map, the exact inverse of ParseChangesConfig
+// (secrets included: it is for round trips, not for printing).
+func (c ChangesConfig) Map() map[string]any { return c.internal().Map() }
+
+// Validate reports every problem of c at once, each an error naming its key.
+func (c ChangesConfig) Validate() error { return c.internal().Validate() }
+
+// PollInterval is poll_interval_seconds as a duration, or its default.
+func (c ChangesConfig) PollInterval() time.Duration { return c.internal().PollInterval() }
+
+// Strategy is starting_strategy, or its default.
+func (c ChangesConfig) Strategy() StartingStrategy { return c.internal().Strategy() }
+
+// String prints c with catalog secrets redacted.
+func (c ChangesConfig) String() string { return c.internal().String() }
+
+// GoString prints c (the %#v verb) with catalog secrets redacted.
+func (c ChangesConfig) GoString() string {
+	return publicGoString(c.internal().GoString(), "ChangesConfig")
+}
+
+// Format prints c for every fmt verb with catalog secrets redacted.
+func (c ChangesConfig) Format(f fmt.State, verb rune) {
+	formatConfig(f, verb, c.GoString, c.internal())
+}
+
+// MarshalJSON encodes c with catalog secrets redacted (use Map for a round trip).
+func (c ChangesConfig) MarshalJSON() ([]byte, error) { return c.internal().MarshalJSON() }
+
+// publicGoString renames the internal type in a GoString.
+func publicGoString(s, typ string) string {
+	return strings.Replace(s, "config."+typ+"{", "iceberg."+typ+"{", 1)
+}
+
+// formatConfig prints a config for verb: %#v through goString, the rest through the
+// internal config's redacting Format.
+func formatConfig(f fmt.State, verb rune, goString func() string, internal fmt.Formatter) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = io.WriteString(f, goString())
+		return
+	}
+	internal.Format(f, verb)
+}
