@@ -19,14 +19,6 @@ import (
 	"github.com/icebeam/icebeam/iceberg/write"
 )
 
-// DeadLetter is a row Write could not write: the row (in its String form), the
-// destination table when one was rendered, and the reason, naming the column at fault.
-type DeadLetter = write.DeadLetter
-
-// SnapshotInfo describes one commit of Write (or one window skipped because the sink id
-// had already committed it).
-type SnapshotInfo = write.SnapshotInfo
-
 // WriteResult holds the outputs of Write.
 type WriteResult struct {
 	// Snapshots is a PCollection of SnapshotInfo, in the global window: one per
@@ -133,7 +125,7 @@ func streamingWrite(s beam.Scope, cfg WriteConfig, sinkID string, rows beam.PCol
 	if err := addHeartbeat(s, cfg, sinkID); err != nil {
 		return WriteResult{}, err
 	}
-	return WriteResult{Snapshots: snaps, DeadLetter: dead}, nil
+	return publicResults(s, snaps, dead), nil
 }
 
 // checkAppendSupport rejects settings the append write does not implement yet, so
