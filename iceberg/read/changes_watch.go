@@ -54,38 +54,6 @@ func (fn *watchChangesFn) CreateInitialRestriction(_ []byte) (offsetrange.Restri
 	return fn.restriction(), nil
 }
 
-// SplitRestriction keeps the restriction whole: snapshots are read in order.
-func (fn *watchChangesFn) SplitRestriction(_ []byte, rest offsetrange.Restriction) []offsetrange.Restriction {
-	return []offsetrange.Restriction{rest}
-}
-
-// RestrictionSize is nominal: one table to follow.
-func (fn *watchChangesFn) RestrictionSize(_ []byte, _ offsetrange.Restriction) float64 { return 1 }
-
-// CreateTracker returns a snapshotTracker.
-func (fn *watchChangesFn) CreateTracker(rest offsetrange.Restriction) *sdf.LockRTracker {
-	return newSnapshotTracker(rest)
-}
-
-// TruncateRestriction stops following the table when the pipeline drains.
-func (fn *watchChangesFn) TruncateRestriction(rt *sdf.LockRTracker, _ []byte) offsetrange.Restriction {
-	start := rt.GetRestriction().(offsetrange.Restriction).Start
-	return offsetrange.Restriction{Start: start, End: start}
-}
-
-// InitialWatermarkEstimatorState starts the watermark at the Impulse's time.
-func (fn *watchChangesFn) InitialWatermarkEstimatorState(et beam.EventTime, _ offsetrange.Restriction, _ []byte) int64 {
-	return int64(et)
-}
-
-// CreateWatermarkEstimator returns the estimator at state ms.
-func (fn *watchChangesFn) CreateWatermarkEstimator(ms int64) *snapshotWatermark {
-	return &snapshotWatermark{ms: ms}
-}
-
-// WatermarkEstimatorState returns the estimator's watermark.
-func (fn *watchChangesFn) WatermarkEstimatorState(we *snapshotWatermark) int64 { return we.ms }
-
 // ProcessElement runs one poll.
 func (fn *watchChangesFn) ProcessElement(ctx context.Context, we *snapshotWatermark, rt *sdf.LockRTracker, _ []byte,
 	emit func(beam.EventTime, ChangeTask)) (sdf.ProcessContinuation, error) {

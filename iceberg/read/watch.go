@@ -54,6 +54,41 @@ func (w *watchBase) setup(spec Spec, st Stream) {
 	w.snapshotsRead = beam.NewCounter(metricsNamespace, "snapshots_read")
 }
 
+// The splittable DoFn methods both watch DoFns share (promoted from watchBase; each
+// DoFn has its own Setup, CreateInitialRestriction and ProcessElement).
+
+// SplitRestriction keeps the restriction whole: snapshots are read in order.
+func (w *watchBase) SplitRestriction(_ []byte, rest offsetrange.Restriction) []offsetrange.Restriction {
+	return []offsetrange.Restriction{rest}
+}
+
+// RestrictionSize is nominal: one table to follow.
+func (w *watchBase) RestrictionSize(_ []byte, _ offsetrange.Restriction) float64 { return 1 }
+
+// CreateTracker returns a snapshotTracker.
+func (w *watchBase) CreateTracker(rest offsetrange.Restriction) *sdf.LockRTracker {
+	return newSnapshotTracker(rest)
+}
+
+// TruncateRestriction stops following the table when the pipeline drains.
+func (w *watchBase) TruncateRestriction(rt *sdf.LockRTracker, _ []byte) offsetrange.Restriction {
+	start := rt.GetRestriction().(offsetrange.Restriction).Start
+	return offsetrange.Restriction{Start: start, End: start}
+}
+
+// InitialWatermarkEstimatorState starts the watermark at the Impulse's time.
+func (w *watchBase) InitialWatermarkEstimatorState(et beam.EventTime, _ offsetrange.Restriction, _ []byte) int64 {
+	return int64(et)
+}
+
+// CreateWatermarkEstimator returns the estimator at state ms.
+func (w *watchBase) CreateWatermarkEstimator(ms int64) *snapshotWatermark {
+	return &snapshotWatermark{ms: ms}
+}
+
+// WatermarkEstimatorState returns the estimator's watermark.
+func (w *watchBase) WatermarkEstimatorState(we *snapshotWatermark) int64 { return we.ms }
+
 // restriction is the initial restriction: from the base to the end snapshot (to_snapshot:
 // the base itself) or without end.
 func (w *watchBase) restriction() offsetrange.Restriction {
