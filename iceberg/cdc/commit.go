@@ -144,8 +144,8 @@ func Commit(ctx context.Context, cat table.CatalogIO, ident table.Identifier, c 
 //     (Resolver.Refresh: a touched data file removed or whose DV was added or
 //     removed since the resolution, and files added since, are read again), the
 //     positions merged per data file with its live DV (MergeDVs, never two live DVs),
-//     and the replaced DVs removed; the Puffin file of an attempt that loses a race
-//     is deleted;
+//     and the replaced DVs removed; the Puffin files of an attempt that loses a race
+//     are deleted;
 //   - in equality mode, key-only equality delete files, written once (an equality
 //     delete does not delete rows added in the same snapshot, so an upsert of a key
 //     in one snapshot is right);
@@ -221,7 +221,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 				props[SummaryReresolved] = strconv.Itoa(res.Reresolved)
 			}
 			return write.Prepared{Deletes: m.Added, Removed: m.Replaced, Props: props,
-				Abandon: func() { removeFile(ctx, tbl, m.PuffinPath) }}, nil
+				Abandon: func() { m.removeFiles(ctx, tbl) }}, nil
 		default: // config.DeleteFormatEquality
 			if eqFiles == nil && len(w.DeleteKeys) > 0 {
 				if eqFiles, err = writeEqualityDeletes(ctx, a.Txn, tbl, c.KeyColumns, w.DeleteKeys); err != nil {
