@@ -95,8 +95,8 @@ func genChangeFn(c changeSpec, emit func(icebeamChange)) {
 // upserts, inserts: first DVs on several data files and a new data file), then a
 // second CDC batch that deletes more rows of one base data file that already has a
 // DV (its DV is merged and replaced). In the second scenario the second batch also
-// upserts rows of the first batch's data file, so its Puffin file holds several DVs, one
-// replacing an older DV (DuckDB's known DV bug, see known_issues.json).
+// upserts rows of the first batch's data file, so its commit holds several DVs, one
+// replacing an older DV. The third is writeMORReplaced.
 func writeIcebeamMOR(t *testing.T) {
 	cat, err := icebergtest.NewLocalCatalogAt(catalogDir(t))
 	if err != nil {

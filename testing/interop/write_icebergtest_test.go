@@ -94,7 +94,9 @@ func writeIcebergtest(t *testing.T) {
 	// v3 with deletion vectors, including a second DV delete on a data file
 	// that already has one (merged and replaced, as Java does). iceberg-go
 	// lists the blobs of a Puffin file in data file path order; the two
-	// variants put the replacing DV first or second in its Puffin file.
+	// variants put the replacing DV first or second in its Puffin file. The 2nd
+	// variant's 1st blob is longer than the rest of its file: DuckDB 1.5.5 misreads
+	// it for that reason, as in the minimal reproduction below.
 	for _, v := range []struct {
 		ident, name string
 		mergedFirst bool
