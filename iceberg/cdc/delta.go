@@ -67,9 +67,9 @@ type Delta struct {
 	// Reresolved counts the attempts so far whose keys were resolved again because
 	// the table changed since they were resolved.
 	Reresolved int
-	// PuffinPath is the Puffin file this attempt wrote (DV mode), to remove if the
-	// attempt does not commit (see Abandon).
-	PuffinPath string
+	// merge is the DV merge of this attempt (DV mode), whose Puffin files Abandon
+	// removes.
+	merge DVMerge
 }
 
 // Prepare returns the deletes of one attempt to commit on tbl within txn:
@@ -128,7 +128,7 @@ func (d *Deletes) Prepare(ctx context.Context, tbl *table.Table, txn *table.Tran
 		return Delta{}, err
 	}
 	out := Delta{Added: m.Added, Removed: m.Replaced, DVsAdded: len(m.Added), DVsRemoved: len(m.Replaced),
-		PositionsDeleted: m.Positions, Reresolved: d.reresolved, PuffinPath: m.PuffinPath,
+		PositionsDeleted: m.Positions, Reresolved: d.reresolved, merge: m,
 		Props: map[string]string{SummaryAddedDVs: strconv.Itoa(len(m.Added)), SummaryRemovedDVs: strconv.Itoa(len(m.Replaced))}}
 	if d.reresolved > 0 {
 		out.Props[SummaryReresolved] = strconv.Itoa(d.reresolved)
@@ -136,17 +136,8 @@ func (d *Deletes) Prepare(ctx context.Context, tbl *table.Table, txn *table.Tran
 	return out, nil
 }
 
-// Abandon removes the files of an attempt that did not commit, best effort.
-func (d Delta) Abandon(ctx context.Context, tbl *table.Table) {
-	if d.PuffinPath == "" {
-		return
-	}
-	if fs, err := tbl.FS(ctx); err == nil {
-		if r, ok := fs.(interface{ Remove(string) error }); ok {
-			_ = r.Remove(d.PuffinPath)
-		}
-	}
-}
+// Abandon removes the Puffin files of an attempt that did not commit, best effort.
+func (d Delta) Abandon(ctx context.Context, tbl *table.Table) { d.merge.removeFiles(ctx, tbl) }
 
 // DeltaFromSummary returns the delete counts a committed snapshot recorded in its
 // summary props: for a window found already committed, whose attempt computed none.

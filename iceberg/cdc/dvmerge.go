@@ -1,6 +1,7 @@
 package cdc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,24 +21,25 @@ import (
 
 // DVMerge is the outcome of merging new positions with live deletion vectors.
 type DVMerge struct {
-	// Added are the new DVs (one Puffin file, one blob per data file).
+	// Added are the new DVs, one blob per data file, in the Puffin files PuffinPaths
+	// (laid out by puffinGroups).
 	Added []ibg.DataFile
 	// Replaced are the live DVs the new ones supersede; they must be removed in the
 	// same RowDelta.
 	Replaced []ibg.DataFile
 	// Positions is the number of positions newly deleted (not already deleted).
 	Positions int64
-	// PuffinPath is the Puffin file written ("" when nothing was written).
-	PuffinPath string
+	// PuffinPaths are the Puffin files written (none when nothing was written).
+	PuffinPaths []string
 }
 
-// MergeDVs writes one Puffin file holding, for every data file in positions (data
-// file path -> positions, from any number of shards), a DV that is the union of the
-// positions with the file's live DV, read from the planned task in tasks. A data
-// file whose positions are all deleted already gets no new DV. A data file with more
-// than one live DV is an error (the table is already invalid); a position past the
-// end of the file is an error. The Puffin file is written under the table's data
-// location.
+// MergeDVs writes, for every data file in positions (data file path -> positions,
+// from any number of shards), a DV that is the union of the positions with the
+// file's live DV, read from the planned task in tasks, into as few Puffin files as
+// puffinGroups allows. A data file whose positions are all deleted already gets no
+// new DV. A data file with more than one live DV is an error (the table is already
+// invalid); a position past the end of the file is an error. The Puffin files are
+// written under the table's data location.
 func MergeDVs(ctx context.Context, tbl *table.Table, tasks map[string]table.FileScanTask, positions map[string][]int64) (DVMerge, error) {
 	var out DVMerge
 	name := strings.Join(tbl.Identifier(), ".")
@@ -59,9 +61,8 @@ func MergeDVs(ctx context.Context, tbl *table.Table, tasks map[string]table.File
 		return fail(fmt.Errorf("file IO %T is not writable", fs))
 	}
 	meta := tbl.Metadata()
-	w := dv.NewDVWriter(wfs, func(id int32) *ibg.PartitionSpec { return meta.PartitionSpecByID(int(id)) })
-	paths := slices.Sorted(maps.Keys(positions))
-	for _, p := range paths {
+	var blobs []dvBlob
+	for _, p := range slices.Sorted(maps.Keys(positions)) {
 		t, ok := tasks[p]
 		if !ok {
 			return fail(fmt.Errorf("data file %s is not live in snapshot being committed on", p))
@@ -90,23 +91,115 @@ func MergeDVs(ctx context.Context, tbl *table.Table, tasks map[string]table.File
 		if len(fresh) == 0 {
 			continue
 		}
+		bm := dv.NewRoaringPositionBitmap()
 		if old != nil {
-			w.Load(p, old, df.SpecID(), df.Partition())
+			bm.Or(old)
 			out.Replaced = append(out.Replaced, t.DeletionVectorFiles[0])
 		}
-		if err := w.Add(p, fresh, df.SpecID(), df.Partition()); err != nil {
-			return fail(err)
+		for _, pos := range fresh {
+			bm.Set(uint64(pos))
 		}
+		// The blob's length is what the layout needs; SerializeDV is deterministic
+		// (run-length encoded first), so DVWriter.Flush writes the same length.
+		b, err := dv.SerializeDV(bm)
+		if err != nil {
+			return fail(fmt.Errorf("serialize deletion vector of %s: %w", p, err))
+		}
+		blobs = append(blobs, dvBlob{path: p, bitmap: bm, specID: df.SpecID(), partition: df.Partition(), size: int64(len(b))})
 		out.Positions += int64(len(fresh))
 	}
-	if out.Positions == 0 {
-		return out, nil
-	}
-	out.PuffinPath = dataLocation(tbl) + "/" + uuid.NewString() + "-deletes.puffin"
-	if out.Added, err = w.Flush(ctx, out.PuffinPath); err != nil {
-		return fail(err)
+	for _, g := range puffinGroups(blobs) {
+		w := dv.NewDVWriter(wfs, func(id int32) *ibg.PartitionSpec { return meta.PartitionSpecByID(int(id)) })
+		for _, b := range g {
+			w.Load(b.path, b.bitmap, b.specID, b.partition)
+		}
+		path := dataLocation(tbl) + "/" + uuid.NewString() + "-deletes.puffin"
+		added, err := w.Flush(ctx, path)
+		if err == nil {
+			out.PuffinPaths = append(out.PuffinPaths, path)
+			err = checkIncreasing(added)
+		}
+		if err != nil {
+			out.removeFiles(ctx, tbl)
+			return fail(err)
+		}
+		out.Added = append(out.Added, added...)
 	}
 	return out, nil
+}
+
+// removeFiles deletes the Puffin files of m, best effort (an attempt that failed or
+// lost a race).
+func (m DVMerge) removeFiles(ctx context.Context, tbl *table.Table) {
+	if len(m.PuffinPaths) == 0 {
+		return
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return
+	}
+	if r, ok := fs.(interface{ Remove(string) error }); ok {
+		for _, p := range m.PuffinPaths {
+			_ = r.Remove(p)
+		}
+	}
+}
+
+// dvBlob is one DV to write: the merged positions of a data file and its blob length.
+type dvBlob struct {
+	path      string
+	bitmap    *dv.RoaringPositionBitmap
+	specID    int32
+	partition map[int]any
+	size      int64
+}
+
+// puffinGroups lays the DVs of one commit out in Puffin files, each file's blobs in
+// strictly increasing length: the k-th blob of each length goes to the k-th file, so
+// there are as many files as the most frequent length has blobs (one per commit when
+// all lengths differ).
+//
+// The order keeps DuckDB 1.5.5 from applying one data file's DV to another. Its
+// iceberg extension (duckdb-iceberg 45163a28, IcebergMultiFileList::ScanPuffinFile
+// in src/core/deletes/iceberg_deletion_vector.cpp) reads a blob with
+// CachingFileHandle::Read (duckdb src/storage/caching_file_system.cpp) and decodes
+// buf_handle.Ptr(), the start of the cached range that served the read, not the
+// blob's offset in it. Read widens a range up to the next cached one when the gap is
+// no longer than the read (ShouldExpandToFillGap), so a read of blob A can cache a
+// range that also holds a later blob B, whose DV DuckDB then decodes from A's bytes.
+// That range must span the bytes between A and the end of B, at least B's length;
+// with B longer than A the gap is longer than A's read and the range is never
+// widened over B, whatever order or cache state DuckDB reads the file in. One blob
+// per file would be safe too, at one file per DV. duckdb-iceberg fixed the read in
+// 8b2e25f4c, after 1.5.5 (testing/interop/README.md).
+func puffinGroups(blobs []dvBlob) [][]dvBlob {
+	sorted := slices.Clone(blobs)
+	slices.SortStableFunc(sorted, func(a, b dvBlob) int { return cmp.Compare(a.size, b.size) })
+	var groups [][]dvBlob
+	for i, k := 0, 0; i < len(sorted); i++ {
+		if i > 0 && sorted[i].size == sorted[i-1].size {
+			k++
+		} else {
+			k = 0
+		}
+		if k == len(groups) {
+			groups = append(groups, nil)
+		}
+		groups[k] = append(groups[k], sorted[i])
+	}
+	return groups
+}
+
+// checkIncreasing reports a Puffin file whose blobs are not in strictly increasing
+// length (see puffinGroups).
+func checkIncreasing(added []ibg.DataFile) error {
+	for i := 1; i < len(added); i++ {
+		if *added[i].ContentSizeInBytes() <= *added[i-1].ContentSizeInBytes() {
+			return fmt.Errorf("puffin file %s: deletion vector of %s (%d bytes) not longer than the one before it (%d bytes)",
+				added[i].FilePath(), *added[i].ReferencedDataFile(), *added[i].ContentSizeInBytes(), *added[i-1].ContentSizeInBytes())
+		}
+	}
+	return nil
 }
 
 // dataLocation is where the table's data and delete files go.

@@ -95,8 +95,8 @@ func genChangeFn(c changeSpec, emit func(icebeamChange)) {
 // upserts, inserts: first DVs on several data files and a new data file), then a
 // second CDC batch that deletes more rows of one base data file that already has a
 // DV (its DV is merged and replaced). In the second scenario the second batch also
-// upserts rows of the first batch's data file, so its Puffin file holds several DVs, one
-// replacing an older DV (DuckDB's known DV bug, see known_issues.json).
+// upserts rows of the first batch's data file, so its commit holds several DVs, one
+// replacing an older DV. The third is writeMORReplaced.
 func writeIcebeamMOR(t *testing.T) {
 	cat, err := icebergtest.NewLocalCatalogAt(catalogDir(t))
 	if err != nil {
@@ -114,19 +114,31 @@ func writeIcebeamMOR(t *testing.T) {
 		live := writeMORScenario(t, cat, v.ident, v.twoFiles)
 		exp.Scenarios = append(exp.Scenarios, scenarioFor(t, v.name, v.ident, 3, live, "PUFFIN/position"))
 	}
+	const replaced = "go_icebeam.v3_mor_replaced"
+	exp.Scenarios = append(exp.Scenarios, scenarioFor(t, "v3 merge-on-read CDC (4 batches, DVs replaced in each)",
+		replaced, 3, writeMORReplaced(t, cat, replaced), "PUFFIN/position"))
 	if err := WriteJSON(filepath.Join(expectedDir(t), "icebeam_mor.json"), exp); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// writeMORScenario writes one merge-on-read scenario to ident and returns its live
-// rows by id.
-func writeMORScenario(t *testing.T, cat *icebergtest.LocalCatalog, ident string, twoFiles bool) map[int64][]any {
-	ctx := context.Background()
-	id := table.Identifier(strings.Split(ident, "."))
+// morTable is a v3 table written with iceberg.Write and its model: the live rows
+// by id.
+type morTable struct {
+	t     *testing.T
+	cat   *icebergtest.LocalCatalog
+	ident string
+	live  map[int64][]any
+	seq   int64
+}
+
+// newMORTable creates ident and appends the ids of each range in ranges, one
+// iceberg.Write (one commit) per range.
+func newMORTable(t *testing.T, cat *icebergtest.LocalCatalog, ident string, ranges ...[2]int64) *morTable {
+	t.Helper()
 	icebergtest.CreateTable(t, cat.Catalog, ident, Schema(), icebergtest.WithFormatVersion(3))
-	live := map[int64][]any{}
-	for _, r := range [][2]int64{{0, 20000}, {20000, 30000}} {
+	m := &morTable{t: t, cat: cat, ident: ident, live: map[int64][]any{}}
+	for _, r := range ranges {
 		p, s := beam.NewPipelineWithRoot()
 		var ranges []idRange
 		for lo := r[0]; lo < r[1]; lo += 5000 {
@@ -142,37 +154,60 @@ func writeMORScenario(t *testing.T, cat *icebergtest.LocalCatalog, ident string,
 			t.Fatalf("append %s: %v", ident, err)
 		}
 		for id := r[0]; id < r[1]; id++ {
-			live[id] = GenRow(id)
+			m.live[id] = GenRow(id)
 		}
 	}
-	seq := int64(0)
-	apply := func(changes []changeSpec) {
-		t.Helper()
-		p, s := beam.NewPipelineWithRoot()
-		res, err := iceberg.TryWrite(s, iceberg.WriteConfig{Table: ident, CatalogName: cat.Name, CatalogProperties: cat.Props,
-			Mode: iceberg.MergeOnRead, ChangeTypeColumn: "op", Upsert: true,
-			ChangeTypeMap: map[string]string{"c": iceberg.ChangeInsert, "u": iceberg.ChangeUpdateAfter, "d": iceberg.ChangeDelete},
-		}, beam.ParDo(s, genChangeFn, beam.CreateList(s, changes)))
-		if err != nil {
-			t.Fatalf("TryWrite %s (merge-on-read): %v", ident, err)
-		}
-		passert.Count(s, res.DeadLetter, "dead letters", 0)
-		passert.Count(s, res.Snapshots, "snapshots", 1)
-		if err := ptest.Run(p); err != nil {
-			t.Fatalf("merge-on-read %s: %v", ident, err)
-		}
-		for _, c := range changes {
-			if c.Op == "d" {
-				delete(live, c.ID)
-			} else {
-				live[c.ID] = morValues(c)
-			}
+	return m
+}
+
+// change is the next change: op on id with the values of GenRow(valuesOf).
+func (m *morTable) change(op string, id, valuesOf int64) changeSpec {
+	m.seq++
+	return changeSpec{Op: op, ID: id, ValuesOf: valuesOf, Seq: m.seq}
+}
+
+// apply writes changes with iceberg.Write in mode merge-on-read (upsert), one
+// commit, and applies them to the model.
+func (m *morTable) apply(changes []changeSpec) {
+	m.t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	res, err := iceberg.TryWrite(s, iceberg.WriteConfig{Table: m.ident, CatalogName: m.cat.Name, CatalogProperties: m.cat.Props,
+		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "op", Upsert: true,
+		ChangeTypeMap: map[string]string{"c": iceberg.ChangeInsert, "u": iceberg.ChangeUpdateAfter, "d": iceberg.ChangeDelete},
+	}, beam.ParDo(s, genChangeFn, beam.CreateList(s, changes)))
+	if err != nil {
+		m.t.Fatalf("TryWrite %s (merge-on-read): %v", m.ident, err)
+	}
+	passert.Count(s, res.DeadLetter, "dead letters", 0)
+	passert.Count(s, res.Snapshots, "snapshots", 1)
+	if err := ptest.Run(p); err != nil {
+		m.t.Fatalf("merge-on-read %s: %v", m.ident, err)
+	}
+	for _, c := range changes {
+		if c.Op == "d" {
+			delete(m.live, c.ID)
+		} else {
+			m.live[c.ID] = morValues(c)
 		}
 	}
-	change := func(op string, id, valuesOf int64) changeSpec {
-		seq++
-		return changeSpec{Op: op, ID: id, ValuesOf: valuesOf, Seq: seq}
+}
+
+// load loads the table.
+func (m *morTable) load() *table.Table {
+	m.t.Helper()
+	tbl, err := m.cat.Catalog.LoadTable(context.Background(), table.Identifier(strings.Split(m.ident, ".")))
+	if err != nil {
+		m.t.Fatal(err)
 	}
+	return tbl
+}
+
+// writeMORScenario writes one merge-on-read scenario to ident and returns its live
+// rows by id.
+func writeMORScenario(t *testing.T, cat *icebergtest.LocalCatalog, ident string, twoFiles bool) map[int64][]any {
+	ctx := context.Background()
+	m := newMORTable(t, cat, ident, [2]int64{0, 20000}, [2]int64{20000, 30000})
+	apply, change := m.apply, m.change
 
 	// Batch 1: delete ids ending in 3, upsert ids ending in 7 with other values, in
 	// [0, 30000); insert 30000..30999.
@@ -192,10 +227,7 @@ func writeMORScenario(t *testing.T, cat *icebergtest.LocalCatalog, ident string,
 
 	// Batch 2: delete up to 300 ids ending in 5 of one base data file that has a DV
 	// now (its DV is replaced by the union).
-	tbl, err := cat.Catalog.LoadTable(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := m.load()
 	dvs := icebergtest.LiveDVs(t, tbl)
 	var target string
 	for _, df := range icebergtest.DataFiles(t, tbl) {
@@ -227,10 +259,7 @@ func writeMORScenario(t *testing.T, cat *icebergtest.LocalCatalog, ident string,
 	}
 	apply(b2)
 
-	tbl, err = cat.Catalog.LoadTable(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl = m.load()
 	icebergtest.RequireValid(t, tbl)
 	sum := tbl.CurrentSnapshot().Summary.Properties
 	// Without twoFiles one DV (replacing the old one); with it, also first DVs on the
@@ -239,7 +268,66 @@ func writeMORScenario(t *testing.T, cat *icebergtest.LocalCatalog, ident string,
 	if sum["removed-dvs"] != "1" || (added == 1) == twoFiles {
 		t.Fatalf("%s: second batch added %d and replaced %s DVs", ident, added, sum["removed-dvs"])
 	}
-	return live
+	return m.live
+}
+
+// writeMORReplaced writes ident: three appends of 6,000 rows, then four CDC batches
+// that each replace DVs. Of the base data files in path order, the 1st loses every
+// 8th row per batch (its DV grows to a half of the file, no runs), the 2nd one
+// delete and one upsert per batch, the 3rd two deletes in batches 1 and 3 (in batch 1
+// a DV as long as the 2nd file's); from batch 2 on, the row upserted the batch
+// before is upserted again (a DV on a data file CDC wrote). With one Puffin file per
+// commit and blobs in path order, the long DV came first and DuckDB 1.5.5 read the
+// next blob as that DV (README.md); the live rows by id are returned.
+func writeMORReplaced(t *testing.T, cat *icebergtest.LocalCatalog, ident string) map[int64][]any {
+	ctx := context.Background()
+	m := newMORTable(t, cat, ident, [2]int64{0, 6000}, [2]int64{6000, 12000}, [2]int64{12000, 18000})
+	tbl := m.load()
+	var paths []string
+	for _, df := range icebergtest.DataFiles(t, tbl) {
+		paths = append(paths, df.FilePath())
+	}
+	slices.Sort(paths)
+	if len(paths) < 3 {
+		t.Fatalf("%s: the appends made %d data files, want at least 3", ident, len(paths))
+	}
+	var ids [3][]int64
+	for i := range ids {
+		var err error
+		if ids[i], err = idsAt(ctx, tbl, paths[i]); err != nil {
+			t.Fatal(err)
+		}
+		if len(ids[i]) < 1000 {
+			t.Fatalf("%s: data file %s holds %d rows, want at least 1000", ident, paths[i], len(ids[i]))
+		}
+	}
+	var upserted int64 = -1
+	for k := 0; k < 4; k++ {
+		var b []changeSpec
+		for i, id := range ids[0] {
+			if i%8 == 2*k {
+				b = append(b, m.change("d", id, id))
+			}
+		}
+		b = append(b, m.change("d", ids[1][10*k], ids[1][10*k]))
+		if k%2 == 0 {
+			b = append(b, m.change("d", ids[2][10*k], ids[2][10*k]), m.change("d", ids[2][10*k+1], ids[2][10*k+1]))
+		}
+		if upserted >= 0 {
+			b = append(b, m.change("u", upserted, upserted+900000))
+		}
+		upserted = ids[1][10*k+1]
+		b = append(b, m.change("u", upserted, upserted+800000))
+		m.apply(b)
+		if k > 0 {
+			sum := m.load().CurrentSnapshot().Summary.Properties
+			if n, _ := strconv.Atoi(sum["removed-dvs"]); n < 2 {
+				t.Fatalf("%s: batch %d replaced %s DVs, want at least 2", ident, k+1, sum["removed-dvs"])
+			}
+		}
+	}
+	icebergtest.RequireValid(t, m.load())
+	return m.live
 }
 
 // idsAt returns the ids of the rows of data file path of tbl (deleted or not).

@@ -94,7 +94,9 @@ func writeIcebergtest(t *testing.T) {
 	// v3 with deletion vectors, including a second DV delete on a data file
 	// that already has one (merged and replaced, as Java does). iceberg-go
 	// lists the blobs of a Puffin file in data file path order; the two
-	// variants put the replacing DV first or second in its Puffin file.
+	// variants put the replacing DV first or second in its Puffin file. The 2nd
+	// variant's 1st blob is longer than the rest of its file: DuckDB 1.5.5 misreads
+	// it for that reason, as in the minimal reproduction below.
 	for _, v := range []struct {
 		ident, name string
 		mergedFirst bool
@@ -122,6 +124,38 @@ func writeIcebergtest(t *testing.T) {
 		tbl = icebergtest.DeleteRowsDV(t, tbl, merge(
 			positions(target, live, func(id int64) bool { return pos(id) >= 100 && pos(id) < 200 && pos(id)%10 != 3 }),
 			positions(other, live, func(id int64) bool { return pos(id)%7 == 0 })))
+		icebergtest.RequireValid(t, tbl)
+		exp.Scenarios = append(exp.Scenarios, scenarioFor(t, v.name, v.ident, 3, live, "PUFFIN/position"))
+	}
+	// The minimal reproduction of DuckDB 1.5.5's deletion-vector bug (README.md):
+	// one commit, no DV replaced, one Puffin file with two DVs. When the 1st blob
+	// (1,000 positions, about 2 KB) is at least as long as the rest of the file
+	// after it, DuckDB's external file cache widens the 1st blob's read to the
+	// footer and DuckDB then decodes the 2nd data file's DV from the start of that
+	// cached range: the 1st blob. The control puts the small DV first.
+	for _, v := range []struct {
+		ident, name string
+		bigFirst    bool
+	}{
+		{"go_icebergtest.v3_dv_big_first", "v3 DVs, one Puffin, 1st DV larger than the rest", true},
+		{"go_icebergtest.v3_dv_small_first", "v3 DVs, one Puffin, 1st DV smaller than the rest", false},
+	} {
+		live := map[int64][]any{}
+		tbl := icebergtest.CreateTable(t, cat.Catalog, v.ident, Schema(), icebergtest.WithFormatVersion(3))
+		var files []fileRows
+		for i := int64(0); i < 2; i++ {
+			var f fileRows
+			tbl, f = appendRange(tbl, i*2000, (i+1)*2000, live)
+			files = append(files, f)
+		}
+		sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+		big, small := files[0], files[1]
+		if !v.bigFirst {
+			big, small = files[1], files[0]
+		}
+		tbl = icebergtest.DeleteRowsDV(t, tbl, merge(
+			positions(big, live, func(id int64) bool { return id%2 == 0 }),
+			positions(small, live, func(id int64) bool { return id%2000 == 5 })))
 		icebergtest.RequireValid(t, tbl)
 		exp.Scenarios = append(exp.Scenarios, scenarioFor(t, v.name, v.ident, 3, live, "PUFFIN/position"))
 	}
