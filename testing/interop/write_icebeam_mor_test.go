@@ -114,6 +114,7 @@ func writeIcebeamMOR(t *testing.T) {
 		live := writeMORScenario(t, cat, v.ident, v.twoFiles)
 		exp.Scenarios = append(exp.Scenarios, scenarioFor(t, v.name, v.ident, 3, live, "PUFFIN/position"))
 	}
+	exp.Scenarios = append(exp.Scenarios, writeUTF8MOR(t, cat))
 	if err := WriteJSON(filepath.Join(expectedDir(t), "icebeam_mor.json"), exp); err != nil {
 		t.Fatal(err)
 	}
