@@ -117,6 +117,7 @@ func writeIcebeamMOR(t *testing.T) {
 	const replaced = "go_icebeam.v3_mor_replaced"
 	exp.Scenarios = append(exp.Scenarios, scenarioFor(t, "v3 merge-on-read CDC (4 batches, DVs replaced in each)",
 		replaced, 3, writeMORReplaced(t, cat, replaced), "PUFFIN/position"))
+	exp.Scenarios = append(exp.Scenarios, writeUTF8MOR(t, cat))
 	if err := WriteJSON(filepath.Join(expectedDir(t), "icebeam_mor.json"), exp); err != nil {
 		t.Fatal(err)
 	}
