@@ -65,20 +65,6 @@ var changesSchema = buildSchema("changes", reflect.TypeFor[ChangesConfig]())
 // ChangesKeys returns the managed keys ChangesConfig accepts, in field order.
 func ChangesKeys() []string { return append([]string(nil), changesSchema.keys...) }
 
-// ChangesOption changes a ChangesConfig. Options store values; Validate judges them.
-type ChangesOption func(*ChangesConfig)
-
-// With returns a copy of c with opts applied in order (nil options are skipped). It does
-// not validate: call Validate on the result.
-func (c ChangesConfig) With(opts ...ChangesOption) ChangesConfig {
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c
-}
-
 // ParseChangesConfig builds a ChangesConfig from a managed-style map and validates it.
 // Every problem is reported at once (see ParseReadConfig for the error form).
 func ParseChangesConfig(m map[string]any) (ChangesConfig, error) {

@@ -94,3 +94,9 @@ func wantErrorKeys(t *testing.T, err error, substr string, keys ...string) {
 		t.Errorf("error %q does not contain %q", err, substr)
 	}
 }
+
+// changed returns a copy of c changed by f.
+func changed[C any](c C, f func(*C)) C {
+	f(&c)
+	return c
+}

@@ -63,20 +63,6 @@ type ReadConfig struct {
 	OutputType reflect.Type `managed:"-"`
 }
 
-// ReadOption changes a ReadConfig. Options store values; Validate judges them.
-type ReadOption func(*ReadConfig)
-
-// With returns a copy of c with opts applied in order (nil options are skipped). It does
-// not validate: call Validate on the result.
-func (c ReadConfig) With(opts ...ReadOption) ReadConfig {
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c
-}
-
 // ParseReadConfig builds a ReadConfig from a managed-style map (as decoded from YAML or
 // JSON, or built in Go) and validates it. Every problem is reported at once: the error
 // is a *ConfigError or a list of them (use errors.As / errors.Is with ErrInvalidConfig).

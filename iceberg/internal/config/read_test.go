@@ -169,9 +169,9 @@ func TestReadValidateTyped(t *testing.T) {
 		c    ReadConfig
 		keys []string
 	}{
-		{"output type not struct", base.With(func(c *ReadConfig) { c.OutputType = reflect.TypeFor[int]() }), []string{"OutputType"}},
-		{"negative snapshot", base.With(func(c *ReadConfig) { c.SnapshotID = &neg }), []string{KeySnapshotID}},
-		{"zero time", base.With(func(c *ReadConfig) { c.AsOfTimestamp = time.Time{}.Format(time.RFC3339Nano) }), []string{KeyAsOfTimestamp}},
+		{"output type not struct", changed(base, func(c *ReadConfig) { c.OutputType = reflect.TypeFor[int]() }), []string{"OutputType"}},
+		{"negative snapshot", changed(base, func(c *ReadConfig) { c.SnapshotID = &neg }), []string{KeySnapshotID}},
+		{"zero time", changed(base, func(c *ReadConfig) { c.AsOfTimestamp = time.Time{}.Format(time.RFC3339Nano) }), []string{KeyAsOfTimestamp}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,7 +179,7 @@ func TestReadValidateTyped(t *testing.T) {
 		})
 	}
 	t.Run("struct output type", func(t *testing.T) {
-		c := base.With(func(c *ReadConfig) { c.OutputType = reflect.TypeFor[struct{ A int }]() })
+		c := changed(base, func(c *ReadConfig) { c.OutputType = reflect.TypeFor[struct{ A int }]() })
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}

@@ -184,20 +184,6 @@ type WriteConfig struct {
 	UseSideInputTableCache bool `managed:"use_side_input_table_cache"`
 }
 
-// WriteOption changes a WriteConfig. Options store values; Validate judges them.
-type WriteOption func(*WriteConfig)
-
-// With returns a copy of c with opts applied in order (nil options are skipped). It does
-// not validate: call Validate on the result.
-func (c WriteConfig) With(opts ...WriteOption) WriteConfig {
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c
-}
-
 // ParseWriteConfig builds a WriteConfig from a managed-style map and validates it. Every
 // problem is reported at once (see ParseReadConfig). SinkID stays empty when not given.
 func ParseWriteConfig(m map[string]any) (WriteConfig, error) {

@@ -152,7 +152,7 @@ func TestWriteResolved(t *testing.T) {
 	})
 	t.Run("merge-on-read", func(t *testing.T) {
 		n := 8
-		c := base.With(func(c *WriteConfig) { c.Mode = MergeOnRead; c.NumShards = &n })
+		c := changed(base, func(c *WriteConfig) { c.Mode = MergeOnRead; c.NumShards = &n })
 		r := c.Resolved()
 		if *r.NumShards != 8 || *r.ShardsPerPartition != 8 || *r.SorterMemoryMB != 100 ||
 			r.SequenceNumberColumn != DefaultSequenceNumberColumn || r.DeleteFormat != "" {
@@ -161,14 +161,14 @@ func TestWriteResolved(t *testing.T) {
 		if err := r.Validate(); err != nil {
 			t.Errorf("Validate: %v", err)
 		}
-		r2 := base.With(func(c *WriteConfig) { c.Mode = MergeOnRead }).Resolved()
+		r2 := changed(base, func(c *WriteConfig) { c.Mode = MergeOnRead }).Resolved()
 		if *r2.NumShards != DefaultNumShards || *r2.ShardsPerPartition != DefaultNumShards {
 			t.Errorf("default shards: %+v", r2)
 		}
 	})
 	t.Run("explicit value kept", func(t *testing.T) {
 		zero := 0
-		r := base.With(func(c *WriteConfig) { c.AllowedLatenessSeconds = &zero }).Resolved()
+		r := changed(base, func(c *WriteConfig) { c.AllowedLatenessSeconds = &zero }).Resolved()
 		if *r.AllowedLatenessSeconds != 0 {
 			t.Errorf("lateness = %d, want 0", *r.AllowedLatenessSeconds)
 		}
