@@ -87,13 +87,9 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	if err != nil {
 		return WriteResult{}, err
 	}
-	sinkID := cfg.SinkID
-	if sinkID == "" {
-		sinkID = uuid.NewString()
-	}
-	spec, err := write.NewSpec(cfg.internal(), sinkID)
+	spec, err := newSpec(cfg)
 	if err != nil {
-		return WriteResult{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
+		return WriteResult{}, err
 	}
 	ctx := context.Background()
 	cat, err := catalogs.Get(ctx, cfg.CatalogName, cfg.CatalogProperties)
@@ -107,9 +103,23 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	} else if _, err := cat.ListNamespaces(ctx, nil); err != nil {
 		return WriteResult{}, fmt.Errorf("iceberg: write %s: catalog unreachable: %w", cfg.Table, err)
 	}
-	return streamingWrite(s, cfg, sinkID, rows, func(rows beam.PCollection) (beam.PCollection, beam.PCollection, error) {
+	return streamingWrite(s, cfg, spec.SinkID, rows, func(rows beam.PCollection) (beam.PCollection, beam.PCollection, error) {
 		return write.Append(s, spec, rows)
 	})
+}
+
+// newSpec returns the write spec of cfg (valid) for its sink id, a fresh UUID when
+// cfg has none.
+func newSpec(cfg WriteConfig) (write.Spec, error) {
+	sinkID := cfg.SinkID
+	if sinkID == "" {
+		sinkID = uuid.NewString()
+	}
+	spec, err := write.NewSpec(cfg.internal(), sinkID)
+	if err != nil {
+		return write.Spec{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
+	}
+	return spec, nil
 }
 
 // streamingWrite runs build (either write mode) over rows in their commit windows

@@ -7,7 +7,6 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	ibg "github.com/apache/iceberg-go"
-	"github.com/google/uuid"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
@@ -32,13 +31,9 @@ func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (
 	if err := checkMergeOnReadSupport(cfg); err != nil {
 		return WriteResult{}, err
 	}
-	sinkID := cfg.SinkID
-	if sinkID == "" {
-		sinkID = uuid.NewString()
-	}
-	spec, err := write.NewSpec(cfg.internal(), sinkID)
+	spec, err := newSpec(cfg)
 	if err != nil {
-		return WriteResult{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
+		return WriteResult{}, err
 	}
 	var rowSchema *ibg.Schema
 	if t := rows.Type().Type(); t != reflect.TypeFor[row.Row]() {
@@ -56,7 +51,7 @@ func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (
 	if err := write.PrepareTable(context.Background(), &spec, rowSchema); err != nil {
 		return WriteResult{}, err
 	}
-	return streamingWrite(s, cfg, sinkID, rows, func(rows beam.PCollection) (beam.PCollection, beam.PCollection, error) {
+	return streamingWrite(s, cfg, spec.SinkID, rows, func(rows beam.PCollection) (beam.PCollection, beam.PCollection, error) {
 		return write.MergeOnRead(s, spec, rows)
 	})
 }
