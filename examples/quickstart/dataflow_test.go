@@ -148,7 +148,7 @@ func TestTranslatesStreamingForDataflow(t *testing.T) {
 		commit string // unique name suffix of the commit DoFn
 	}{
 		{"append", buildStreamingAppend, "/write.commitFn"},
-		{"merge-on-read", buildStreamingChanges, "/write.changeCommitFn"},
+		{"merge-on-read", buildStreamingChanges, "/write.commitFn"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cat, err := icebergtest.NewLocalCatalogAt(t.TempDir())

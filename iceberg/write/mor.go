@@ -17,7 +17,7 @@ import (
 //     sequence number, kind) within sorter_memory_mb, collapse each key to its net
 //     effect, write new rows to data files, and resolve the keys to delete to row
 //     positions (DV mode) or keep them as keys (equality mode).
-//  3. GroupByKey by table in the global window, then changeCommitFn commits each window,
+//  3. GroupByKey by table in the global window, then commitFn commits each window,
 //     oldest first, as one RowDelta through the Committer, exactly once per sink id
 //     and window.
 //
@@ -61,7 +61,7 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 		return fail(err)
 	}
 	deads = append(deads, results[1])
-	commits, err := beam.TryParDo(s.Scope("Commit"), newChangeCommitFn(spec), OrderPanes(s, results[0]))
+	commits, err := beam.TryParDo(s.Scope("Commit"), newCommitFn(spec), OrderPanes(s, results[0]))
 	if err != nil {
 		return fail(err)
 	}

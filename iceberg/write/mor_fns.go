@@ -13,8 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	ibg "github.com/apache/iceberg-go"
@@ -476,50 +474,8 @@ func (f *changeShardFn) collapse(ctx context.Context, tbl *table.Table, parser *
 	return files, deleteKeys, maxSeq, nil
 }
 
-// changeCommitFn commits each window of one table, oldest first (see OrderPanes),
-// through the Committer and emits a SnapshotInfo per commit. It holds on-time panes
-// in state until the watermark passes their window's end.
-type changeCommitFn struct {
-	Spec Spec
-
-	Pending state.Bag[Pane]
-	Handled state.Value[int64]
-	Turn    timers.EventTime
-
-	rt *runtime
-}
-
-func newChangeCommitFn(spec Spec) *changeCommitFn {
-	return &changeCommitFn{Spec: spec, Pending: state.MakeBagState[Pane]("pending"), Handled: state.MakeValueState[int64]("handled"), Turn: timers.InEventTime("turn")}
-}
-
-func (f *changeCommitFn) Setup(ctx context.Context) error {
-	var err error
-	f.rt, err = f.Spec.runtime()
-	return err
-}
-
-func (f *changeCommitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, p Pane, emit func(SnapshotInfo)) error {
-	return Arrive(sp, tp, f.Pending, f.Handled, f.Turn, p, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
-}
-
-func (f *changeCommitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(SnapshotInfo)) error {
-	return Fire(sp, f.Pending, f.Handled, ts, func(p Pane) error { return f.commit(ctx, dest, p, emit) },
-		func(end int64) (bool, error) {
-			ident, err := catalogs.ParseIdent(dest)
-			if err != nil {
-				return false, err
-			}
-			cat, err := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
-			if err != nil {
-				return false, err
-			}
-			return Committed(ctx, cat, ident, f.Spec.SinkID, end)
-		})
-}
-
 // commit commits one pane: the shard results of one window (or one late pane).
-func (f *changeCommitFn) commit(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
+func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
 	fail := func(err error) error { return fmt.Errorf("iceberg: commit %s: %w", dest, err) }
 	ident, err := catalogs.ParseIdent(dest)
 	if err != nil {
@@ -599,7 +555,6 @@ func (f *changeCommitFn) commit(ctx context.Context, dest string, p Pane, emit f
 func init() {
 	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(DeadLetter), error](&changeParseFn{})
 	register.DoFn5x1[context.Context, string, func(*[]byte) bool, func(string, Part), func(DeadLetter), error](&changeShardFn{})
-	register.DoFn6x1[context.Context, state.Provider, timers.Provider, string, Pane, func(SnapshotInfo), error](&changeCommitFn{})
 	register.Emitter1[DeadLetter]()
 	register.Emitter1[SnapshotInfo]()
 	register.Emitter3[beam.EventTime, string, []byte]()

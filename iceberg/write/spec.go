@@ -67,7 +67,9 @@ type Spec struct {
 	// successive shuffle shards (distribution_mode=hash).
 	AutoShard bool
 
-	// The merge-on-read keys (empty for appends). ChangeTypeColumn, ChangeTypeMap (a
+	// MergeOnRead is true for mode merge-on-read.
+	MergeOnRead bool
+	// The merge-on-read keys (empty for appends): ChangeTypeColumn, ChangeTypeMap (a
 	// JSON object), SequenceNumberColumn, EqualityColumns, Upsert and DeleteFormat
 	// describe the change rows (see config.WriteConfig); PrepareTable sets
 	// EqualityColumns to the table's identifier fields when the config has none.
@@ -126,6 +128,7 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 		s.LatenessMs = int64(cfg.Lateness() / time.Millisecond)
 	}
 	if cfg.Mode == config.MergeOnRead {
+		s.MergeOnRead = true
 		cfg = cfg.Resolved()
 		s.ChangeTypeColumn, s.SequenceNumberColumn = cfg.ChangeTypeColumn, cfg.SequenceNumberColumn
 		s.EqualityColumns, s.Upsert, s.DeleteFormat = slices.Clone(cfg.EqualityColumns), cfg.Upsert, string(cfg.DeleteFormat)

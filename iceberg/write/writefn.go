@@ -357,8 +357,9 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, st
 	return nil
 }
 
-// commitFn commits each table's files, one commit per window and table, oldest
-// window first (see OrderPanes), through the Committer. It holds each table's
+// commitFn commits each table's files (and, merge-on-read, its shards' deletes), one
+// commit per window and table, oldest window first (see OrderPanes), through the
+// Committer. It holds each table's
 // on-time panes in state until the watermark passes their window's end.
 type commitFn struct {
 	Spec Spec
@@ -399,6 +400,9 @@ func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Prov
 }
 
 func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
+	if f.Spec.MergeOnRead {
+		return f.commitChanges(ctx, dest, p, emit)
+	}
 	var enc []EncodedDataFile
 	for _, part := range p.Parts {
 		enc = append(enc, part.Files...)
