@@ -1,0 +1,309 @@
+"""Side-by-side bench: icebeam's merge-on-read CDC write against Spark 3.5 +
+Iceberg 1.10.1 MERGE INTO, on the same table, in the interop environment.
+
+Not a test and not part of run.sh: bench_merge.sh builds cmd/morbatch and runs
+this script; see README.md ("Merge bench").
+
+1. Spark creates two identical format-version 3 tables (merge-on-read write
+   properties, id the identifier field) of --rows rows in the SQLite catalog
+   "local" under --work: bench.icebeam and bench.spark; and a throwaway
+   bench.warmup of the same size.
+2. Spark runs --warmups MERGE statements on bench.warmup, then icebeam one write
+   (its files in the page cache); the Spark JVM stays up for the whole run.
+3. Each round generates a seeded batch of --batch changes (uniformly random
+   existing ids: ~60% updates, ~20% deletes; ~20% inserts of new ids; no id
+   twice) as JSON lines, then applies it with icebeam (morbatch, one process and
+   one pipeline on prism per round) and with Spark MERGE INTO, in alternating
+   order. Times: icebeam's pipeline run time as morbatch reports it and the
+   process wall time; Spark's MERGE statement wall time.
+4. Both tables must equal the model of the batches (Spark EXCEPT ALL both ways,
+   and a second read with PyIceberg); a mismatch exits 1.
+"""
+import argparse
+import json
+import os
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import engines  # noqa: E402
+
+CATALOG = engines.CATALOG
+NS = "bench"
+STATES = ["CA", "NY", "TX", "WA", "OR", "NV", "AZ", "CO", "UT", "FL", "GA", "IL", "MA", "NJ", "PA", "OH"]
+BATCH_SCHEMA = "op STRING, seq BIGINT, id BIGINT, name STRING, state STRING, amount DOUBLE"
+MERGE = f"""MERGE INTO {CATALOG}.%s t USING batch s ON t.id = s.id
+  WHEN MATCHED AND s.op = 'D' THEN DELETE
+  WHEN MATCHED THEN UPDATE SET t.name = s.name, t.state = s.state, t.amount = s.amount
+  WHEN NOT MATCHED AND s.op <> 'D' THEN INSERT (id, name, state, amount) VALUES (s.id, s.name, s.state, s.amount)"""
+
+
+def log(msg):
+    print("bench: " + msg, flush=True)
+
+
+def base_row(i):
+    """The initial row of id i; the same function as the SQL in create_table."""
+    return ("name-%d" % i, STATES[i % len(STATES)], (i % 100000) / 100)
+
+
+class Model:
+    """The live rows: ids below next_id that are alive, with their values when a
+    batch changed them (else base_row)."""
+
+    def __init__(self, rows):
+        self.alive = bytearray(b"\x01") * rows
+        self.next_id = rows
+        self.changed = {}
+
+    def batch(self, rng, size, rnd):
+        """A batch of size changes, each (op, seq, id, name, state, amount)."""
+        limit, used, out = self.next_id, set(), []
+        for i in range(size):
+            r = rng.random()
+            if r < 0.2:
+                op, key = "I", self.next_id
+                self.next_id += 1
+            else:
+                op = "U" if r < 0.8 else "D"
+                while True:
+                    key = rng.randrange(limit)
+                    if self.alive[key] and key not in used:
+                        break
+            used.add(key)
+            if op == "D":
+                vals = (None, None, None)
+            else:
+                vals = ("n%d-%d" % (rnd, rng.randrange(10**9)), rng.choice(STATES), rng.randrange(10**7) / 100)
+            out.append((op, rnd * 1_000_000 + i, key) + vals)
+        return out
+
+    def apply(self, changes):
+        for op, _, key, name, state, amount in changes:
+            if op == "D":
+                self.alive[key] = 0
+                self.changed.pop(key, None)
+            else:
+                if key >= len(self.alive):
+                    self.alive.extend(b"\x00" * (key + 1 - len(self.alive) + 100_000))
+                self.alive[key] = 1
+                self.changed[key] = (name, state, amount)
+
+    def arrow(self):
+        import pyarrow as pa
+        ids, names, states, amounts = [], [], [], []
+        for i in range(self.next_id):
+            if self.alive[i]:
+                n, s, a = self.changed.get(i) or base_row(i)
+                ids.append(i)
+                names.append(n)
+                states.append(s)
+                amounts.append(a)
+        return pa.table({"id": pa.array(ids, pa.int64()), "name": pa.array(names, pa.string()),
+                         "state": pa.array(states, pa.string()), "amount": pa.array(amounts, pa.float64())})
+
+
+def write_batch(path, changes):
+    with open(path, "w") as f:
+        for op, seq, key, name, state, amount in changes:
+            f.write(json.dumps(dict(op=op, seq=seq, id=key, name=name, state=state, amount=amount)) + "\n")
+
+
+def create_table(spark, ident, rows, files):
+    states = ", ".join("'%s'" % s for s in STATES)
+    spark.sql(f"""CREATE TABLE {CATALOG}.{ident} (id BIGINT NOT NULL, name STRING, state STRING, amount DOUBLE)
+        USING iceberg TBLPROPERTIES ('format-version'='3', 'write.delete.mode'='merge-on-read',
+          'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')""")
+    spark.sql(f"ALTER TABLE {CATALOG}.{ident} SET IDENTIFIER FIELDS id")
+    spark.sql(f"""INSERT INTO {CATALOG}.{ident}
+        SELECT id, concat('name-', CAST(id AS STRING)), element_at(array({states}), CAST(id % {len(STATES)} AS INT) + 1),
+               CAST(id % 100000 AS DOUBLE) / 100
+        FROM range(0, {rows}, 1, {files})""")
+
+
+def spark_merge(spark, ident, path):
+    spark.read.schema(BATCH_SCHEMA).json(path).createOrReplaceTempView("batch")
+    t0 = time.perf_counter()
+    spark.sql(MERGE % ident)
+    return time.perf_counter() - t0
+
+
+def icebeam_merge(a, ident, path, sink_id, logf):
+    cmd = [a.morbatch, "--catalog_dir", os.path.join(a.work, "catalog"), "--table", ident,
+           "--input", path, "--sink_id", sink_id]
+    if a.num_shards:
+        cmd += ["--num_shards", str(a.num_shards)]
+    t0 = time.perf_counter()
+    with open(logf, "w") as err:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit("bench: morbatch failed (exit %d), see %s" % (p.returncode, logf))
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    res["wall_s"] = wall
+    return res
+
+
+def files_of(spark, ident):
+    q = lambda s: spark.sql(s).collect()[0][0]
+    t = f"{CATALOG}.{ident}"
+    return dict(data_files=q(f"SELECT count(*) FROM {t}.data_files"),
+                delete_files=q(f"SELECT count(*) FROM {t}.delete_files"),
+                delete_file_paths=q(f"SELECT count(DISTINCT file_path) FROM {t}.delete_files"),
+                snapshots=q(f"SELECT count(*) FROM {t}.snapshots"))
+
+
+def verify(spark, a, model):
+    """Compares both tables with the model: Spark (count, distinct ids, checksum,
+    EXCEPT ALL both ways) and PyIceberg (a sorted full compare). Returns (ok, report)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    t0 = time.time()
+    want = model.arrow()
+    mpath = os.path.join(a.work, "model.parquet")
+    pq.write_table(want, mpath)
+    spark.read.parquet(mpath).createOrReplaceTempView("model")
+    ok, rep = True, {}
+    checksum = "sum(CAST(xxhash64(id, name, state, amount) AS DECIMAL(38,0)))"
+    for name, src in (("model", "model"), ("icebeam", f"{CATALOG}.{NS}.icebeam"), ("spark", f"{CATALOG}.{NS}.spark")):
+        r = spark.sql(f"SELECT count(*), count(DISTINCT id), {checksum} FROM {src}").collect()[0]
+        rep[name] = dict(count=r[0], distinct_ids=r[1], checksum=str(r[2]))
+        if name != "model":
+            for way, q in (("missing", f"SELECT * FROM model EXCEPT ALL SELECT * FROM {src}"),
+                           ("extra", f"SELECT * FROM {src} EXCEPT ALL SELECT * FROM model")):
+                n = spark.sql(f"SELECT count(*) FROM ({q})").collect()[0][0]
+                rep[name][way] = n
+                ok = ok and n == 0
+            ok = ok and rep[name] == dict(rep["model"], missing=0, extra=0)
+    # A second reader: PyIceberg, a full compare after sorting by id.
+    from pyiceberg.catalog.sql import SqlCatalog
+    db, wh = engines.paths(a.work)
+    cat = SqlCatalog(CATALOG, uri="sqlite:///" + db, warehouse="file://" + wh)
+    for name in ("icebeam", "spark"):
+        got = cat.load_table(f"{NS}.{name}").scan().to_arrow()
+        got = got.take(pc.sort_indices(got, [("id", "ascending")]))
+        same = got.num_rows == want.num_rows and all(
+            got.column(c).combine_chunks().equals(want.column(c).combine_chunks()) for c in want.column_names)
+        rep[name]["pyiceberg_equal"] = same
+        ok = ok and same
+    rep["seconds"] = round(time.time() - t0, 1)
+    return ok, rep
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True, help="folder for the catalog, batches, logs (not .deps/run)")
+    ap.add_argument("--jars", required=True)
+    ap.add_argument("--morbatch", required=True, help="the built cmd/morbatch binary")
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--batch", type=int, default=10_000)
+    ap.add_argument("--files", type=int, default=4, help="data files of the initial tables")
+    ap.add_argument("--warmups", type=int, default=3, help="Spark warm-up MERGEs (at least 2)")
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--num_shards", type=int, default=0, help="icebeam num_shards (0: its default)")
+    a = ap.parse_args()
+    if a.warmups < 2 or a.rounds < 1:
+        raise SystemExit("bench: --warmups must be at least 2 and --rounds at least 1")
+    os.makedirs(os.path.join(a.work, "catalog", "warehouse"), exist_ok=True)
+    os.makedirs(os.path.join(a.work, "batches"), exist_ok=True)
+    os.makedirs(os.path.join(a.work, "logs"), exist_ok=True)
+    db, _ = engines.paths(a.work)
+    with sqlite3.connect(db) as c:  # WAL, as icebergtest opens it, before any client
+        c.execute("PRAGMA journal_mode=WAL")
+    run_id = "%x" % int(time.time())
+    t_start = time.time()
+
+    spark = engines.spark_session(a.work, a.jars)
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{NS}")
+    t0 = time.time()
+    for name in ("icebeam", "spark", "warmup"):
+        create_table(spark, f"{NS}.{name}", a.rows, a.files)
+    log("created %s.icebeam, %s.spark and %s.warmup: %d rows each in %d data files (%.1fs)"
+        % (NS, NS, NS, a.rows, a.files, time.time() - t0))
+
+    # Warm-up: Spark MERGEs on the throwaway table, then one icebeam write on it.
+    wmodel = Model(a.rows)
+    for w in range(a.warmups + 1):
+        changes = wmodel.batch(random.Random("%d:warmup:%d" % (a.seed, w)), a.batch, 1000 + w)
+        wmodel.apply(changes)
+        path = os.path.join(a.work, "batches", "warmup-%d.jsonl" % w)
+        write_batch(path, changes)
+        if w < a.warmups:
+            log("warm-up %d: Spark MERGE %.2fs" % (w + 1, spark_merge(spark, f"{NS}.warmup", path)))
+        else:
+            r = icebeam_merge(a, f"{NS}.warmup", path, "bench-%s-warmup" % run_id, os.path.join(a.work, "logs", "warmup.log"))
+            log("warm-up: icebeam pipeline %.2fs (process %.2fs)" % (r["pipeline_s"], r["wall_s"]))
+
+    model = Model(a.rows)
+    rounds = []
+    hdr = "%5s %17s %9s %11s %11s %9s" % ("round", "changes U/D/I", "icebeam", "(process)", "spark", "ib/spark")
+    print(hdr + "\n" + "-" * len(hdr), flush=True)
+    for rnd in range(1, a.rounds + 1):
+        changes = model.batch(random.Random("%d:round:%d" % (a.seed, rnd)), a.batch, rnd)
+        path = os.path.join(a.work, "batches", "round-%03d.jsonl" % rnd)
+        write_batch(path, changes)
+        counts = {k: sum(1 for c in changes if c[0] == k) for k in "UDI"}
+        ib = sp = None
+        for engine in (("icebeam", "spark") if rnd % 2 else ("spark", "icebeam")):
+            if engine == "icebeam":
+                ib = icebeam_merge(a, f"{NS}.icebeam", path, "bench-%s-r%d" % (run_id, rnd),
+                                   os.path.join(a.work, "logs", "round-%03d.log" % rnd))
+            else:
+                sp = spark_merge(spark, f"{NS}.spark", path)
+        model.apply(changes)
+        rounds.append(dict(round=rnd, changes=counts, icebeam_pipeline_s=ib["pipeline_s"], icebeam_build_s=ib["build_s"],
+                           icebeam_process_s=ib["wall_s"], spark_merge_s=sp, icebeam_counters=ib["counters"]))
+        print("%5d %17s %8.2fs %10.2fs %10.2fs %9.2f" % (rnd, "%d/%d/%d" % (counts["U"], counts["D"], counts["I"]),
+              ib["pipeline_s"], ib["wall_s"], sp, ib["pipeline_s"] / sp), flush=True)
+
+    spark.sql(f"REFRESH TABLE {CATALOG}.{NS}.icebeam")  # icebeam committed behind Spark's table cache
+    files = {name: files_of(spark, f"{NS}.{name}") for name in ("icebeam", "spark")}
+    k = min(3, a.rounds)
+    early, late = rounds[:k], rounds[-k:]
+    summ = {}
+    for key, label in (("icebeam_pipeline_s", "icebeam pipeline"), ("icebeam_process_s", "icebeam process"),
+                       ("spark_merge_s", "spark MERGE")):
+        e, l = median([r[key] for r in early]), median([r[key] for r in late])
+        summ[key] = dict(early=e, late=l, late_over_early=l / e)
+    for key in ("icebeam_pipeline_s", "icebeam_process_s"):
+        summ[key]["over_spark_early"] = summ[key]["early"] / summ["spark_merge_s"]["early"]
+        summ[key]["over_spark_late"] = summ[key]["late"] / summ["spark_merge_s"]["late"]
+
+    er, lr = "%d-%d" % (early[0]["round"], early[-1]["round"]), "%d-%d" % (late[0]["round"], late[-1]["round"])
+    print("\nmedians (seconds)  rounds %-6s rounds %-6s late/early" % (er, lr))
+    for key, label in (("icebeam_pipeline_s", "icebeam pipeline"), ("icebeam_process_s", "icebeam process"),
+                       ("spark_merge_s", "spark MERGE")):
+        s = summ[key]
+        print("  %-16s %12.2f %13.2f %10.2f" % (label, s["early"], s["late"], s["late_over_early"]))
+    for key, label in (("icebeam_pipeline_s", "icebeam pipeline"), ("icebeam_process_s", "icebeam process")):
+        s = summ[key]
+        print("  ratio %s / spark MERGE: rounds %s %.2f, rounds %s %.2f" % (label, er, s["over_spark_early"], lr, s["over_spark_late"]))
+    for name, f in files.items():
+        print("  %-8s live data files %d, live delete files %d (in %d files), %d snapshots"
+              % (name, f["data_files"], f["delete_files"], f["delete_file_paths"], f["snapshots"]))
+
+    ok, rep = verify(spark, a, model)
+    print("\nequality check (%.1fs): %s" % (rep["seconds"], "OK" if ok else "MISMATCH"))
+    for name in ("model", "icebeam", "spark"):
+        print("  %-8s %s" % (name, json.dumps(rep[name], sort_keys=True)))
+    out = dict(args=vars(a), rounds=rounds, summary=summ, files=files, check=rep, ok=ok,
+               seconds=round(time.time() - t_start, 1))
+    with open(os.path.join(a.work, "bench_merge.json"), "w") as f:
+        json.dump(out, f, indent=2)
+    log("results in %s (total %.0fs)" % (os.path.join(a.work, "bench_merge.json"), time.time() - t_start))
+    spark.stop()
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+// Command morbatch applies one batch of changes to an Iceberg table with icebeam's
+// merge-on-read write (iceberg.TryWrite, mode MergeOnRead, upsert) on prism, and
+// prints its timings as one JSON object on stdout. It is the icebeam side of
+// bench_merge.py (see testing/interop/README.md): built once, run once per round.
+//
+// The batch is JSON lines, one change each:
+//
+//	{"op":"U","seq":7,"id":42,"name":"n","state":"CA","amount":1.5}
+//
+// op is I (insert), U (update, the after-image) or D (delete: only id counts); seq
+// orders the changes of one key. The table (columns id, name, state, amount) lives in
+// the SQLite SQL catalog "local" of --catalog_dir (catalog.db, warehouse/), as
+// icebergtest.NewLocalCatalogAt opens it.
+//
+//	morbatch --catalog_dir DIR --table bench.t --input batch.jsonl --sink_id bench-r1
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"reflect"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+
+	"github.com/icebeam/icebeam/iceberg"
+	"github.com/icebeam/icebeam/testing/icebergtest"
+)
+
+var (
+	catalogDir = flag.String("catalog_dir", "", "folder of the SQLite catalog (catalog.db) and its warehouse/ (required)")
+	tableName  = flag.String("table", "", "table to write, e.g. bench.icebeam (required)")
+	input      = flag.String("input", "", "the batch, JSON lines (required)")
+	sinkID     = flag.String("sink_id", "", "sink id of this write (required; one per round)")
+	numShards  = flag.Int("num_shards", 0, "key-hash shards (0: icebeam's default)")
+)
+
+// Change is one change row: the table's columns plus the control columns op and seq.
+type Change struct {
+	Op     string   `iceberg:"op" json:"op"`
+	Seq    int64    `iceberg:"seq" json:"seq"`
+	ID     int64    `iceberg:"id" json:"id"`
+	Name   *string  `iceberg:"name" json:"name"`
+	State  *string  `iceberg:"state" json:"state"`
+	Amount *float64 `iceberg:"amount" json:"amount"`
+}
+
+// ops maps op to icebeam's change types (upsert: updates carry the after-image only).
+var ops = map[string]string{"I": iceberg.ChangeInsert, "U": iceberg.ChangeUpdateAfter, "D": iceberg.ChangeDelete}
+
+var (
+	parsed    = beam.NewCounter("morbatch", "parsed")
+	bad       = beam.NewCounter("morbatch", "bad_lines")
+	snapshots = beam.NewCounter("morbatch", "snapshots")
+	skipped   = beam.NewCounter("morbatch", "skipped_snapshots")
+	rowsAdded = beam.NewCounter("morbatch", "rows_added")
+	dead      = beam.NewCounter("morbatch", "dead_letters")
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf(Change{}))
+	register.Function3x0(parseChange)
+	register.Emitter1[Change]()
+	register.Function2x0(countSnapshot)
+	register.Function2x0(countDead)
+}
+
+// parseChange parses one JSON line; a bad line is counted (the run then fails).
+func parseChange(ctx context.Context, line string, emit func(Change)) {
+	if line == "" {
+		return
+	}
+	var c Change
+	if err := json.Unmarshal([]byte(line), &c); err != nil || ops[c.Op] == "" {
+		bad.Inc(ctx, 1)
+		log.Printf("morbatch: bad line %q: %v", line, err)
+		return
+	}
+	parsed.Inc(ctx, 1)
+	emit(c)
+}
+
+func countSnapshot(ctx context.Context, si iceberg.SnapshotInfo) {
+	snapshots.Inc(ctx, 1)
+	if si.Skipped {
+		skipped.Inc(ctx, 1)
+	}
+	rowsAdded.Inc(ctx, si.RowsAdded)
+}
+
+func countDead(ctx context.Context, d iceberg.DeadLetter) {
+	dead.Inc(ctx, 1)
+	log.Printf("morbatch: dead letter: %s: %s", d.Table, d.Reason)
+}
+
+// Result is what morbatch prints: seconds to build the pipeline (TryWrite checks
+// the table), to run it on prism (the pipeline run time), and from process start.
+type Result struct {
+	BuildSeconds    float64          `json:"build_s"`
+	PipelineSeconds float64          `json:"pipeline_s"`
+	TotalSeconds    float64          `json:"total_s"`
+	Counters        map[string]int64 `json:"counters"`
+}
+
+func main() {
+	start := time.Now()
+	flag.Parse()
+	beam.Init()
+	if *catalogDir == "" || *tableName == "" || *input == "" || *sinkID == "" {
+		log.Fatal("morbatch: --catalog_dir, --table, --input and --sink_id are required")
+	}
+	if err := run(start); err != nil {
+		log.Fatalf("morbatch: %v", err)
+	}
+}
+
+func run(start time.Time) error {
+	ctx := context.Background()
+	cat, err := icebergtest.NewLocalCatalogAt(*catalogDir)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	cfg := iceberg.WriteConfig{
+		Table: *tableName, CatalogName: cat.Name, CatalogProperties: cat.Props,
+		Mode:             iceberg.MergeOnRead,
+		ChangeTypeColumn: "op", ChangeTypeMap: ops, Upsert: true,
+		SequenceNumberColumn: "seq", EqualityColumns: []string{"id"},
+		SinkID: *sinkID,
+	}
+	if *numShards > 0 {
+		cfg.NumShards = numShards
+	}
+
+	t0 := time.Now()
+	p, s := beam.NewPipelineWithRoot()
+	changes := beam.ParDo(s, parseChange, textio.Read(s, *input))
+	res, err := iceberg.TryWrite(s, cfg, changes)
+	if err != nil {
+		return err
+	}
+	beam.ParDo0(s, countSnapshot, res.Snapshots)
+	beam.ParDo0(s, countDead, res.DeadLetter)
+	t1 := time.Now()
+	pr, err := beamx.RunWithMetrics(ctx, p)
+	if err != nil {
+		return err
+	}
+	t2 := time.Now()
+
+	out := Result{BuildSeconds: t1.Sub(t0).Seconds(), PipelineSeconds: t2.Sub(t1).Seconds(), Counters: map[string]int64{}}
+	for _, c := range pr.Metrics().AllMetrics().Counters() {
+		if c.Key.Namespace == "morbatch" || c.Key.Namespace == "icebeam" {
+			out.Counters[c.Key.Namespace+"."+c.Key.Name] += c.Result()
+		}
+	}
+	out.TotalSeconds = time.Since(start).Seconds()
+	if n := out.Counters["morbatch.bad_lines"] + out.Counters["morbatch.dead_letters"]; n != 0 {
+		return fmt.Errorf("%d bad lines or dead letters", n)
+	}
+	if out.Counters["morbatch.snapshots"] != 1 || out.Counters["morbatch.skipped_snapshots"] != 0 {
+		return fmt.Errorf("want one new snapshot, got %d (%d skipped)", out.Counters["morbatch.snapshots"], out.Counters["morbatch.skipped_snapshots"])
+	}
+	return json.NewEncoder(os.Stdout).Encode(out)
+}
