@@ -58,6 +58,7 @@ const (
 const (
 	DefaultNumShards                = config.DefaultNumShards                // num_shards, merge-on-read
 	DefaultSorterMemoryMB           = config.DefaultSorterMemoryMB           // sorter_memory_mb, merge-on-read
+	DefaultKeyIndexMemoryMB         = config.DefaultKeyIndexMemoryMB         // key_index_memory_mb, merge-on-read
 	DefaultAllowedLatenessSeconds   = config.DefaultAllowedLatenessSeconds   // allowed_lateness_seconds
 	DefaultTableCachePollingBuckets = config.DefaultTableCachePollingBuckets // table_cache_polling_buckets
 	DefaultSequenceNumberColumn     = config.DefaultSequenceNumberColumn     // sequence_number_column, merge-on-read

@@ -77,6 +77,7 @@ func TestWriteOptionsSetTheirKey(t *testing.T) {
 		{"WithAutoSharding", []WriteOption{WithDistributionMode(DistributionHash), WithAutoSharding(true)}, KeyAutoSharding, true},
 		{"WithDistributionMode", []WriteOption{WithDistributionMode(DistributionHash)}, KeyDistributionMode, "hash"},
 		{"WithSorterMemoryMB", []WriteOption{mor, WithSorterMemoryMB(64)}, KeySorterMemoryMB, 64},
+		{"WithKeyIndexMemoryMB", []WriteOption{mor, WithKeyIndexMemoryMB(0)}, KeyKeyIndexMemoryMB, 0},
 		{"WithDirectWriteByteLimit", []WriteOption{WithTriggeringFrequency(time.Minute), WithDirectWriteByteLimit(1024)}, KeyDirectWriteByteLimit, 1024},
 		{"WithAllowedLateness", []WriteOption{WithAllowedLateness(90 * time.Minute)}, KeyAllowedLatenessSeconds, 5400},
 		{"WithAllowedLateness zero", []WriteOption{WithAllowedLateness(0)}, KeyAllowedLatenessSeconds, 0},

@@ -118,6 +118,9 @@ type WriteConfig struct {
 	// SorterMemoryMB is the in-memory sort buffer before spilling (>= 1). Merge-on-read;
 	// default DefaultSorterMemoryMB.
 	SorterMemoryMB *int `managed:"sorter_memory_mb"`
+	// KeyIndexMemoryMB bounds the key index of a table in each worker (>= 0; 0 turns
+	// it off). Merge-on-read; default DefaultKeyIndexMemoryMB.
+	KeyIndexMemoryMB *int `managed:"key_index_memory_mb"`
 	// DirectWriteByteLimit is the bundle size up to which streaming writes go direct (>= 1).
 	DirectWriteByteLimit *int `managed:"direct_write_byte_limit"`
 	// AllowedLatenessSeconds is how late a row may be before it goes to the dead letter

@@ -61,6 +61,9 @@ const (
 	// KeySorterMemoryMB is the in-memory sort buffer in MB before spilling to disk.
 	// Merge-on-read; default 100.
 	KeySorterMemoryMB = config.KeySorterMemoryMB
+	// KeyKeyIndexMemoryMB bounds the per-worker index of a table's keys (MB; 0: no
+	// index, keys are resolved by reading data files). Merge-on-read; default 256.
+	KeyKeyIndexMemoryMB = config.KeyKeyIndexMemoryMB
 	// KeyDirectWriteByteLimit is the bundle size up to which a streaming write takes the
 	// direct write path. Write.
 	KeyDirectWriteByteLimit = config.KeyDirectWriteByteLimit

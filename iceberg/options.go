@@ -179,6 +179,12 @@ func WithDistributionMode(m DistributionMode) WriteOption {
 	return func(c *WriteConfig) { c.DistributionMode = m }
 }
 
+// WithKeyIndexMemoryMB sets key_index_memory_mb, the budget of the per-worker key
+// index (0: resolve keys by reading data files).
+func WithKeyIndexMemoryMB(mb int) WriteOption {
+	return func(c *WriteConfig) { c.KeyIndexMemoryMB = &mb }
+}
+
 // WithSorterMemoryMB sets sorter_memory_mb, the in-memory sort buffer before spilling.
 func WithSorterMemoryMB(mb int) WriteOption {
 	return func(c *WriteConfig) { c.SorterMemoryMB = &mb }

@@ -119,8 +119,10 @@ func TestConcurrentDV(t *testing.T) {
 
 // TestConcurrentRewrite: another writer rewrites the data file holding the keys
 // between resolution and commit; the rows are found in the new file.
-func TestConcurrentRewrite(t *testing.T) {
-	f := newFixture(t, nil, "rewrite")
+func TestConcurrentRewrite(t *testing.T) { testConcurrentRewrite(t) }
+
+func testConcurrentRewrite(t *testing.T, opts ...fixtureOpt) {
+	f := newFixture(t, nil, "rewrite", opts...)
 	f.seed(t, cityRows(1000), 1000)
 	w := f.prepare(t, []row.Row{change("d", 3, "", "", 1), change("b", 4, "", "", 1), change("u", 4, "c", "NY", 1)}, false)
 	tbl := f.table(t)

@@ -43,8 +43,9 @@ type Deletes struct {
 	// Resolved are resolutions made by the shards (DV mode). Prepare brings each up
 	// to the table it is given.
 	Resolved []*Resolution
-	// ChunkKeys is passed to the Resolver.
-	ChunkKeys int
+	// ChunkKeys and IndexBytes are passed to the Resolver.
+	ChunkKeys  int
+	IndexBytes int64
 
 	ownKeys    bool // Keys resolved into Resolved
 	eqFiles    []ibg.DataFile
@@ -97,7 +98,7 @@ func (d *Deletes) Prepare(ctx context.Context, tbl *table.Table, txn *table.Tran
 		}
 		return Delta{Added: d.eqFiles, EqualityDeleteFiles: len(d.eqFiles), Props: map[string]string{}}, nil
 	}
-	resolver := Resolver{KeyColumns: d.KeyColumns, ChunkKeys: d.ChunkKeys}
+	resolver := Resolver{KeyColumns: d.KeyColumns, ChunkKeys: d.ChunkKeys, IndexBytes: d.IndexBytes}
 	if !d.ownKeys && len(d.Keys) > 0 {
 		r, err := resolver.Resolve(ctx, tbl, d.Keys)
 		if err != nil {

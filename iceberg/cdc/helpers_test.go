@@ -26,6 +26,8 @@ type fixture struct {
 	keys   []string
 	format config.DeleteFormat
 	shards int
+	// indexBytes is the budget of the key index the resolutions use (0: none).
+	indexBytes int64
 }
 
 // window is one window of changes, prepared by fixture.prepare.
@@ -48,10 +50,17 @@ type fixtureCfg struct {
 	format      config.DeleteFormat
 	version     int
 	props       map[string]string
+	indexBytes  int64
+	collide     bool
 }
 
 func partitioned() fixtureOpt { return func(c *fixtureCfg) { c.partitioned = true } }
 func equality() fixtureOpt    { return func(c *fixtureCfg) { c.format = config.DeleteFormatEquality } }
+// indexed resolves keys with a KeyIndex of budget bytes.
+func indexed(bytes int64) fixtureOpt { return func(c *fixtureCfg) { c.indexBytes = bytes } }
+// collisions gives the fixture's key index a fingerprint of three values, so that
+// most lookups match several live rows and go through the index's check.
+func collisions() fixtureOpt { return func(c *fixtureCfg) { c.collide = true } }
 func tableProps(p map[string]string) fixtureOpt {
 	return func(c *fixtureCfg) { c.props = p }
 }
@@ -80,13 +89,21 @@ func newFixture(t testing.TB, cat *icebergtest.LocalCatalog, name string, opts .
 		topts = append(topts, icebergtest.WithProperties(cfg.props))
 	}
 	tbl := icebergtest.CreateTable(t, cat.Catalog, "db."+name, citySchema(), topts...)
+	if cfg.collide {
+		codec, err := newKeyCodec(tbl.Schema(), keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := indexFor(tbl, codec, cfg.indexBytes)
+		x.exact, x.fingerprint = false, func(b []byte) uint64 { return uint64(b[len(b)-1]) % 3 }
+	}
 	wc := debeziumConfig()
 	wc.EqualityColumns = keys
 	p, err := NewParser("db."+name, tbl.Schema(), wc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{cat: cat, ident: tbl.Identifier(), parser: p, keys: keys, format: cfg.format, shards: 1}
+	return &fixture{cat: cat, ident: tbl.Identifier(), parser: p, keys: keys, format: cfg.format, shards: 1, indexBytes: cfg.indexBytes}
 }
 
 func (f *fixture) table(t testing.TB) *table.Table {
@@ -131,7 +148,7 @@ func (f *fixture) prepare(t testing.TB, changes []row.Row, upsert bool) window {
 		s := Shard(kb, f.shards)
 		shards[s] = append(shards[s], r)
 	}
-	w := window{deletes: Deletes{KeyColumns: f.keys, Format: f.format}}
+	w := window{deletes: Deletes{KeyColumns: f.keys, Format: f.format, IndexBytes: f.indexBytes}}
 	format, err := ResolveFormat(tbl, f.format, f.keys)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +164,7 @@ func (f *fixture) prepare(t testing.TB, changes []row.Row, upsert bool) window {
 		}
 		rows = append(rows, res.Rows...)
 		if format == config.DeleteFormatDV {
-			r, err := Resolve(ctx, tbl, f.keys, res.DeleteKeys)
+			r, err := Resolver{KeyColumns: f.keys, IndexBytes: f.indexBytes}.Resolve(ctx, tbl, res.DeleteKeys)
 			if err != nil {
 				t.Fatal(err)
 			}

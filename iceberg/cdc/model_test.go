@@ -20,6 +20,9 @@ func TestRandomizedModel(t *testing.T) {
 		{"dv", nil},
 		{"dv_partitioned", []fixtureOpt{partitioned()}},
 		{"equality", []fixtureOpt{equality()}},
+		{"dv_indexed", []fixtureOpt{indexed(64 << 20)}},
+		{"dv_partitioned_indexed", []fixtureOpt{partitioned(), indexed(64 << 20)}},
+		{"dv_indexed_collisions", []fixtureOpt{indexed(64 << 20), collisions()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, nil, "model_"+tc.name, tc.opts...)

@@ -78,6 +78,9 @@ type Resolver struct {
 	KeyColumns []string
 	// ChunkKeys is the number of keys per planned predicate (default DefaultChunkKeys).
 	ChunkKeys int
+	// IndexBytes is the budget of the worker's KeyIndex of the table; 0 resolves
+	// every key by reading the candidate data files.
+	IndexBytes int64
 }
 
 // Resolve resolves keys against tbl's current snapshot with the equality columns
@@ -236,6 +239,15 @@ func (r Resolver) Resolve(ctx context.Context, tbl *table.Table, keys [][]any) (
 	if err != nil {
 		return fail(err)
 	}
+	if r.IndexBytes > 0 {
+		res, ok, err := indexFor(tbl, codec, r.IndexBytes).resolve(ctx, tbl, ks)
+		if err != nil {
+			return fail(err)
+		}
+		if ok {
+			return res, nil
+		}
+	}
 	res := &Resolution{Keys: ks.keys}
 	if s := tbl.CurrentSnapshot(); s != nil {
 		res.SnapshotID = s.SnapshotID
@@ -291,6 +303,17 @@ func (r Resolver) Refresh(ctx context.Context, tbl *table.Table, res *Resolution
 	if len(ks.keys) != len(res.Keys) {
 		return fail(fmt.Errorf("resolution holds duplicate keys"))
 	}
+	if r.IndexBytes > 0 {
+		fresh, ok, err := indexFor(tbl, codec, r.IndexBytes).resolve(ctx, tbl, ks)
+		if err != nil {
+			return fail(err)
+		}
+		if ok && fresh.SnapshotID == head {
+			changed := head != res.SnapshotID && !sameHits(res.Files, fresh.Files)
+			res.SnapshotID, res.Files, res.Scanned, res.tasks = head, fresh.Files, nil, fresh.tasks
+			return changed, nil
+		}
+	}
 	tasks, err := r.plan(ctx, tbl, ks)
 	if err != nil {
 		return fail(err)
@@ -334,6 +357,11 @@ func (r Resolver) Refresh(ctx context.Context, tbl *table.Table, res *Resolution
 	}
 	res.SnapshotID, res.Files, res.Scanned, res.tasks = head, files, paths, tasks
 	return changed, nil
+}
+
+// sameHits reports whether a and b hold the same positions of the same files.
+func sameHits(a, b []FileHits) bool {
+	return slices.EqualFunc(a, b, func(x, y FileHits) bool { return x.Path == y.Path && slices.Equal(x.Positions, y.Positions) })
 }
 
 func sortedPaths(tasks map[string]table.FileScanTask) []string {

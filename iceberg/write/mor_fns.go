@@ -363,7 +363,7 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets 
 			return fail(err)
 		}
 		if format == config.DeleteFormatDV {
-			res, err := cdc.Resolver{KeyColumns: f.Spec.EqualityColumns}.Resolve(ctx, tbl, deleteKeys)
+			res, err := cdc.Resolver{KeyColumns: f.Spec.EqualityColumns, IndexBytes: f.Spec.indexBytes()}.Resolve(ctx, tbl, deleteKeys)
 			if err != nil {
 				return fail(err)
 			}
@@ -491,7 +491,7 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 	}
 	w := ChangeWindow{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),
 		SnapshotProps: f.rt.snapshotProps,
-		Deletes:       cdc.Deletes{KeyColumns: f.Spec.EqualityColumns, Format: config.DeleteFormat(f.Spec.DeleteFormat)}}
+		Deletes:       cdc.Deletes{KeyColumns: f.Spec.EqualityColumns, Format: config.DeleteFormat(f.Spec.DeleteFormat), IndexBytes: f.Spec.indexBytes()}}
 	_, _, tok, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
 	if err != nil {
 		return fail(err)

@@ -83,6 +83,8 @@ type Spec struct {
 	// shards one partition's keys use (see cdc.Sharder); SorterMemoryMB bounds each
 	// shard's in-memory sort buffer.
 	NumShards, ShardsPerPartition, SorterMemoryMB int
+	// KeyIndexMemoryMB bounds the worker's key index of the table (cdc.KeyIndex; 0: none).
+	KeyIndexMemoryMB int
 }
 
 // NewSpec builds the Spec of cfg (which must be valid) for sinkID (not empty). A
@@ -133,6 +135,7 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 		s.ChangeTypeColumn, s.SequenceNumberColumn = cfg.ChangeTypeColumn, cfg.SequenceNumberColumn
 		s.EqualityColumns, s.Upsert, s.DeleteFormat = slices.Clone(cfg.EqualityColumns), cfg.Upsert, string(cfg.DeleteFormat)
 		s.NumShards, s.ShardsPerPartition, s.SorterMemoryMB = *cfg.NumShards, *cfg.ShardsPerPartition, *cfg.SorterMemoryMB
+		s.KeyIndexMemoryMB = *cfg.KeyIndexMemoryMB
 		var err error
 		if s.ChangeTypeMap, err = enc(cfg.ChangeTypeMap); err != nil {
 			return Spec{}, err
@@ -219,3 +222,6 @@ func (s Spec) fileOptions(rt *runtime) FileOptions {
 func (s Spec) catalog(ctx context.Context, rt *runtime) (catalog.Catalog, error) {
 	return catalogs.Get(ctx, s.CatalogName, rt.catProps)
 }
+
+// indexBytes is the budget of the worker's key index (cdc.Resolver.IndexBytes).
+func (s Spec) indexBytes() int64 { return int64(s.KeyIndexMemoryMB) << 20 }

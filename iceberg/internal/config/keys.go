@@ -59,6 +59,9 @@ const (
 	// KeySorterMemoryMB is the in-memory sort buffer in MB before spilling to disk.
 	// Merge-on-read; default 100.
 	KeySorterMemoryMB = "sorter_memory_mb"
+	// KeyKeyIndexMemoryMB bounds the per-worker index of a table's keys (MB; 0: no
+	// index, keys are resolved by reading data files). Merge-on-read; default 256.
+	KeyKeyIndexMemoryMB = "key_index_memory_mb"
 	// KeyDirectWriteByteLimit is the bundle size up to which a streaming append writes
 	// the bundle directly; larger bundles are shuffled by partition. Append writes.
 	KeyDirectWriteByteLimit = "direct_write_byte_limit"

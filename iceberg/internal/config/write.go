@@ -59,6 +59,7 @@ const (
 	DefaultDistributionMode         = DistributionNone
 	DefaultNumShards                = 16
 	DefaultSorterMemoryMB           = 100
+	DefaultKeyIndexMemoryMB         = 256
 	DefaultAllowedLatenessSeconds   = 21600
 	DefaultTableCachePollingBuckets = 1
 	DefaultSequenceNumberColumn     = "_commit_snapshot_sequence_number"
@@ -73,6 +74,7 @@ var writeDefaults = map[string]any{
 	KeyTableCachePollingBuckets: DefaultTableCachePollingBuckets,
 	KeyNumShards:                DefaultNumShards,
 	KeySorterMemoryMB:           DefaultSorterMemoryMB,
+	KeyKeyIndexMemoryMB:         DefaultKeyIndexMemoryMB,
 	KeySequenceNumberColumn:     DefaultSequenceNumberColumn,
 }
 
@@ -81,6 +83,7 @@ var writeDefaults = map[string]any{
 var mergeOnReadOnly = []string{
 	KeyChangeTypeColumn, KeyChangeTypeMap, KeyEqualityColumns, KeySequenceNumberColumn,
 	KeyUpsert, KeyDeleteFormat, KeyNumShards, KeyShardsPerPartition, KeySorterMemoryMB,
+	KeyKeyIndexMemoryMB,
 }
 
 // WriteDefaults returns the default of every write key that has one. The merge-on-read
@@ -141,6 +144,9 @@ type WriteConfig struct {
 	// SorterMemoryMB is the in-memory sort buffer before spilling (>= 1). Merge-on-read;
 	// default DefaultSorterMemoryMB.
 	SorterMemoryMB *int `managed:"sorter_memory_mb"`
+	// KeyIndexMemoryMB bounds the key index of a table in each worker (>= 0; 0 turns
+	// it off). Merge-on-read; default DefaultKeyIndexMemoryMB.
+	KeyIndexMemoryMB *int `managed:"key_index_memory_mb"`
 	// DirectWriteByteLimit is the bundle size up to which streaming writes go direct (>= 1).
 	DirectWriteByteLimit *int `managed:"direct_write_byte_limit"`
 	// AllowedLatenessSeconds is how late a row may be before it goes to the dead letter
@@ -347,6 +353,7 @@ func (c WriteConfig) Validate() error {
 	}
 	checkIntRange(&errs, KeyShardsPerPartition, c.ShardsPerPartition, 1, numShards)
 	checkIntRange(&errs, KeySorterMemoryMB, c.SorterMemoryMB, 1, maxI)
+	checkIntRange(&errs, KeyKeyIndexMemoryMB, c.KeyIndexMemoryMB, 0, maxI)
 	checkIntRange(&errs, KeyDirectWriteByteLimit, c.DirectWriteByteLimit, 1, maxI)
 	checkIntRange(&errs, KeyAllowedLatenessSeconds, c.AllowedLatenessSeconds, 0, maxI)
 	checkIntRange(&errs, KeyTokenHeartbeatSeconds, c.TokenHeartbeatSeconds, 1, maxI)

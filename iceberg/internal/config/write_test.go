@@ -21,12 +21,12 @@ func TestParseWriteConfigAccepts(t *testing.T) {
 			KeyChangeTypeColumn, "op",
 			KeyChangeTypeMap, map[string]any{"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE", "b": "UPDATE_BEFORE"},
 			KeyEqualityColumns, []any{"order_id"},
-			KeyNumShards, 4, KeyShardsPerPartition, 2, KeySorterMemoryMB, 64.0,
+			KeyNumShards, 4, KeyShardsPerPartition, 2, KeySorterMemoryMB, 64.0, KeyKeyIndexMemoryMB, 32,
 			KeyUpsert, true, KeyDeleteFormat, "dv", KeySinkID, "orders-cdc",
 			KeySequenceNumberColumn, "seq",
 		), func(c WriteConfig) bool {
 			return c.Mode == MergeOnRead && c.ChangeTypeMap["u"] == "UPDATE_AFTER" && *c.NumShards == 4 &&
-				*c.ShardsPerPartition == 2 && *c.SorterMemoryMB == 64 && c.Upsert && c.DeleteFormat == DeleteFormatDV
+				*c.ShardsPerPartition == 2 && *c.SorterMemoryMB == 64 && *c.KeyIndexMemoryMB == 32 && c.Upsert && c.DeleteFormat == DeleteFormatDV
 		}},
 		{"allowed lateness zero", with(baseWrite(), KeyAllowedLatenessSeconds, 0), func(c WriteConfig) bool {
 			return c.AllowedLatenessSeconds != nil && *c.AllowedLatenessSeconds == 0
@@ -154,7 +154,7 @@ func TestWriteResolved(t *testing.T) {
 		n := 8
 		c := changed(base, func(c *WriteConfig) { c.Mode = MergeOnRead; c.NumShards = &n })
 		r := c.Resolved()
-		if *r.NumShards != 8 || *r.ShardsPerPartition != 8 || *r.SorterMemoryMB != 100 ||
+		if *r.NumShards != 8 || *r.ShardsPerPartition != 8 || *r.SorterMemoryMB != 100 || *r.KeyIndexMemoryMB != DefaultKeyIndexMemoryMB ||
 			r.SequenceNumberColumn != DefaultSequenceNumberColumn || r.DeleteFormat != "" {
 			t.Errorf("Resolved() = %+v", r)
 		}

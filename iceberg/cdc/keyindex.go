@@ -1,0 +1,571 @@
+package cdc
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	ibg "github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/dv"
+	"golang.org/x/sync/errgroup"
+)
+
+// IndexEntryBytes is the memory one indexed row takes in a KeyIndex: a 64-bit key
+// fingerprint and a 64-bit location (data file ordinal, row position).
+const IndexEntryBytes = 16
+
+// KeyIndex maps the keys of a table's live rows to their data file and row
+// position, so that resolving a window's keys costs lookups, not reads of every
+// data file's key columns. Data files are immutable: the index, built once from the
+// key columns of the live data files of a snapshot, follows the table by reading
+// only the data files each later snapshot adds (the sink's own and other
+// writers'), forgetting those it removes (a rewrite or compaction), and reading
+// the deletion vectors of the files whose keys it reports, by the delete files that
+// apply to them (their bitmaps are cached until those change).
+//
+// One index serves every shard of a table in a worker process (see indexFor): a
+// data file's key columns are read once per process, whatever the number of
+// shards. A restarted worker rebuilds it from the live data files on its first
+// resolution.
+//
+// Each indexed row takes IndexEntryBytes: the key's fingerprint and its location,
+// in sorted arrays. Keys whose encoding fits 8 bytes (one integer, date, time or
+// timestamp column, or several narrow ones) are their own fingerprint, so lookups are
+// exact. Longer keys (strings, UUIDs, composites) are fingerprinted with a 64-bit
+// hash: a fingerprint matching more than one live row is checked against the data
+// files (a real duplicate and a collision are told apart), and a key absent from the
+// table matches one other live row with probability rows/2^64 per lookup (about
+// 5e-11 for a billion-row table), in which case that row would be deleted. Set
+// the budget to 0 to resolve every key by reading the data files instead.
+//
+// A table whose live rows exceed the budget (bytes / IndexEntryBytes) is not
+// indexed: its keys are resolved by reading the candidate data files' key columns,
+// as without an index, until it shrinks below the budget.
+type KeyIndex struct {
+	mu       sync.Mutex
+	codec    *keyCodec
+	exact    bool // encoded keys fit 8 bytes: the fingerprint is the key
+	seed     maphash.Seed
+	limit    int64 // entries
+	disabled bool  // over the budget at snapID
+
+	snapID, seq int64
+	files       []indexFile       // by ordinal
+	ordinal     map[string]uint32 // live files by path
+	tasks       map[string]table.FileScanTask
+	main, delta []indexEntry // sorted by fingerprint
+	dead        int64        // entries of files no longer live
+	deleted     map[string]deletedRows
+	lastUse     int64
+
+	// fingerprint may be replaced by tests (collisions).
+	fingerprint func(enc []byte) uint64
+}
+
+type indexEntry struct{ fp, loc uint64 }
+
+type indexFile struct {
+	path    string
+	live    bool
+	entries int64
+}
+
+// deletedRows are a data file's deleted positions (nil: none) under the delete
+// files named by ident (deleteIdentity).
+type deletedRows struct {
+	ident string
+	bm    *dv.RoaringPositionBitmap
+}
+
+// indexes are the process's key indexes, by table UUID and key columns.
+var indexes = struct {
+	sync.Mutex
+	m    map[string]*KeyIndex
+	tick int64
+}{m: map[string]*KeyIndex{}}
+
+// indexFor returns the process's key index of tbl's keys (codec), made on first use
+// with a budget of limitBytes. When the indexes of all tables together exceed the
+// largest budget, the least recently used others are dropped.
+func indexFor(tbl *table.Table, codec *keyCodec, limitBytes int64) *KeyIndex {
+	var id strings.Builder
+	id.WriteString(tbl.Metadata().TableUUID().String())
+	for i, n := range codec.names {
+		fmt.Fprintf(&id, "\x00%s:%d:%s", n, codec.ids[i], codec.types[i])
+	}
+	indexes.Lock()
+	defer indexes.Unlock()
+	indexes.tick++
+	x := indexes.m[id.String()]
+	if x == nil {
+		x = newKeyIndex(codec, limitBytes)
+		indexes.m[id.String()] = x
+	}
+	if l := limitBytes / IndexEntryBytes; l != x.limit {
+		// Another budget (another sink's config): judged afresh at the next sync.
+		x.mu.Lock()
+		x.limit = l
+		x.reset()
+		x.mu.Unlock()
+	}
+	x.lastUse = indexes.tick
+	// Bound the process: drop least recently used indexes past the budget.
+	var total int64
+	keys := make([]string, 0, len(indexes.m))
+	for k, o := range indexes.m {
+		total += o.sizeHint()
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(indexes.m[a].lastUse, indexes.m[b].lastUse) })
+	for _, k := range keys {
+		if total <= limitBytes/IndexEntryBytes {
+			break
+		}
+		if o := indexes.m[k]; o != x {
+			total -= o.sizeHint()
+			delete(indexes.m, k)
+		}
+	}
+	return x
+}
+
+func newKeyIndex(codec *keyCodec, limitBytes int64) *KeyIndex {
+	x := &KeyIndex{codec: codec, seed: maphash.MakeSeed(), limit: limitBytes / IndexEntryBytes}
+	width := 0
+	x.exact = true
+	for _, t := range codec.types {
+		switch t.(type) {
+		case ibg.BooleanType:
+			width++
+		case ibg.Int32Type, ibg.DateType:
+			width += 4
+		case ibg.Int64Type, ibg.TimeType, ibg.TimestampType, ibg.TimestampTzType, ibg.TimestampNsType, ibg.TimestampTzNsType:
+			width += 8
+		default:
+			x.exact = false
+		}
+	}
+	x.exact = x.exact && width <= 8
+	x.fingerprint = x.hash
+	return x
+}
+
+// hash is the fingerprint of an encoded key: the key itself when it fits 8 bytes
+// (left-aligned, so equal widths keep it injective), else a 64-bit hash.
+func (x *KeyIndex) hash(enc []byte) uint64 {
+	if x.exact {
+		var b [8]byte
+		copy(b[:], enc)
+		return binary.BigEndian.Uint64(b[:])
+	}
+	return maphash.Bytes(x.seed, enc)
+}
+
+// sizeHint is the number of entries held, read without the index's lock (an
+// estimate for the process budget).
+func (x *KeyIndex) sizeHint() int64 {
+	if !x.mu.TryLock() {
+		return x.limit / 2
+	}
+	defer x.mu.Unlock()
+	return int64(len(x.main) + len(x.delta))
+}
+
+// Entries returns the number of rows indexed (including rows of files no longer
+// live, until they are compacted away).
+func (x *KeyIndex) Entries() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return len(x.main) + len(x.delta)
+}
+
+// sync brings the index to tbl's current snapshot, unless the index already
+// follows a newer snapshot of which tbl, loaded earlier, does not know (another
+// shard's fresher load): then the index answers for its own snapshot. It returns
+// the data files read.
+func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) ([]string, error) {
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		x.reset()
+		x.tasks = map[string]table.FileScanTask{}
+		return nil, nil
+	}
+	if snap.SnapshotID == x.snapID && x.tasks != nil {
+		return nil, nil
+	}
+	if x.tasks != nil && snap.SequenceNumber < x.seq && tbl.Metadata().SnapshotByID(x.snapID) == nil {
+		return nil, nil // tbl is older than the index
+	}
+	tasks, err := tbl.Scan(table.WithSelectedFields(x.codec.names...)).PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	byPath := make(map[string]table.FileScanTask, len(tasks))
+	var rows int64
+	for _, t := range tasks {
+		byPath[t.File.FilePath()] = t
+		rows += t.File.Count()
+		if t.File.Count() >= 1<<32 {
+			rows = x.limit + 1 // positions do not fit the location
+		}
+	}
+	if rows > x.limit {
+		x.reset()
+		x.disabled = true
+		x.snapID, x.seq, x.tasks = snap.SnapshotID, snap.SequenceNumber, byPath
+		return nil, nil
+	}
+	if x.disabled {
+		x.reset()
+	}
+	x.snapID, x.seq, x.tasks = snap.SnapshotID, snap.SequenceNumber, byPath
+	for path, o := range x.ordinal {
+		if _, ok := byPath[path]; !ok {
+			x.files[o].live = false
+			x.dead += x.files[o].entries
+			delete(x.ordinal, path)
+			delete(x.deleted, path)
+		}
+	}
+	var added []table.FileScanTask
+	for _, p := range sortedPaths(byPath) {
+		if _, ok := x.ordinal[p]; !ok {
+			added = append(added, byPath[p])
+		}
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.add(ctx, fs, added); err != nil {
+		x.reset() // partly added: start over next time
+		return nil, err
+	}
+	read := make([]string, len(added))
+	for i, t := range added {
+		read[i] = t.File.FilePath()
+	}
+	return read, nil
+}
+
+// reset empties the index.
+func (x *KeyIndex) reset() {
+	x.disabled = false
+	x.snapID, x.seq, x.tasks = 0, 0, nil
+	x.files, x.ordinal, x.deleted = nil, map[string]uint32{}, map[string]deletedRows{}
+	x.main, x.delta, x.dead = nil, nil, 0
+}
+
+// add reads the key columns of the data files of tasks, in parallel, and indexes
+// their live rows.
+func (x *KeyIndex) add(ctx context.Context, fs iceio.IO, tasks []table.FileScanTask) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	if x.ordinal == nil {
+		x.ordinal, x.deleted = map[string]uint32{}, map[string]deletedRows{}
+	}
+	base := uint32(len(x.files))
+	if uint64(base)+uint64(len(tasks)) >= 1<<32 {
+		x.compact()
+		base = uint32(len(x.files))
+	}
+	parts := make([][]indexEntry, len(tasks))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, t := range tasks {
+		g.Go(func() error {
+			var err error
+			parts[i], err = x.readFile(gctx, fs, t, uint64(base)+uint64(i))
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	var n int
+	for i, t := range tasks {
+		x.ordinal[t.File.FilePath()] = base + uint32(i)
+		x.files = append(x.files, indexFile{path: t.File.FilePath(), live: true, entries: int64(len(parts[i]))})
+		n += len(parts[i])
+	}
+	fresh := make([]indexEntry, 0, n)
+	for _, p := range parts {
+		fresh = append(fresh, p...)
+	}
+	sortEntries(fresh)
+	x.delta = mergeEntries(x.delta, fresh, nil)
+	if len(x.delta) > len(x.main)/4 || x.dead > int64(len(x.main)+len(x.delta))/4 {
+		x.compact()
+	}
+	return nil
+}
+
+// compact merges the delta into the main array, dropping entries of files no
+// longer live and renumbering the live files.
+func (x *KeyIndex) compact() {
+	renum := make([]uint64, len(x.files))
+	var files []indexFile
+	for o, f := range x.files {
+		if f.live {
+			renum[o] = uint64(len(files))
+			x.ordinal[f.path] = uint32(len(files))
+			files = append(files, f)
+		} else {
+			renum[o] = 1<<32 - 1
+		}
+	}
+	keep := func(e *indexEntry) bool {
+		o := renum[e.loc>>32]
+		if o == 1<<32-1 {
+			return false
+		}
+		e.loc = o<<32 | e.loc&(1<<32-1)
+		return true
+	}
+	x.main = mergeEntries(x.main, x.delta, keep)
+	x.delta, x.files, x.dead = nil, files, 0
+}
+
+func sortEntries(es []indexEntry) {
+	slices.SortFunc(es, func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) })
+}
+
+// mergeEntries merges two sorted arrays into a new one, keeping (and rewriting)
+// the entries keep accepts (all when nil).
+func mergeEntries(a, b []indexEntry, keep func(*indexEntry) bool) []indexEntry {
+	out := make([]indexEntry, 0, len(a)+len(b))
+	push := func(e indexEntry) {
+		if keep == nil || keep(&e) {
+			out = append(out, e)
+		}
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i].fp <= b[j].fp {
+			push(a[i])
+			i++
+		} else {
+			push(b[j])
+			j++
+		}
+	}
+	for ; i < len(a); i++ {
+		push(a[i])
+	}
+	for ; j < len(b); j++ {
+		push(b[j])
+	}
+	return slices.Clip(out)
+}
+
+// readFile returns the index entries of the live rows of task's data file, whose
+// ordinal is ord.
+func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ord uint64) ([]indexEntry, error) {
+	path := t.File.FilePath()
+	deleted, err := deletedPositions(fs, t)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]indexEntry, 0, max(0, t.File.Count()))
+	var order []int
+	err = readParquet(fs, path, func(pr *file.Reader) ([]int, error) {
+		leaves, err := keyLeaves(pr, x.codec)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		sorted := slices.Clone(leaves)
+		slices.Sort(sorted)
+		order = make([]int, len(leaves))
+		for i, l := range leaves {
+			order[i] = slices.Index(sorted, l)
+		}
+		return sorted, nil
+	}, func(rec arrow.RecordBatch, base int64) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		encs := make([]arrowKeyFn, len(order))
+		cols := make([]arrow.Array, len(order))
+		for i := range order {
+			cols[i] = rec.Column(order[i])
+			var err error
+			if encs[i], err = x.codec.arrowEncoder(i, cols[i]); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		if a, ok := cols[0].(*array.Int64); ok && len(cols) == 1 && x.exact {
+			for j, v := range a.Int64Values() {
+				pos := base + int64(j)
+				if a.IsValid(j) && (deleted == nil || !deleted.Contains(uint64(pos))) {
+					out = append(out, indexEntry{fp: uint64(v) ^ 1<<63, loc: ord<<32 | uint64(pos)})
+				}
+			}
+			return nil
+		}
+		var buf []byte
+	rows:
+		for j := range int(rec.NumRows()) {
+			pos := base + int64(j)
+			if deleted != nil && deleted.Contains(uint64(pos)) {
+				continue
+			}
+			buf = buf[:0]
+			for i, enc := range encs {
+				if cols[i].IsNull(j) {
+					continue rows
+				}
+				buf = enc(buf, j)
+			}
+			out = append(out, indexEntry{fp: x.fingerprint(buf), loc: ord<<32 | uint64(pos)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// find calls fn with the location of each entry whose fingerprint is fp.
+func (x *KeyIndex) find(fp uint64, fn func(loc uint64)) {
+	for _, es := range [2][]indexEntry{x.main, x.delta} {
+		i, _ := slices.BinarySearchFunc(es, fp, func(e indexEntry, fp uint64) int { return cmp.Compare(e.fp, fp) })
+		for ; i < len(es) && es[i].fp == fp; i++ {
+			fn(es[i].loc)
+		}
+	}
+}
+
+// deletedOf returns the deleted positions of the live data file at path (nil:
+// none), read once per set of delete files.
+func (x *KeyIndex) deletedOf(fs iceio.IO, path string) (*dv.RoaringPositionBitmap, error) {
+	t := x.tasks[path]
+	ident := deleteIdentity(t)
+	if d, ok := x.deleted[path]; ok && d.ident == ident {
+		return d.bm, nil
+	}
+	bm, err := deletedPositions(fs, t)
+	if err != nil {
+		return nil, err
+	}
+	x.deleted[path] = deletedRows{ident: ident, bm: bm}
+	return bm, nil
+}
+
+// resolve resolves the keys of ks with the index brought up to tbl (see sync). It
+// returns ok false when the table is over the index's budget.
+func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet) (res *Resolution, ok bool, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	read, err := x.sync(ctx, tbl)
+	if err != nil {
+		return nil, false, err
+	}
+	if x.disabled {
+		return nil, false, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	type hit struct {
+		ord uint32
+		pos int64
+		key int32
+	}
+	var hits []hit
+	var ambiguous []int32
+	var enc []byte
+	for k := range ks.keys {
+		enc = append(enc[:0], ks.enc[k]...)
+		found := 0
+		var ferr error
+		x.find(x.fingerprint(enc), func(loc uint64) {
+			ord, pos := uint32(loc>>32), int64(loc&(1<<32-1))
+			f := x.files[ord]
+			if !f.live || ferr != nil {
+				return
+			}
+			bm, err := x.deletedOf(fs, f.path)
+			if err != nil {
+				ferr = err
+				return
+			}
+			if bm != nil && bm.Contains(uint64(pos)) {
+				return
+			}
+			found++
+			hits = append(hits, hit{ord, pos, int32(k)})
+		})
+		if ferr != nil {
+			return nil, false, ferr
+		}
+		if found > 1 && !x.exact {
+			ambiguous = append(ambiguous, int32(k))
+		}
+	}
+	files := map[string]*FileHits{}
+	add := func(path string, pos int64, key int32) {
+		h := files[path]
+		if h == nil {
+			h = &FileHits{Path: path, Deletes: deleteIdentity(x.tasks[path])}
+			files[path] = h
+		}
+		h.Positions = append(h.Positions, pos)
+		h.KeyIndexes = append(h.KeyIndexes, key)
+	}
+	check := map[int32]bool{}
+	for _, k := range ambiguous {
+		check[k] = true
+	}
+	verify := map[string]bool{}
+	for _, h := range hits {
+		if check[h.key] {
+			verify[x.files[h.ord].path] = true
+			continue
+		}
+		add(x.files[h.ord].path, h.pos, h.key)
+	}
+	if len(ambiguous) > 0 {
+		// A fingerprint shared by several live rows: read those files for the keys.
+		sub := &keySet{codec: ks.codec, index: map[string]int32{}}
+		for _, k := range ambiguous {
+			sub.index[ks.enc[k]] = k
+		}
+		for _, p := range sortedKeys(verify) {
+			h, err := scanFile(ctx, fs, x.tasks[p], sub)
+			if err != nil {
+				return nil, false, err
+			}
+			for i, pos := range h.Positions {
+				add(p, pos, h.KeyIndexes[i])
+			}
+		}
+	}
+	res = &Resolution{SnapshotID: x.snapID, Keys: ks.keys, Scanned: read, tasks: map[string]table.FileScanTask{}}
+	for _, p := range sortedKeys(files) {
+		h := files[p]
+		sortHits(h)
+		res.Files = append(res.Files, *h)
+		res.tasks[p] = x.tasks[p]
+	}
+	return res, true, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,208 @@
+package cdc
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/testing/icebergtest"
+)
+
+// TestKeyIndexMatchesBruteForce resolves random keys (some absent, some deleted,
+// a duplicate) with the index, single and composite, against every live row; then
+// follows the table through commits: at the same snapshot no data file is read, and
+// after a commit only the files it added.
+func TestKeyIndexMatchesBruteForce(t *testing.T) {
+	f := newFixture(t, nil, "index", partitioned(), indexed(64<<20))
+	rows := cityRows(6000)
+	rand.New(rand.NewPCG(3, 4)).Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	f.seed(t, rows, 400)
+	f.apply(t, []row.Row{change("d", 10, "", "", 1), change("d", 11, "", "", 1), change("d", 5000, "", "", 1)}, false)
+	tbl := f.table(t)
+	files := len(icebergtest.DataFiles(t, tbl))
+	rng := rand.New(rand.NewPCG(5, 6))
+	want := map[int64]bool{10: true, 5000: true}
+	keys := [][]any{{int64(10)}, {int64(5000)}, {int64(10)}}
+	for range 700 {
+		id := int64(rng.IntN(7000))
+		want[id] = true
+		keys = append(keys, []any{id})
+	}
+	r := Resolver{KeyColumns: []string{"id"}, IndexBytes: 64 << 20}
+	ctx := context.Background()
+	res, err := r.Resolve(ctx, tbl, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samePositions(t, res.Positions(), bruteForce(t, tbl, func(id int64, _ string) bool { return want[id] }))
+	if res.SnapshotID != tbl.CurrentSnapshot().SnapshotID || len(res.Keys) != len(want) {
+		t.Fatalf("snapshot %d, %d keys (want %d)", res.SnapshotID, len(res.Keys), len(want))
+	}
+	for _, fh := range res.Files {
+		for i, p := range fh.Positions {
+			if got := res.Keys[fh.KeyIndexes[i]][0].(int64); !want[got] {
+				t.Fatalf("%s@%d: key %d was not asked for", fh.Path, p, got)
+			}
+		}
+	}
+	// The same snapshot again: lookups only.
+	again, err := r.Resolve(ctx, tbl, keys[:50])
+	if err != nil || len(again.Scanned) != 0 {
+		t.Fatalf("second resolution read %v (%v)", again.Scanned, err)
+	}
+	// Composite keys share nothing with the id index (another index) and are exact too.
+	pairs := map[string]bool{}
+	var ckeys [][]any
+	states := []string{"CA", "TX", "WA", "NY", "OR"}
+	for range 300 {
+		id := int64(rng.IntN(6000) + 1)
+		st := states[rng.IntN(len(states))]
+		pairs[fmt.Sprint(st, id)] = true
+		ckeys = append(ckeys, []any{st, id})
+	}
+	cres, err := Resolver{KeyColumns: []string{"state", "id"}, IndexBytes: 64 << 20}.Resolve(ctx, tbl, ckeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samePositions(t, cres.Positions(), bruteForce(t, tbl, func(id int64, st string) bool { return pairs[fmt.Sprint(st, id)] }))
+	if len(cres.Scanned) != files {
+		t.Fatalf("composite index built from %d files, want %d", len(cres.Scanned), files)
+	}
+
+	// A commit adding one data file (and DVs): the next resolution reads that file only.
+	f.apply(t, []row.Row{change("c", 9001, "n", "CA", 2), change("d", 12, "", "", 2), change("b", 13, "", "", 2), change("u", 13, "x", "CA", 2)}, false)
+	tbl = f.table(t)
+	if n := len(icebergtest.DataFiles(t, tbl)); n != files+1 {
+		t.Fatalf("%d data files after the commit, want %d", n, files+1)
+	}
+	want[9001], want[13] = true, true
+	keys = append(keys, []any{int64(9001)}, []any{int64(13)}, []any{int64(12)})
+	res, err = r.Resolve(ctx, tbl, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scanned) != 1 {
+		t.Fatalf("after a commit of one data file the index read %v", res.Scanned)
+	}
+	samePositions(t, res.Positions(), bruteForce(t, tbl, func(id int64, _ string) bool { return want[id] || id == 12 }))
+
+	// Over the budget: no index, keys resolved by reading the data files.
+	small, err := Resolver{KeyColumns: []string{"id"}, IndexBytes: 1000 * IndexEntryBytes}.Resolve(ctx, tbl, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samePositions(t, small.Positions(), res.Positions())
+	if len(small.Scanned) == 0 || small.tasks == nil {
+		t.Fatalf("over budget: read %d files", len(small.Scanned))
+	}
+}
+
+// TestKeyIndexFollowsSnapshots: a table loaded before the index's snapshot is
+// answered at the index's snapshot; a rollback of main moves the index back; a
+// rewrite that replaces data files is followed by reading only the new files.
+func TestKeyIndexFollowsSnapshots(t *testing.T) {
+	f := newFixture(t, nil, "follow", indexed(64<<20))
+	f.seed(t, cityRows(1000), 250)
+	old := f.table(t)
+	r := Resolver{KeyColumns: []string{"id"}, IndexBytes: 64 << 20}
+	ctx := context.Background()
+	f.apply(t, []row.Row{change("c", 2000, "n", "CA", 1), change("d", 5, "", "", 1)}, false)
+	cur := f.table(t)
+	res, err := r.Resolve(ctx, cur, [][]any{{int64(5)}, {int64(2000)}, {int64(6)}})
+	if err != nil || res.Found() != 2 {
+		t.Fatalf("found %d (%v)", res.Found(), err)
+	}
+	stale, err := r.Resolve(ctx, old, [][]any{{int64(5)}, {int64(2000)}})
+	if err != nil || stale.SnapshotID != cur.CurrentSnapshot().SnapshotID || stale.Found() != 1 {
+		t.Fatalf("stale table: snapshot %d, found %d (%v)", stale.SnapshotID, stale.Found(), err)
+	}
+	// Roll main back to the seed's snapshot: 5 is live again and 2000 absent.
+	if _, _, err := f.cat.Catalog.CommitTable(ctx, f.ident, nil, []table.Update{
+		table.NewSetSnapshotRefUpdate(table.MainBranch, old.CurrentSnapshot().SnapshotID, table.BranchRef, 0, 0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	back := f.table(t)
+	res, err = r.Resolve(ctx, back, [][]any{{int64(5)}, {int64(2000)}})
+	if err != nil || res.SnapshotID != old.CurrentSnapshot().SnapshotID {
+		t.Fatalf("after rollback: %+v (%v)", res, err)
+	}
+	samePositions(t, res.Positions(), bruteForce(t, back, func(id int64, _ string) bool { return id == 5 || id == 2000 }))
+	if res.Found() != 1 {
+		t.Fatalf("after rollback found %d, want id 5 only", res.Found())
+	}
+}
+
+// TestConcurrentRewriteIndexed is TestConcurrentRewrite with the key index: the
+// committer's refresh finds the keys in the rewritten file.
+func TestConcurrentRewriteIndexed(t *testing.T) {
+	testConcurrentRewrite(t, indexed(64<<20))
+}
+
+// BenchmarkKeyIndex builds the index of a 1,000,000-row table in 10 data files
+// (key: one long column), then resolves 10,000 random keys with it; it reports the
+// heap bytes per indexed row, the build time and the lookup time.
+func BenchmarkKeyIndex(b *testing.B) {
+	for _, kind := range []string{"long", "string"} {
+		b.Run(kind, func(b *testing.B) {
+			f := newFixture(b, nil, "bench_index_"+kind)
+			f.seed(b, cityRows(1_000_000), 100_000)
+			tbl := f.table(b)
+			cols := []string{"id"}
+			if kind == "string" {
+				cols = []string{"city"} // city-<id>: unique strings, fingerprinted
+			}
+			codec, err := newKeyCodec(tbl.Schema(), cols)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			keys := make([][]any, 10_000)
+			for i := range keys {
+				id := int64(rng.IntN(1_000_000))
+				keys[i] = []any{id}
+				if kind == "string" {
+					keys[i] = []any{fmt.Sprintf("city-%d", id)}
+				}
+			}
+			ks, err := newKeySet(codec, keys)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			var build, lookup time.Duration
+			var perRow float64
+			for range b.N {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				x := newKeyIndex(codec, 1<<30)
+				start := time.Now()
+				x.mu.Lock()
+				if _, err := x.sync(ctx, tbl); err != nil {
+					b.Fatal(err)
+				}
+				x.mu.Unlock()
+				build += time.Since(start)
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				perRow = float64(after.HeapAlloc-before.HeapAlloc) / float64(x.Entries())
+				start = time.Now()
+				res, ok, err := x.resolve(ctx, tbl, ks)
+				if err != nil || !ok || res.Found() != len(ks.keys) {
+					b.Fatalf("found %d of %d (%v %v)", res.Found(), len(ks.keys), ok, err)
+				}
+				lookup += time.Since(start)
+				runtime.KeepAlive(x)
+			}
+			b.ReportMetric(perRow, "heap-B/row")
+			b.ReportMetric(build.Seconds()/float64(b.N), "s/build")
+			b.ReportMetric(float64(lookup.Microseconds())/float64(b.N)/1000, "ms/10k-lookups")
+		})
+	}
+}
