@@ -56,8 +56,10 @@ type fixtureCfg struct {
 
 func partitioned() fixtureOpt { return func(c *fixtureCfg) { c.partitioned = true } }
 func equality() fixtureOpt    { return func(c *fixtureCfg) { c.format = config.DeleteFormatEquality } }
+
 // indexed resolves keys with a KeyIndex of budget bytes.
 func indexed(bytes int64) fixtureOpt { return func(c *fixtureCfg) { c.indexBytes = bytes } }
+
 // collisions gives the fixture's key index a fingerprint of three values, so that
 // most lookups match several live rows and go through the index's check.
 func collisions() fixtureOpt { return func(c *fixtureCfg) { c.collide = true } }
