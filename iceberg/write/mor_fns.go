@@ -2,6 +2,7 @@ package write
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -229,10 +230,11 @@ type ShardResult struct {
 }
 
 // changeShardFn handles one shard's changes of one window: it sorts them (spilling past
-// sorter_memory_mb), collapses each key to its net effect, writes the new rows to
-// data files (not committed) and, in DV mode, resolves the keys to delete to row
-// positions. It emits the result keyed by table. A window the sink has already
-// committed is not written again.
+// sorter_memory_mb), collapses each key to its net effect, hands the new rows to the
+// partition writers (shardRows) and, in DV mode, resolves the keys to delete to row
+// positions. It emits the result keyed by table, and the new rows in packets keyed
+// by table and partition. A window the sink has already committed is not written
+// again.
 type changeShardFn struct {
 	Spec Spec
 
@@ -245,7 +247,7 @@ func (f *changeShardFn) Setup(ctx context.Context) error {
 	return err
 }
 
-func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, Part), dead func(DeadLetter)) error {
+func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, Part), emitRows func(string, []byte), dead func(DeadLetter)) error {
 	name := f.Spec.Table
 	fail := func(err error) error { return fmt.Errorf("iceberg: write %s: shard %s: %w", name, key, err) }
 	winStr, _, _ := strings.Cut(key, "/")
@@ -347,7 +349,16 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets 
 			return fail(err)
 		}
 	}
-	written, deleteKeys, maxSeq, err := f.collapse(ctx, tbl, parser, sorter, dead)
+	rows, err := newShardRows(ctx, f.Spec, f.rt, tbl, parser.Schema(), emitRows)
+	if err != nil {
+		return fail(err)
+	}
+	defer rows.release()
+	deleteKeys, maxSeq, err := f.collapse(ctx, parser, sorter, rows, dead)
+	if err != nil {
+		return fail(err)
+	}
+	written, err := rows.close()
 	if err != nil {
 		return fail(err)
 	}
@@ -398,53 +409,156 @@ func (f *changeShardFn) deadLate(dead func(DeadLetter), from *row.Schema, parser
 	return nil
 }
 
-// collapse collapses the sorted changes: rows to write stream in batches to data
-// files of tbl (a FileWriter, started on the first row), keys whose committed
-// row must go are returned.
-func (f *changeShardFn) collapse(ctx context.Context, tbl *table.Table, parser *cdc.Parser, sorter *cdc.Sorter, dead func(DeadLetter)) (files []ibg.DataFile, deleteKeys [][]any, maxSeq int64, err error) {
-	bb, err := row.NewBatchBuilder(tbl.Schema(), memory.DefaultAllocator)
-	if err != nil {
-		return nil, nil, 0, err
+// shardRowsToWriters is how many bytes of new rows one shard hands, per window, to
+// the partition writers (hashWriteFn), which write each partition's rows of a
+// window from all shards into as few files as their size needs. Past it the shard
+// writes the rest itself: its files are big enough to stand alone.
+var shardRowsToWriters int64 = 32 << 20
+
+// shardRows takes a shard's new rows of one window (packed bodies in the parser's
+// schema, which is the table schema's top-level columns): packets per partition go
+// to the partition writers through emit, up to shardRowsToWriters bytes, and the
+// rest to the shard's own data files.
+type shardRows struct {
+	ctx    context.Context
+	spec   Spec
+	rt     *runtime
+	tbl    *table.Table
+	rs     *row.Schema
+	keyer  *partitionKeyer // nil for an unpartitioned table
+	emit   func(string, []byte)
+	sent   int64
+	packet map[string][]byte
+	bb     *row.BatchBuilder // direct writes, once past shardRowsToWriters
+	fw     *FileWriter
+}
+
+func newShardRows(ctx context.Context, spec Spec, rt *runtime, tbl *table.Table, rs *row.Schema, emit func(string, []byte)) (*shardRows, error) {
+	s := &shardRows{ctx: ctx, spec: spec, rt: rt, tbl: tbl, rs: rs, emit: emit, packet: map[string][]byte{}}
+	if !tbl.Spec().IsUnpartitioned() {
+		var err error
+		if s.keyer, err = newPartitionKeyer(tbl); err != nil {
+			return nil, err
+		}
 	}
-	defer bb.Release()
-	var fw *FileWriter
-	defer func() {
-		if fw != nil { // an error before Close below: stop the writer's goroutine
-			fw.Close()
-		}
-	}()
-	send := func() error {
-		if bb.Len() == 0 {
-			return nil
-		}
-		if fw == nil {
-			var err error
-			if fw, err = NewFileWriter(ctx, tbl, bb.ArrowSchema(), f.Spec.fileOptions(f.rt)); err != nil {
-				return err
-			}
-		}
-		return fw.Write(bb.NewBatch())
+	return s, nil
+}
+
+// add takes one packed row.
+func (s *shardRows) add(body []byte) error {
+	if s.bb != nil {
+		return s.write(body)
 	}
-	sc := parser.Schema()
-	err = cdc.CollapseChecked(sorter.Sorted(), f.Spec.Upsert, func(n *cdc.Net) error {
-		r, _, err := row.DecodeBody(sc, n.Row)
+	part := ""
+	if s.keyer != nil {
+		r, _, err := row.DecodeBody(s.rs, body)
 		if err != nil {
 			return err
 		}
+		part = s.keyer.key(r)
+	}
+	p, ok := s.packet[part]
+	if !ok {
+		p = binary.AppendUvarint(nil, uint64(s.tbl.Schema().ID))
+	}
+	p = append(p, body...)
+	s.packet[part] = p
+	if len(p) >= packetBytes {
+		s.send(part)
+	}
+	if s.sent < shardRowsToWriters {
+		return nil
+	}
+	// Enough for the writers: the shard writes the rest of its rows itself.
+	for _, k := range slices.Sorted(maps.Keys(s.packet)) {
+		s.send(k)
+	}
+	var err error
+	s.bb, err = row.NewBatchBuilder(s.tbl.Schema(), memory.DefaultAllocator)
+	return err
+}
+
+func (s *shardRows) send(part string) {
+	p := s.packet[part]
+	s.emit(s.spec.Table+partitionKeySep+part, p)
+	s.sent += int64(len(p))
+	delete(s.packet, part)
+}
+
+// write adds body to the shard's own data files.
+func (s *shardRows) write(body []byte) error {
+	r, _, err := row.DecodeBody(s.rs, body)
+	if err != nil {
+		return err
+	}
+	if err := s.bb.AppendRow(r); err != nil {
+		return fmt.Errorf("row %s: %w", r, err)
+	}
+	if s.bb.Len() >= batchRows {
+		return s.flush()
+	}
+	return nil
+}
+
+func (s *shardRows) flush() error {
+	if s.bb == nil || s.bb.Len() == 0 {
+		return nil
+	}
+	if s.fw == nil {
+		var err error
+		if s.fw, err = NewFileWriter(s.ctx, s.tbl, s.bb.ArrowSchema(), s.spec.fileOptions(s.rt)); err != nil {
+			return err
+		}
+	}
+	return s.fw.Write(s.bb.NewBatch())
+}
+
+// close sends the remaining packets and returns the shard's own data files.
+func (s *shardRows) close() ([]ibg.DataFile, error) {
+	for _, k := range slices.Sorted(maps.Keys(s.packet)) {
+		s.send(k)
+	}
+	if err := s.flush(); err != nil {
+		return nil, err
+	}
+	s.release()
+	if s.fw == nil {
+		return nil, nil
+	}
+	fw := s.fw
+	s.fw = nil
+	return fw.Close()
+}
+
+// release stops the shard's writer (after an error) and frees its batch.
+func (s *shardRows) release() {
+	if s.fw != nil {
+		s.fw.Close()
+		s.fw = nil
+	}
+	if s.bb != nil {
+		s.bb.Release()
+		s.bb = nil
+	}
+}
+
+// collapse collapses the sorted changes: rows to write go to out, keys whose
+// committed row must go are returned.
+func (f *changeShardFn) collapse(ctx context.Context, parser *cdc.Parser, sorter *cdc.Sorter, out *shardRows, dead func(DeadLetter)) (deleteKeys [][]any, maxSeq int64, err error) {
+	sc := parser.Schema()
+	err = cdc.CollapseChecked(sorter.Sorted(), f.Spec.Upsert, func(n *cdc.Net) error {
 		maxSeq = max(maxSeq, n.MaxSeq)
 		if n.DeletePrior {
+			r, _, err := row.DecodeBody(sc, n.Row)
+			if err != nil {
+				return err
+			}
 			deleteKeys = append(deleteKeys, parser.KeyOf(r))
 		}
 		if !n.Write {
 			return nil
 		}
-		if err := bb.AppendRow(r); err != nil {
-			return fmt.Errorf("row %s: %w", r, err)
-		}
-		if bb.Len() >= batchRows {
-			return send()
-		}
-		return nil
+		return out.add(n.Row)
 	}, func(a *cdc.Ambiguous) error {
 		// Held back: two different after-images at the key's last sequence number.
 		maxSeq = max(maxSeq, a.Seq)
@@ -458,20 +572,7 @@ func (f *changeShardFn) collapse(ctx context.Context, tbl *table.Table, parser *
 		}
 		return nil
 	})
-	if err == nil {
-		err = send()
-	}
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	if fw != nil {
-		files, err = fw.Close()
-		fw = nil
-		if err != nil {
-			return nil, nil, 0, err
-		}
-	}
-	return files, deleteKeys, maxSeq, nil
+	return deleteKeys, maxSeq, err
 }
 
 // commit commits one pane: the shard results of one window (or one late pane).
@@ -499,9 +600,14 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 	committedMax, _ := committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
 	unordered := 0
 	for _, part := range p.Parts {
+		files, err := DecodeDataFiles(tbl.Metadata(), part.Files)
+		if err != nil {
+			return fail(err)
+		}
+		w.DataFiles = append(w.DataFiles, files...)
 		r := part.Changes
 		if r == nil {
-			return fail(fmt.Errorf("a pane part without a shard result"))
+			continue // a partition writer's files
 		}
 		w.MaxSeq = max(w.MaxSeq, r.MaxSeq)
 		if committedMax > r.BaseSeq && r.MinSeq <= committedMax {
@@ -509,11 +615,6 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 			// pane that raced its window's commit): its changes are applied after them.
 			unordered++
 		}
-		files, err := DecodeDataFiles(tbl.Metadata(), part.Files)
-		if err != nil {
-			return fail(err)
-		}
-		w.DataFiles = append(w.DataFiles, files...)
 		if r.Resolution != nil {
 			res, err := r.Resolution.Decode()
 			if err != nil {
@@ -554,7 +655,8 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 
 func init() {
 	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(DeadLetter), error](&changeParseFn{})
-	register.DoFn5x1[context.Context, string, func(*[]byte) bool, func(string, Part), func(DeadLetter), error](&changeShardFn{})
+	register.DoFn6x1[context.Context, string, func(*[]byte) bool, func(string, Part), func(string, []byte), func(DeadLetter), error](&changeShardFn{})
+	register.Emitter2[string, []byte]()
 	register.Emitter1[DeadLetter]()
 	register.Emitter1[SnapshotInfo]()
 	register.Emitter3[beam.EventTime, string, []byte]()
