@@ -58,6 +58,9 @@ func newPartitionKeyer(tbl *table.Table) (*partitionKeyer, error) {
 
 // key returns r's partition key; rows of one partition have the same key.
 func (k *partitionKeyer) key(r row.Row) string {
+	if len(k.fields) == 0 {
+		return "" // unpartitioned
+	}
 	var b strings.Builder
 	get := RowGetter(r)
 	for i, f := range k.fields {
@@ -125,10 +128,22 @@ type hashRouteFn struct {
 
 	router  *router
 	schemas map[*table.Table]tableSchema // each table's current schema
-	packets map[bufKey][]byte            // bufKey.table is the shuffle key without shard
+	packets map[bufKey]*[]byte           // bufKey.table is the shuffle key without shard
 	shards  map[bufKey]int               // packets emitted per key in this bundle
 	bytes   int64                        // packet bytes of the bundle
 	shuffle bool                         // the bundle goes through the shuffle
+	vals    []any                        // the values of the row being packed
+	last    lastKey                      // the key of the last row
+}
+
+// lastKey is the packet key of the last row routed, by table, partition key and
+// window: consecutive rows of one partition reuse it instead of concatenating the
+// shuffle key again.
+type lastKey struct {
+	dt  *destTable
+	pk  string
+	win int64
+	key bufKey
 }
 
 func (f *hashRouteFn) Setup(ctx context.Context) error {
@@ -140,7 +155,8 @@ func (f *hashRouteFn) Setup(ctx context.Context) error {
 
 // StartBundle resets the packets (its emitters mirror ProcessElement's outputs).
 func (f *hashRouteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(beam.EventTime, string, Part), _ func(DeadLetter)) {
-	f.packets = map[bufKey][]byte{}
+	f.packets = map[bufKey]*[]byte{}
+	f.last = lastKey{}
 	f.shards = map[bufKey]int{}
 	f.bytes = 0
 	f.shuffle = f.Spec.DirectLimit <= 0
@@ -163,15 +179,17 @@ func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.R
 		return err
 	}
 	// Table.Schema returns a new schema value per call, whose name index would be
-	// built again for every row: keep one per table.
+	// built again for every row, and Schema.Fields copies the fields on every call:
+	// keep one schema and its fields per table.
 	ts, ok := f.schemas[dt.tbl]
 	if !ok {
 		sc := dt.tbl.Schema()
-		ts = tableSchema{sc: sc, rs: row.SchemaOf(sc)}
+		ts = tableSchema{sc: sc, rs: row.SchemaOf(sc), vals: row.NewSchemaValues(sc)}
 		f.schemas[dt.tbl] = ts
 	}
 	sc, rs := ts.sc, ts.rs
-	vals, err := row.RowValues(r, sc)
+	vals, err := ts.vals.AppendRow(f.vals[:0], r)
+	f.vals = vals
 	if err != nil {
 		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
 		return nil
@@ -182,17 +200,24 @@ func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.R
 		}
 	}
 	nr := row.Of(rs, vals)
-	key := bufKey{table: dt.name + partitionKeySep + dt.keys.key(nr), win: w.MaxTimestamp().Milliseconds()}
-	p, ok := f.packets[key]
-	if !ok {
-		p = binary.AppendUvarint(nil, uint64(sc.ID))
+	pk, win := dt.keys.key(nr), w.MaxTimestamp().Milliseconds()
+	if l := &f.last; l.dt != dt || l.pk != pk || l.win != win {
+		*l = lastKey{dt: dt, pk: pk, win: win, key: bufKey{table: dt.name + partitionKeySep + pk, win: win}}
 	}
-	n := len(p)
-	if p, err = row.AppendBody(p, nr); err != nil {
+	key := f.last.key
+	pp := f.packets[key]
+	if pp == nil {
+		p := binary.AppendUvarint(nil, uint64(sc.ID))
+		pp = &p
+		f.packets[key] = pp
+	}
+	n := len(*pp)
+	p, err := row.AppendBody(*pp, nr)
+	if err != nil {
 		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
 		return nil
 	}
-	f.packets[key] = p
+	*pp = p
 	f.bytes += int64(len(p) - n)
 	if !f.shuffle && f.bytes > f.Spec.DirectLimit {
 		// Too big to lift: everything of this bundle goes through the shuffle.
@@ -215,7 +240,7 @@ func (f *hashRouteFn) emitPacket(k bufKey, emit func(beam.EventTime, string, []b
 		key += partitionKeySep + strconv.Itoa(f.shards[k])
 		f.shards[k]++
 	}
-	emit(mtime.FromMilliseconds(k.win), key, f.packets[k])
+	emit(mtime.FromMilliseconds(k.win), key, *f.packets[k])
 	delete(f.packets, k)
 }
 
@@ -237,7 +262,7 @@ func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime
 		j := i
 		var group [][]byte
 		for ; j < len(keys) && keys[j].win == keys[i].win && strings.HasPrefix(keys[j].table, dest+partitionKeySep); j++ {
-			group = append(group, f.packets[keys[j]])
+			group = append(group, *f.packets[keys[j]])
 		}
 		files, err := writePackets(ctx, f.Spec, f.router.rt, dest, slices.Values(group), dead)
 		if err != nil {
@@ -253,10 +278,12 @@ func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime
 	return nil
 }
 
-// tableSchema is a table's current schema and its row schema.
+// tableSchema is a table's current schema, its row schema and the converter of rows
+// to its values.
 type tableSchema struct {
-	sc *ibg.Schema
-	rs *row.Schema
+	sc   *ibg.Schema
+	rs   *row.Schema
+	vals *row.SchemaValues
 }
 
 // hashWriteFn writes the packets of one (table, partition) to data files and emits
