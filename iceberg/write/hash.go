@@ -134,6 +134,8 @@ type hashRouteFn struct {
 	shuffle bool                         // the bundle goes through the shuffle
 	vals    []any                        // the values of the row being packed
 	last    lastKey                      // the key of the last row
+	chunk   []windowedRow                // rows not yet handed to the packer
+	pk      *packer                      // the bundle's packer, once started
 }
 
 // lastKey is the packet key of the last row routed, by table, partition key and
@@ -155,6 +157,8 @@ func (f *hashRouteFn) Setup(ctx context.Context) error {
 
 // StartBundle resets the packets (its emitters mirror ProcessElement's outputs).
 func (f *hashRouteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(beam.EventTime, string, Part), _ func(DeadLetter)) {
+	f.stopPacker() // a failed bundle's
+	f.chunk = f.chunk[:0]
 	f.packets = map[bufKey]*[]byte{}
 	f.last = lastKey{}
 	f.shards = map[bufKey]int{}
@@ -163,7 +167,20 @@ func (f *hashRouteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, st
 	f.router.replay.Begin()
 }
 
+// ProcessElement collects r into the chunk of rows that is handed to the packer
+// when full (see packer).
 func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), _ func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
+	f.chunk = append(f.chunk, windowedRow{w: w, r: r})
+	if len(f.chunk) < packChunkRows {
+		return nil
+	}
+	return f.hand(ctx, emit, dead)
+}
+
+// pack routes, checks and packs row r of window w (on the packer's goroutine),
+// adding the packets to emit and the dead letters to out.
+func (f *hashRouteFn) pack(ctx context.Context, w beam.Window, r row.Row, out *packed) error {
+	dead := func(d DeadLetter) { out.dead = append(out.dead, d) }
 	r, dt, dl, err := f.router.route(ctx, r)
 	var skip bool
 	if err == nil && dl == nil {
@@ -223,35 +240,40 @@ func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.R
 		// Too big to lift: everything of this bundle goes through the shuffle.
 		f.shuffle = true
 		for _, k := range sortedKeys(f.packets) {
-			f.emitPacket(k, emit)
+			f.takePacket(k, out)
 		}
 		return nil
 	}
 	if f.shuffle && len(p) >= packetBytes {
-		f.emitPacket(key, emit)
+		f.takePacket(key, out)
 	}
 	return nil
 }
 
-// emitPacket emits the packet of k to the shuffle and forgets it.
-func (f *hashRouteFn) emitPacket(k bufKey, emit func(beam.EventTime, string, []byte)) {
+// takePacket moves the packet of k to out, to be emitted to the shuffle.
+func (f *hashRouteFn) takePacket(k bufKey, out *packed) {
 	key := k.table
 	if f.Spec.AutoShard {
 		key += partitionKeySep + strconv.Itoa(f.shards[k])
 		f.shards[k]++
 	}
-	emit(mtime.FromMilliseconds(k.win), key, *f.packets[k])
+	out.packets = append(out.packets, shufflePacket{win: k.win, key: key, packet: *f.packets[k]})
 	delete(f.packets, k)
 }
 
 // FinishBundle emits the remaining packets to the shuffle, or, for a bundle lifted
 // into the direct path, writes them and emits the files of each table and window.
 func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), direct func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
+	if err := f.drain(ctx, emit, dead); err != nil {
+		return err
+	}
 	keys := sortedKeys(f.packets)
 	if f.shuffle {
+		var out packed
 		for _, k := range keys {
-			f.emitPacket(k, emit)
+			f.takePacket(k, &out)
 		}
+		out.emit(emit, dead)
 		f.packets = nil
 		f.router.replay.Done()
 		return nil
