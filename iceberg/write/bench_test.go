@@ -192,16 +192,40 @@ func BenchmarkAppendPeakMemory(b *testing.B) {
 }
 
 // BenchmarkAppendDistribution appends the same 200,000 generated rows on prism with
-// the per-bundle writers (distribution_mode none) and with the hash distribution,
-// alternating, and reports each rate and hash/none (the ratio of their times). Run
-// with -benchtime=1x.
+// the per-bundle writers (distribution_mode none, the baseline) and with each other
+// way to distribute them, in turn within every iteration: the hash distribution,
+// hash with auto_sharding, direct_write_byte_limit with a limit the benchmark's
+// bundles exceed (they overflow into the shuffle) and one they stay within (written
+// directly); the same on a table partitioned into 13 partitions for none and hash.
+// It reports each variant's time over none's, measured in the same process, and the
+// data files each wrote. Run with -benchtime=1x (or more for steadier ratios).
 func BenchmarkAppendDistribution(b *testing.B) {
 	const n = 200_000
-	var none, hash time.Duration
+	type variant struct {
+		name string
+		part bool // table partitioned by identity(c): 13 partitions
+		set  func(*Spec)
+	}
+	variants := []variant{
+		{"none", false, func(*Spec) {}},
+		{"hash", false, func(s *Spec) { s.Hash = true }},
+		{"auto_sharding", false, func(s *Spec) { s.Hash, s.AutoShard = true, true }},
+		{"direct_overflow", false, func(s *Spec) { s.DirectLimit = 1 << 20 }},
+		{"direct", false, func(s *Spec) { s.DirectLimit = 1 << 30 }},
+		{"none_part", true, func(*Spec) {}},
+		{"hash_part", true, func(s *Spec) { s.Hash = true }},
+	}
+	took := make([]time.Duration, len(variants))
+	files := make([]int, len(variants))
+	b.ReportAllocs()
 	for i := range b.N {
-		for _, h := range []bool{false, true} {
+		for v, vr := range variants {
 			lc := icebergtest.NewLocalCatalog(b)
-			spec := Spec{Table: "db.dist", CatalogName: lc.Name, SinkID: fmt.Sprint("dist", i), Hash: h}
+			spec := Spec{Table: "db.dist", CatalogName: lc.Name, SinkID: fmt.Sprint("dist", i)}
+			if vr.part {
+				spec.PartitionFields = []string{"c"}
+			}
+			vr.set(&spec)
 			spec.CatalogProps = mustJSON(b, lc.Props)
 			p, s := beam.NewPipelineWithRoot()
 			seedList := []int{0, 1, 2, 3}
@@ -209,21 +233,36 @@ func BenchmarkAppendDistribution(b *testing.B) {
 			if _, _, err := Append(s, spec, gen); err != nil {
 				b.Fatal(err)
 			}
+			goruntime.GC()
 			start := time.Now()
 			if err := ptest.Run(p); err != nil {
 				b.Fatal(err)
 			}
-			if h {
-				hash += time.Since(start)
-			} else {
-				none += time.Since(start)
+			took[v] += time.Since(start)
+			ident := table.Identifier{"db", "dist"}
+			if got := countRows(b, lc.Catalog, ident); got != n {
+				b.Fatalf("%s: wrote %d rows, want %d", vr.name, got, n)
 			}
-			if got := countRows(b, lc.Catalog, table.Identifier{"db", "dist"}); got != n {
-				b.Fatalf("hash=%v: wrote %d rows, want %d", h, got, n)
+			tbl, err := lc.Catalog.LoadTable(context.Background(), ident)
+			if err != nil {
+				b.Fatal(err)
 			}
+			dfs, err := icebergtest.DataFilesContext(context.Background(), tbl)
+			if err != nil {
+				b.Fatal(err)
+			}
+			files[v] = len(dfs)
 		}
 	}
-	b.ReportMetric(float64(n*b.N)/none.Seconds(), "none_rows/s")
-	b.ReportMetric(float64(n*b.N)/hash.Seconds(), "hash_rows/s")
-	b.ReportMetric(hash.Seconds()/none.Seconds(), "hash/none")
+	b.ReportMetric(float64(n*b.N)/took[0].Seconds(), "none_rows/s")
+	for v, vr := range variants {
+		if v > 0 {
+			base, baseName := took[0], "none"
+			if vr.part && v != 5 {
+				base, baseName = took[5], "none_part"
+			}
+			b.ReportMetric(took[v].Seconds()/base.Seconds(), vr.name+"/"+baseName)
+		}
+		b.ReportMetric(float64(files[v]), vr.name+"_files")
+	}
 }

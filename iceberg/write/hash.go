@@ -58,6 +58,9 @@ func newPartitionKeyer(tbl *table.Table) (*partitionKeyer, error) {
 
 // key returns r's partition key; rows of one partition have the same key.
 func (k *partitionKeyer) key(r row.Row) string {
+	if len(k.fields) == 0 {
+		return "" // unpartitioned
+	}
 	var b strings.Builder
 	get := RowGetter(r)
 	for i, f := range k.fields {
@@ -125,10 +128,24 @@ type hashRouteFn struct {
 
 	router  *router
 	schemas map[*table.Table]tableSchema // each table's current schema
-	packets map[bufKey][]byte            // bufKey.table is the shuffle key without shard
+	packets map[bufKey]*[]byte           // bufKey.table is the shuffle key without shard
 	shards  map[bufKey]int               // packets emitted per key in this bundle
 	bytes   int64                        // packet bytes of the bundle
 	shuffle bool                         // the bundle goes through the shuffle
+	vals    []any                        // the values of the row being packed
+	last    lastKey                      // the key of the last row
+	chunk   []windowedRow                // rows not yet handed to the packer
+	pk      *packer                      // the bundle's packer, once started
+}
+
+// lastKey is the packet key of the last row routed, by table, partition key and
+// window: consecutive rows of one partition reuse it instead of concatenating the
+// shuffle key again.
+type lastKey struct {
+	dt  *destTable
+	pk  string
+	win int64
+	key bufKey
 }
 
 func (f *hashRouteFn) Setup(ctx context.Context) error {
@@ -140,14 +157,30 @@ func (f *hashRouteFn) Setup(ctx context.Context) error {
 
 // StartBundle resets the packets (its emitters mirror ProcessElement's outputs).
 func (f *hashRouteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(beam.EventTime, string, Part), _ func(DeadLetter)) {
-	f.packets = map[bufKey][]byte{}
+	f.stopPacker() // a failed bundle's
+	f.chunk = f.chunk[:0]
+	f.packets = map[bufKey]*[]byte{}
+	f.last = lastKey{}
 	f.shards = map[bufKey]int{}
 	f.bytes = 0
 	f.shuffle = f.Spec.DirectLimit <= 0
 	f.router.replay.Begin()
 }
 
+// ProcessElement collects r into the chunk of rows that is handed to the packer
+// when full (see packer).
 func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), _ func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
+	f.chunk = append(f.chunk, windowedRow{w: w, r: r})
+	if len(f.chunk) < packChunkRows {
+		return nil
+	}
+	return f.hand(ctx, emit, dead)
+}
+
+// pack routes, checks and packs row r of window w (on the packer's goroutine),
+// adding the packets to emit and the dead letters to out.
+func (f *hashRouteFn) pack(ctx context.Context, w beam.Window, r row.Row, out *packed) error {
+	dead := func(d DeadLetter) { out.dead = append(out.dead, d) }
 	r, dt, dl, err := f.router.route(ctx, r)
 	var skip bool
 	if err == nil && dl == nil {
@@ -163,15 +196,17 @@ func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.R
 		return err
 	}
 	// Table.Schema returns a new schema value per call, whose name index would be
-	// built again for every row: keep one per table.
+	// built again for every row, and Schema.Fields copies the fields on every call:
+	// keep one schema and its fields per table.
 	ts, ok := f.schemas[dt.tbl]
 	if !ok {
 		sc := dt.tbl.Schema()
-		ts = tableSchema{sc: sc, rs: row.SchemaOf(sc)}
+		ts = tableSchema{sc: sc, rs: row.SchemaOf(sc), vals: row.NewSchemaValues(sc)}
 		f.schemas[dt.tbl] = ts
 	}
 	sc, rs := ts.sc, ts.rs
-	vals, err := row.RowValues(r, sc)
+	vals, err := ts.vals.AppendRow(f.vals[:0], r)
+	f.vals = vals
 	if err != nil {
 		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
 		return nil
@@ -182,51 +217,63 @@ func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.R
 		}
 	}
 	nr := row.Of(rs, vals)
-	key := bufKey{table: dt.name + partitionKeySep + dt.keys.key(nr), win: w.MaxTimestamp().Milliseconds()}
-	p, ok := f.packets[key]
-	if !ok {
-		p = binary.AppendUvarint(nil, uint64(sc.ID))
+	pk, win := dt.keys.key(nr), w.MaxTimestamp().Milliseconds()
+	if l := &f.last; l.dt != dt || l.pk != pk || l.win != win {
+		*l = lastKey{dt: dt, pk: pk, win: win, key: bufKey{table: dt.name + partitionKeySep + pk, win: win}}
 	}
-	n := len(p)
-	if p, err = row.AppendBody(p, nr); err != nil {
+	key := f.last.key
+	pp := f.packets[key]
+	if pp == nil {
+		p := binary.AppendUvarint(nil, uint64(sc.ID))
+		pp = &p
+		f.packets[key] = pp
+	}
+	n := len(*pp)
+	p, err := row.AppendBody(*pp, nr)
+	if err != nil {
 		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
 		return nil
 	}
-	f.packets[key] = p
+	*pp = p
 	f.bytes += int64(len(p) - n)
 	if !f.shuffle && f.bytes > f.Spec.DirectLimit {
 		// Too big to lift: everything of this bundle goes through the shuffle.
 		f.shuffle = true
 		for _, k := range sortedKeys(f.packets) {
-			f.emitPacket(k, emit)
+			f.takePacket(k, out)
 		}
 		return nil
 	}
 	if f.shuffle && len(p) >= packetBytes {
-		f.emitPacket(key, emit)
+		f.takePacket(key, out)
 	}
 	return nil
 }
 
-// emitPacket emits the packet of k to the shuffle and forgets it.
-func (f *hashRouteFn) emitPacket(k bufKey, emit func(beam.EventTime, string, []byte)) {
+// takePacket moves the packet of k to out, to be emitted to the shuffle.
+func (f *hashRouteFn) takePacket(k bufKey, out *packed) {
 	key := k.table
 	if f.Spec.AutoShard {
 		key += partitionKeySep + strconv.Itoa(f.shards[k])
 		f.shards[k]++
 	}
-	emit(mtime.FromMilliseconds(k.win), key, f.packets[k])
+	out.packets = append(out.packets, shufflePacket{win: k.win, key: key, packet: *f.packets[k]})
 	delete(f.packets, k)
 }
 
 // FinishBundle emits the remaining packets to the shuffle, or, for a bundle lifted
 // into the direct path, writes them and emits the files of each table and window.
 func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), direct func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
+	if err := f.drain(ctx, emit, dead); err != nil {
+		return err
+	}
 	keys := sortedKeys(f.packets)
 	if f.shuffle {
+		var out packed
 		for _, k := range keys {
-			f.emitPacket(k, emit)
+			f.takePacket(k, &out)
 		}
+		out.emit(emit, dead)
 		f.packets = nil
 		f.router.replay.Done()
 		return nil
@@ -237,7 +284,7 @@ func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime
 		j := i
 		var group [][]byte
 		for ; j < len(keys) && keys[j].win == keys[i].win && strings.HasPrefix(keys[j].table, dest+partitionKeySep); j++ {
-			group = append(group, f.packets[keys[j]])
+			group = append(group, *f.packets[keys[j]])
 		}
 		files, err := writePackets(ctx, f.Spec, f.router.rt, dest, slices.Values(group), dead)
 		if err != nil {
@@ -253,10 +300,12 @@ func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime
 	return nil
 }
 
-// tableSchema is a table's current schema and its row schema.
+// tableSchema is a table's current schema, its row schema and the converter of rows
+// to its values.
 type tableSchema struct {
-	sc *ibg.Schema
-	rs *row.Schema
+	sc   *ibg.Schema
+	rs   *row.Schema
+	vals *row.SchemaValues
 }
 
 // hashWriteFn writes the packets of one (table, partition) to data files and emits

@@ -396,3 +396,70 @@ func TestAutoSharding(t *testing.T) {
 		}
 	}
 }
+
+// TestHashPackerLargeBundles: bundles larger than a packer chunk are packed on the
+// packer's goroutine; every row still reaches its partition once, bad rows anywhere
+// in a bundle are dead letters, and each partition gets one writer (hash), several
+// (auto_sharding with small packets) or one per bundle that stays direct.
+func TestHashPackerLargeBundles(t *testing.T) {
+	defer func(n int) { packetBytes = n }(packetBytes)
+	packetBytes = 2 << 10 // a few packets per partition and bundle
+	const (
+		regions = 4
+		per     = 3*packChunkRows + 20 // several chunks and a partial one
+		bundles = 3
+	)
+	bad := row.New([]string{"id", "region", "name"}, []any{"not-a-long", "r0", "x"})
+	rows := regionRows(per*bundles, regions)
+	var split [][]row.Row
+	for i := range bundles {
+		b := slices.Clone(rows[i*per : (i+1)*per])
+		b = slices.Insert(b, packChunkRows+5, bad) // inside the second chunk
+		split = append(split, append(b, bad))      // and in the last, partial one
+	}
+	for _, tc := range []struct {
+		name      string
+		set       func(*Spec)
+		files     func(n int) bool
+		wantFiles string
+	}{
+		{"hash", func(s *Spec) { s.Hash = true }, func(n int) bool { return n == regions }, "one per partition"},
+		{"auto_sharding", func(s *Spec) { s.Hash, s.AutoShard = true, true }, func(n int) bool { return n > regions }, "more than one per partition"},
+		{"direct", func(s *Spec) { s.DirectLimit = 1 << 30 }, func(n int) bool { return n == bundles*regions }, "one per bundle and partition"},
+		{"direct_overflow", func(s *Spec) { s.DirectLimit = 10 << 10 }, func(n int) bool { return n == regions }, "one per partition (every bundle overflows into the shuffle)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lc := icebergtest.NewLocalCatalog(t)
+			createRegionTable(t, lc)
+			spec := testSpec(t, lc, "db.t")
+			tc.set(&spec)
+			files, dead := bundleFiles(t, spec, split)
+			if len(dead) != 2*bundles {
+				t.Errorf("%d dead letters, want %d", len(dead), 2*bundles)
+			}
+			if !tc.files(len(files["db.t"])) {
+				t.Errorf("%d files, want %s", len(files["db.t"]), tc.wantFiles)
+			}
+			tbl, err := lc.Catalog.LoadTable(context.Background(), table.Identifier{"db", "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dfs, err := DecodeDataFiles(tbl.Metadata(), files["db.t"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			perRegion := map[string]int64{}
+			for _, f := range dfs {
+				perRegion[fmt.Sprint(f.Partition())] += f.Count()
+			}
+			if len(perRegion) != regions {
+				t.Errorf("rows in %d partitions, want %d: %v", len(perRegion), regions, perRegion)
+			}
+			for p, n := range perRegion {
+				if n != int64(len(rows)/regions) {
+					t.Errorf("partition %s holds %d rows, want %d", p, n, len(rows)/regions)
+				}
+			}
+		})
+	}
+}

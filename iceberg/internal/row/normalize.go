@@ -24,6 +24,9 @@ func Normalize(v any, t ibg.Type) (any, error) {
 }
 
 // normalize is Normalize that also returns an estimate of the value's size in bytes.
+// A value already of the column's Go type comes back as the same interface value:
+// boxing it again allocated for every value of every row, and values are normalized
+// twice on the hash distribution's path (routing, then the writer).
 func normalize(v any, t ibg.Type) (any, int, error) {
 	if v == nil {
 		return nil, 0, nil
@@ -38,23 +41,29 @@ func normalize(v any, t ibg.Type) (any, int, error) {
 			if x != int64(int32(x)) {
 				return nil, 0, fmt.Errorf("%w: %d overflows int", ErrTypeMismatch, x)
 			}
+			if _, is := v.(int32); is {
+				return v, 4, nil
+			}
 			if _, is := v.(int64); !is {
 				return int32(x), 4, nil
 			}
 			return nil, 0, mismatch(v, t)
 		}
 	case ibg.Int64Type:
+		if _, ok := v.(int64); ok {
+			return v, 8, nil
+		}
 		if x, ok := toInt64(v); ok {
 			return x, 8, nil
 		}
 	case ibg.Float32Type:
-		if x, ok := v.(float32); ok {
-			return x, 4, nil
+		if _, ok := v.(float32); ok {
+			return v, 4, nil
 		}
 	case ibg.Float64Type:
 		switch x := v.(type) {
 		case float64:
-			return x, 8, nil
+			return v, 8, nil
 		case float32:
 			return float64(x), 8, nil
 		}
@@ -75,7 +84,7 @@ func normalize(v any, t ibg.Type) (any, int, error) {
 	case ibg.DateType:
 		switch x := v.(type) {
 		case ibg.Date:
-			return x, 4, nil
+			return v, 4, nil
 		case time.Time:
 			u := x.UTC()
 			if u.Hour() != 0 || u.Minute() != 0 || u.Second() != 0 || u.Nanosecond() != 0 {
@@ -88,12 +97,12 @@ func normalize(v any, t ibg.Type) (any, int, error) {
 			if x < 0 || x >= 86_400_000_000 {
 				return nil, 0, fmt.Errorf("%w: time %d outside a day", ErrTypeMismatch, int64(x))
 			}
-			return x, 8, nil
+			return v, 8, nil
 		}
 	case ibg.TimestampType, ibg.TimestampTzType:
 		switch x := v.(type) {
 		case ibg.Timestamp:
-			return x, 8, nil
+			return v, 8, nil
 		case time.Time:
 			if x.Nanosecond()%1000 != 0 {
 				return nil, 0, fmt.Errorf("%w: time %s has sub-microsecond digits for %s", ErrTypeMismatch, x.Format(time.RFC3339Nano), t)
@@ -103,7 +112,7 @@ func normalize(v any, t ibg.Type) (any, int, error) {
 	case ibg.TimestampNsType, ibg.TimestampTzNsType:
 		switch x := v.(type) {
 		case ibg.TimestampNano:
-			return x, 8, nil
+			return v, 8, nil
 		case ibg.Timestamp:
 			if int64(x) > math.MaxInt64/1000 || int64(x) < math.MinInt64/1000 {
 				return nil, 0, fmt.Errorf("%w: timestamp %d overflows nanoseconds", ErrTypeMismatch, int64(x))
@@ -117,12 +126,12 @@ func normalize(v any, t ibg.Type) (any, int, error) {
 			if !utf8.ValidString(x) {
 				return nil, 0, invalidUTF8(x)
 			}
-			return x, len(x), nil
+			return v, len(x), nil
 		}
 	case ibg.UUIDType:
 		switch x := v.(type) {
 		case uuid.UUID:
-			return x, 16, nil
+			return v, 16, nil
 		case [16]byte:
 			return uuid.UUID(x), 16, nil
 		case string:
@@ -137,11 +146,11 @@ func normalize(v any, t ibg.Type) (any, int, error) {
 			if len(x) != t.Len() {
 				return nil, 0, fmt.Errorf("%w: %d bytes for %s", ErrTypeMismatch, len(x), t)
 			}
-			return x, len(x), nil
+			return v, len(x), nil
 		}
 	case ibg.BinaryType:
 		if x, ok := v.([]byte); ok {
-			return x, len(x), nil
+			return v, len(x), nil
 		}
 	case *ibg.ListType:
 		if xs, ok := v.([]any); ok {

@@ -210,37 +210,63 @@ func (sv *StructValues) AppendValues(dst []any, v any) ([]any, error) {
 
 // RowValues returns r's values in the column order of sc, matched by name and
 // validated (see Normalize). Columns r lacks are null; a column sc lacks is an error
-// wrapping ErrUnknownColumn.
+// wrapping ErrUnknownColumn. For many rows of one schema use SchemaValues.
 func RowValues(r Row, sc *ibg.Schema) ([]any, error) {
-	fs := sc.Fields()
+	return NewSchemaValues(sc).AppendRow(nil, r)
+}
+
+// SchemaValues takes rows to the values of one Iceberg schema, as RowValues does,
+// with the schema's fields read once (ibg.Schema.Fields copies every field and
+// nested type on each call, which per row cost more than the rest of the
+// conversion) and whether a row schema has the columns in order remembered for the
+// last one seen. A SchemaValues is not safe for concurrent use.
+type SchemaValues struct {
+	sc      *ibg.Schema
+	fields  []ibg.NestedField
+	last    *Schema // row schema of the last row
+	inOrder bool    // last has the schema's columns in order
+}
+
+// NewSchemaValues returns the converter of rows to the values of sc.
+func NewSchemaValues(sc *ibg.Schema) *SchemaValues {
+	return &SchemaValues{sc: sc, fields: sc.Fields()}
+}
+
+// AppendRow appends r's values in the column order of the schema to dst (see
+// RowValues) and returns the extended slice; on error dst is returned unextended.
+func (sv *SchemaValues) AppendRow(dst []any, r Row) ([]any, error) {
+	fs := sv.fields
 	// The common case, rows made for this schema, takes the values in order without
 	// lookups by name.
-	inOrder := len(r.Names()) == len(fs) && sameNames(r.Names(), fs)
-	if !inOrder {
+	if r.schema == nil || r.schema != sv.last {
+		sv.last = r.schema
+		sv.inOrder = len(r.Names()) == len(fs) && sameNames(r.Names(), fs)
+	}
+	if !sv.inOrder {
 		for _, n := range r.Names() {
-			if _, ok := sc.FindFieldByName(n); !ok {
-				return nil, fmt.Errorf("iceberg: row values: %w", inColumn(n, fmt.Errorf("%w: not in schema", ErrUnknownColumn)))
+			if _, ok := sv.sc.FindFieldByName(n); !ok {
+				return dst, fmt.Errorf("iceberg: row values: %w", inColumn(n, fmt.Errorf("%w: not in schema", ErrUnknownColumn)))
 			}
 		}
 	}
-	vals := make([]any, len(fs))
+	start := len(dst)
 	for i, f := range fs {
 		var x any
-		if inOrder {
+		if sv.inOrder {
 			x = r.values[i]
 		} else {
 			x, _ = r.Get(f.Name)
 		}
 		if x == nil && f.Required {
-			return nil, fmt.Errorf("iceberg: row values: %w", inColumn(f.Name, ErrRequiredNull))
+			return dst[:start], fmt.Errorf("iceberg: row values: %w", inColumn(f.Name, ErrRequiredNull))
 		}
 		v, err := Normalize(x, f.Type)
 		if err != nil {
-			return nil, fmt.Errorf("iceberg: row values: %w", inColumn(f.Name, err))
+			return dst[:start], fmt.Errorf("iceberg: row values: %w", inColumn(f.Name, err))
 		}
-		vals[i] = v
+		dst = append(dst, v)
 	}
-	return vals, nil
+	return dst, nil
 }
 
 // sameNames reports whether names are the names of fs, in order.
