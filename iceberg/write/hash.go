@@ -156,7 +156,7 @@ func (f *hashRouteFn) Setup(ctx context.Context) error {
 }
 
 // StartBundle resets the packets (its emitters mirror ProcessElement's outputs).
-func (f *hashRouteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(beam.EventTime, string, Part), _ func(DeadLetter)) {
+func (f *hashRouteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(beam.EventTime, string, Part), _ func(beam.EventTime, DeadLetter)) {
 	f.stopPacker() // a failed bundle's
 	f.chunk = f.chunk[:0]
 	f.packets = map[bufKey]*[]byte{}
@@ -169,7 +169,7 @@ func (f *hashRouteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, st
 
 // ProcessElement collects r into the chunk of rows that is handed to the packer
 // when full (see packer).
-func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), _ func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
+func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), _ func(beam.EventTime, string, Part), dead func(beam.EventTime, DeadLetter)) error {
 	f.chunk = append(f.chunk, windowedRow{w: w, r: r})
 	if len(f.chunk) < packChunkRows {
 		return nil
@@ -180,7 +180,7 @@ func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.R
 // pack routes, checks and packs row r of window w (on the packer's goroutine),
 // adding the packets to emit and the dead letters to out.
 func (f *hashRouteFn) pack(ctx context.Context, w beam.Window, r row.Row, out *packed) error {
-	dead := func(d DeadLetter) { out.dead = append(out.dead, d) }
+	dead := func(d DeadLetter) { out.dead = append(out.dead, timedDead{w.MaxTimestamp(), d}) }
 	r, dt, dl, err := f.router.route(ctx, r)
 	var skip bool
 	if err == nil && dl == nil {
@@ -263,7 +263,7 @@ func (f *hashRouteFn) takePacket(k bufKey, out *packed) {
 
 // FinishBundle emits the remaining packets to the shuffle, or, for a bundle lifted
 // into the direct path, writes them and emits the files of each table and window.
-func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), direct func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
+func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), direct func(beam.EventTime, string, Part), dead func(beam.EventTime, DeadLetter)) error {
 	if err := f.drain(ctx, emit, dead); err != nil {
 		return err
 	}
@@ -286,12 +286,13 @@ func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime
 		for ; j < len(keys) && keys[j].win == keys[i].win && strings.HasPrefix(keys[j].table, dest+partitionKeySep); j++ {
 			group = append(group, *f.packets[keys[j]])
 		}
-		files, err := writePackets(ctx, f.Spec, f.router.rt, dest, slices.Values(group), dead)
+		ts := mtime.FromMilliseconds(keys[i].win)
+		files, err := writePackets(ctx, f.Spec, f.router.rt, dest, slices.Values(group), func(d DeadLetter) { dead(ts, d) })
 		if err != nil {
 			return err
 		}
 		if len(files) > 0 {
-			direct(mtime.FromMilliseconds(keys[i].win), dest, Part{Files: files})
+			direct(ts, dest, Part{Files: files})
 		}
 		i = j
 	}
@@ -410,7 +411,8 @@ func packetSchema(ctx context.Context, spec Spec, rt *runtime, dest string, tbl 
 }
 
 func init() {
-	register.DoFn6x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(beam.EventTime, string, Part), func(DeadLetter), error](&hashRouteFn{})
+	register.DoFn6x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(beam.EventTime, string, Part), func(beam.EventTime, DeadLetter), error](&hashRouteFn{})
+	register.Emitter2[beam.EventTime, DeadLetter]()
 	register.DoFn5x1[context.Context, string, func(*[]byte) bool, func(string, Part), func(DeadLetter), error](&hashWriteFn{})
 	register.Emitter2[string, []byte]()
 }

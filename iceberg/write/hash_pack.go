@@ -38,22 +38,29 @@ type shufflePacket struct {
 	packet []byte
 }
 
+// timedDead is a dead letter and the end of its row's window (Rewindow puts it
+// back there: dead letters emitted at the end of a bundle are in the global window).
+type timedDead struct {
+	ts beam.EventTime
+	d  DeadLetter
+}
+
 // packed is what the packer made of one chunk: packets to emit, dead letters, the
 // chunk for reuse, or the error that stopped it.
 type packed struct {
 	packets []shufflePacket
-	dead    []DeadLetter
+	dead    []timedDead
 	chunk   []windowedRow
 	err     error
 }
 
 // emit emits p's packets and dead letters.
-func (p *packed) emit(emit func(beam.EventTime, string, []byte), dead func(DeadLetter)) {
+func (p *packed) emit(emit func(beam.EventTime, string, []byte), dead func(beam.EventTime, DeadLetter)) {
 	for _, sp := range p.packets {
 		emit(mtime.FromMilliseconds(sp.win), sp.key, sp.packet)
 	}
 	for _, d := range p.dead {
-		dead(d)
+		dead(d.ts, d.d)
 	}
 }
 
@@ -103,7 +110,7 @@ func (f *hashRouteFn) packChunk(ctx context.Context, chunk []windowedRow) (out p
 
 // hand gives the full chunk to the packer, started with the bundle's first chunk,
 // emitting what the packer returns meanwhile. An error of the packer stops it.
-func (f *hashRouteFn) hand(ctx context.Context, emit func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+func (f *hashRouteFn) hand(ctx context.Context, emit func(beam.EventTime, string, []byte), dead func(beam.EventTime, DeadLetter)) error {
 	if f.pk == nil {
 		f.startPacker(ctx)
 	}
@@ -136,7 +143,7 @@ func (f *hashRouteFn) hand(ctx context.Context, emit func(beam.EventTime, string
 
 // took emits what the packer made of a chunk and keeps the chunk for reuse; the
 // packer's error stops it and is returned.
-func (f *hashRouteFn) took(out packed, emit func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+func (f *hashRouteFn) took(out packed, emit func(beam.EventTime, string, []byte), dead func(beam.EventTime, DeadLetter)) error {
 	if out.err != nil {
 		f.stopPacker()
 		return out.err
@@ -151,7 +158,7 @@ func (f *hashRouteFn) took(out packed, emit func(beam.EventTime, string, []byte)
 // drain packs the rows left in the chunk and waits for the packer to finish,
 // emitting what it returns. A bundle too small to fill a chunk is packed here,
 // without a packer.
-func (f *hashRouteFn) drain(ctx context.Context, emit func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+func (f *hashRouteFn) drain(ctx context.Context, emit func(beam.EventTime, string, []byte), dead func(beam.EventTime, DeadLetter)) error {
 	if f.pk == nil {
 		out := f.packChunk(ctx, f.chunk)
 		f.chunk = out.chunk

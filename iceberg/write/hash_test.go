@@ -30,6 +30,7 @@ func bundleFiles(t *testing.T, spec Spec, bundles [][]row.Row) (map[string][]Enc
 	files := map[string][]EncodedDataFile{}
 	var dead []DeadLetter
 	onDead := func(d DeadLetter) { dead = append(dead, d) }
+	onTimedDead := func(_ beam.EventTime, d DeadLetter) { onDead(d) }
 	addFiles := func(table string, p Part) { files[table] = append(files[table], p.Files...) }
 	var (
 		start   func()
@@ -45,9 +46,9 @@ func bundleFiles(t *testing.T, spec Spec, bundles [][]row.Row) (map[string][]Enc
 		}
 		packets = map[string][][]byte{}
 		emit := func(_ beam.EventTime, key string, b []byte) { packets[key] = append(packets[key], b) }
-		start = func() { rf.StartBundle(ctx, emit, direct, onDead) }
-		process = func(r row.Row) error { return rf.ProcessElement(ctx, window.GlobalWindow{}, r, emit, direct, onDead) }
-		finish = func() error { return rf.FinishBundle(ctx, emit, direct, onDead) }
+		start = func() { rf.StartBundle(ctx, emit, direct, onTimedDead) }
+		process = func(r row.Row) error { return rf.ProcessElement(ctx, window.GlobalWindow{}, r, emit, direct, onTimedDead) }
+		finish = func() error { return rf.FinishBundle(ctx, emit, direct, onTimedDead) }
 	} else {
 		wf := &writeFn{Spec: spec}
 		if err := wf.Setup(ctx); err != nil {

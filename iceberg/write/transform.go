@@ -91,7 +91,7 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 		if err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
 		}
-		deads = append(deads, outs[2])
+		deads = append(deads, Rewindow(s, rows, outs[2]))
 		direct := outs[1]
 		packets := beam.GroupByKey(s.Scope("GroupByPartition"), Rewindow(s, rows, outs[0]))
 		if outs, err = beam.TryParDo(s.Scope("WriteFiles"), &hashWriteFn{Spec: spec}, packets); err != nil {
