@@ -47,7 +47,9 @@ func bundleFiles(t *testing.T, spec Spec, bundles [][]row.Row) (map[string][]Enc
 		packets = map[string][][]byte{}
 		emit := func(_ beam.EventTime, key string, b []byte) { packets[key] = append(packets[key], b) }
 		start = func() { rf.StartBundle(ctx, emit, direct, onTimedDead) }
-		process = func(r row.Row) error { return rf.ProcessElement(ctx, window.GlobalWindow{}, r, emit, direct, onTimedDead) }
+		process = func(r row.Row) error {
+			return rf.ProcessElement(ctx, window.GlobalWindow{}, r, emit, direct, onTimedDead)
+		}
 		finish = func() error { return rf.FinishBundle(ctx, emit, direct, onTimedDead) }
 	} else {
 		wf := &writeFn{Spec: spec}
