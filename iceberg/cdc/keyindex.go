@@ -190,6 +190,18 @@ func (x *KeyIndex) Entries() int {
 	return len(x.main) + len(x.delta)
 }
 
+// Bytes returns the memory the index holds: its entry arrays (by capacity) and its
+// table of data files.
+func (x *KeyIndex) Bytes() int64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := int64(cap(x.main)+cap(x.delta)) * IndexEntryBytes
+	for _, f := range x.files {
+		n += int64(len(f.path)) + 48
+	}
+	return n
+}
+
 // sync brings the index to tbl's current snapshot, unless the index already
 // follows a newer snapshot of which tbl, loaded earlier, does not know (another
 // shard's fresher load): then the index answers for its own snapshot. It returns
