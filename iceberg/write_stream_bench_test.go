@@ -364,6 +364,14 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 		b.ReportMetric(percentile(sorted, 50), "p50-commit-latency-ms")
 		b.ReportMetric(percentile(sorted, 95), "p95-commit-latency-ms")
 		b.ReportMetric(sorted[len(sorted)-1], "max-commit-latency-ms")
+		if len(lat) >= 10 {
+			// Does a commit cost more as the table's history grows? On-time windows
+			// commit in window order, so lat's ends are the first and last windows.
+			first, last := meanOf(lat[:5]), meanOf(lat[len(lat)-5:])
+			b.ReportMetric(first, "first5-latency-ms")
+			b.ReportMetric(last, "last5-latency-ms")
+			b.ReportMetric(last/first, "last5/first5")
+		}
 		b.ReportMetric(float64(len(lat)), "windows")
 		b.ReportMetric(float64(late), "late-panes")
 		b.ReportMetric(sustained, "changes/s")
@@ -372,6 +380,14 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 		b.ReportMetric(float64(len(want)), "live-rows")
 		b.ReportMetric(float64(files), "data-files")
 	}
+}
+
+func meanOf(xs []float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }
 
 // diffRows describes the first rows only in got and only in want (both sorted).
