@@ -59,6 +59,7 @@ var (
 	PositionsDeleted = beam.NewCounter(MetricsNamespace, "positions_deleted")
 	EqualityDeletes  = beam.NewCounter(MetricsNamespace, "equality_delete_files_written")
 	Reresolutions    = beam.NewCounter(MetricsNamespace, "reresolutions")
+	ManifestMerges   = beam.NewCounter(MetricsNamespace, "manifest_merges")
 	SorterSpills     = beam.NewCounter(MetricsNamespace, "sorter_spills")
 	SpilledBytes     = beam.NewCounter(MetricsNamespace, "sorter_spilled_bytes")
 	KeyFilesRead     = beam.NewCounter(MetricsNamespace, "key_files_read")

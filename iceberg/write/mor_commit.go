@@ -118,3 +118,51 @@ func (c Committer) CommitChanges(ctx context.Context, cat table.CatalogIO, ident
 	res.EqualityDeleteFiles, res.Reresolved = last.EqualityDeleteFiles, last.Reresolved
 	return res, nil
 }
+
+// maxDataManifests is the number of data manifests past which a merge-on-read sink
+// merges its table's data manifests after a commit. iceberg-go's RowDelta adds one
+// data manifest per commit and never merges (Java's merges past
+// commit.manifest-min-count-to-merge), so without it every plan and every commit's
+// validation reads one more manifest per window the sink has committed.
+const maxDataManifests = 8
+
+// MergeManifests merges the data manifests of table ident into as few as their size
+// needs (Transaction.RewriteManifests, a replace snapshot that changes no row) when
+// it has more than maxDataManifests. It returns whether it did; a failure (a
+// concurrent commit, say) is left to the next window.
+func MergeManifests(ctx context.Context, cat table.CatalogIO, ident table.Identifier) (bool, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return false, err
+	}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return false, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return false, err
+	}
+	manifests, err := snap.Manifests(fs)
+	if err != nil {
+		return false, err
+	}
+	n := 0
+	for _, m := range manifests {
+		if m.ManifestContent() == ibg.ManifestContentData {
+			n++
+		}
+	}
+	if n <= maxDataManifests {
+		return false, nil
+	}
+	txn := tbl.NewTransaction()
+	res, err := txn.RewriteManifests(ctx)
+	if err != nil || res.IsNoOp() {
+		return false, err
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		return false, err
+	}
+	return true, nil
+}

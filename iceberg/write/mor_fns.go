@@ -638,6 +638,13 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 	if err != nil {
 		return err
 	}
+	if !res.Skipped {
+		if merged, err := MergeManifests(ctx, cat, ident); err != nil {
+			log.Warnf(ctx, "iceberg: commit %s: merge data manifests: %v (tried again after the next commit)", dest, err)
+		} else if merged {
+			ManifestMerges.Inc(ctx, 1)
+		}
+	}
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
 	RecordCommit(ctx, res, p.WindowEndMs, !p.Global)
 	DVsWritten.Inc(ctx, int64(res.DVsAdded))
