@@ -496,6 +496,9 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet) (r
 	}
 	var hits []hit
 	var ambiguous []int32
+	// Deleted positions by file ordinal, looked up once per file per resolution.
+	deleted := make([]*dv.RoaringPositionBitmap, len(x.files))
+	loaded := make([]bool, len(x.files))
 	var enc []byte
 	for k := range ks.keys {
 		enc = append(enc[:0], ks.enc[k]...)
@@ -507,11 +510,14 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet) (r
 			if !f.live || ferr != nil {
 				return
 			}
-			bm, err := x.deletedOf(fs, f.path)
-			if err != nil {
-				ferr = err
-				return
+			if !loaded[ord] {
+				deleted[ord], ferr = x.deletedOf(fs, f.path)
+				loaded[ord] = true
+				if ferr != nil {
+					return
+				}
 			}
+			bm := deleted[ord]
 			if bm != nil && bm.Contains(uint64(pos)) {
 				return
 			}
@@ -571,6 +577,25 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet) (r
 		res.tasks[p] = x.tasks[p]
 	}
 	return res, true, nil
+}
+
+// tasksFor returns the planned tasks of the data files of hits when the index
+// follows snapshot snapID and holds them all.
+func (x *KeyIndex) tasksFor(snapID int64, hits []FileHits) (map[string]table.FileScanTask, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.tasks == nil || x.snapID != snapID || x.disabled {
+		return nil, false
+	}
+	out := make(map[string]table.FileScanTask, len(hits))
+	for _, h := range hits {
+		t, ok := x.tasks[h.Path]
+		if !ok {
+			return nil, false
+		}
+		out[h.Path] = t
+	}
+	return out, true
 }
 
 func sortedKeys[V any](m map[string]V) []string {

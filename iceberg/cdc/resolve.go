@@ -304,7 +304,15 @@ func (r Resolver) Refresh(ctx context.Context, tbl *table.Table, res *Resolution
 		return fail(fmt.Errorf("resolution holds duplicate keys"))
 	}
 	if r.IndexBytes > 0 {
-		fresh, ok, err := indexFor(tbl, codec, r.IndexBytes).resolve(ctx, tbl, ks)
+		idx := indexFor(tbl, codec, r.IndexBytes)
+		if head == res.SnapshotID {
+			// Resolved at this very snapshot (by a shard): only the tasks are missing.
+			if tasks, ok := idx.tasksFor(head, res.Files); ok {
+				res.tasks = tasks
+				return false, nil
+			}
+		}
+		fresh, ok, err := idx.resolve(ctx, tbl, ks)
 		if err != nil {
 			return fail(err)
 		}
