@@ -13,7 +13,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	ibg "github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -391,32 +390,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 		return nil, err
 	}
 	out := make([]indexEntry, 0, max(0, t.File.Count()))
-	var order []int
-	err = readParquet(fs, path, func(pr *file.Reader) ([]int, error) {
-		leaves, err := keyLeaves(pr, x.codec)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		sorted := slices.Clone(leaves)
-		slices.Sort(sorted)
-		order = make([]int, len(leaves))
-		for i, l := range leaves {
-			order[i] = slices.Index(sorted, l)
-		}
-		return sorted, nil
-	}, func(rec arrow.RecordBatch, base int64) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		encs := make([]arrowKeyFn, len(order))
-		cols := make([]arrow.Array, len(order))
-		for i := range order {
-			cols[i] = rec.Column(order[i])
-			var err error
-			if encs[i], err = x.codec.arrowEncoder(i, cols[i]); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-		}
+	err = readKeyColumns(ctx, fs, path, x.codec, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {
 		if a, ok := cols[0].(*array.Int64); ok && len(cols) == 1 && x.exact {
 			for j, v := range a.Int64Values() {
 				pos := base + int64(j)
@@ -428,7 +402,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 		}
 		var buf []byte
 	rows:
-		for j := range int(rec.NumRows()) {
+		for j := range cols[0].Len() {
 			pos := base + int64(j)
 			if deleted != nil && deleted.Contains(uint64(pos)) {
 				continue

@@ -507,19 +507,13 @@ func keyLeaves(pr *file.Reader, codec *keyCodec) ([]int, error) {
 	return out, nil
 }
 
-// scanFile reads the key columns of task's data file and returns the live positions
-// holding keys of ks.
-func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet) (FileHits, error) {
-	path := t.File.FilePath()
-	h := FileHits{Path: path, Deletes: deleteIdentity(t)}
-	deleted, err := deletedPositions(fs, t)
-	if err != nil {
-		return h, err
-	}
-	live := func(pos int64) bool { return deleted == nil || !deleted.Contains(uint64(pos)) }
-	var order []int // column order of the record batch -> key column
-	err = readParquet(fs, path, func(pr *file.Reader) ([]int, error) {
-		leaves, err := keyLeaves(pr, ks.codec)
+// readKeyColumns reads the key columns (codec) of the data file at path and calls
+// fn with each batch's key columns, in key column order, their encoders and the
+// position of the batch's first row.
+func readKeyColumns(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, fn func(cols []arrow.Array, encs []arrowKeyFn, base int64) error) error {
+	var order []int // key column -> column of the record batch
+	return readParquet(fs, path, func(pr *file.Reader) ([]int, error) {
+		leaves, err := keyLeaves(pr, codec)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -534,12 +528,35 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n := int(rec.NumRows())
+		encs := make([]arrowKeyFn, len(order))
+		cols := make([]arrow.Array, len(order))
+		for i := range order {
+			cols[i] = rec.Column(order[i])
+			var err error
+			if encs[i], err = codec.arrowEncoder(i, cols[i]); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		return fn(cols, encs, base)
+	})
+}
+
+// scanFile reads the key columns of task's data file and returns the live positions
+// holding keys of ks.
+func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet) (FileHits, error) {
+	path := t.File.FilePath()
+	h := FileHits{Path: path, Deletes: deleteIdentity(t)}
+	deleted, err := deletedPositions(fs, t)
+	if err != nil {
+		return h, err
+	}
+	live := func(pos int64) bool { return deleted == nil || !deleted.Contains(uint64(pos)) }
+	err = readKeyColumns(ctx, fs, path, ks.codec, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {
+		n := cols[0].Len()
 		if ks.single != nil {
-			col := rec.Column(order[0])
-			a, ok := col.(*array.Int64)
+			a, ok := cols[0].(*array.Int64)
 			if !ok {
-				return fmt.Errorf("%s: key column %q is %s, want int64", path, ks.codec.names[0], col.DataType())
+				return fmt.Errorf("%s: key column %q is %s, want int64", path, ks.codec.names[0], cols[0].DataType())
 			}
 			vals := a.Int64Values()
 			for j := range n {
@@ -549,15 +566,6 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 				}
 			}
 			return nil
-		}
-		encs := make([]arrowKeyFn, len(order))
-		cols := make([]arrow.Array, len(order))
-		for i := range order {
-			cols[i] = rec.Column(order[i])
-			var err error
-			if encs[i], err = ks.codec.arrowEncoder(i, cols[i]); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
 		}
 		var buf []byte
 	rows:
