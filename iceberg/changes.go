@@ -152,11 +152,7 @@ func WithChangesPollInterval(d time.Duration) ChangesOption {
 // ReadChanges panics on any problem found at construction; use TryReadChanges to get
 // the error instead.
 func ReadChanges(s beam.Scope, cfg ChangesConfig, opts ...ChangesOption) beam.PCollection {
-	out, err := TryReadChanges(s, cfg, opts...)
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return must(TryReadChanges(s, cfg, opts...))
 }
 
 // TryReadChanges is ReadChanges returning an error instead of panicking. Every problem

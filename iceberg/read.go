@@ -40,11 +40,7 @@ import (
 // Read loads the table at construction to validate the config against its schema; it
 // panics on any problem. Use TryRead to get the error instead.
 func Read(s beam.Scope, cfg ReadConfig, opts ...ReadOption) beam.PCollection {
-	out, err := TryRead(s, cfg, opts...)
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return must(TryRead(s, cfg, opts...))
 }
 
 // TryRead is Read returning an error instead of panicking. Every problem found at
@@ -96,4 +92,12 @@ func TryRead(s beam.Scope, cfg ReadConfig, opts ...ReadOption) (beam.PCollection
 		return beam.PCollection{}, err
 	}
 	return read.ScanStream(s, aspec, cfg.OutputType), nil
+}
+
+// must returns v, or panics with err: the panicking form of a Try function.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -62,11 +62,7 @@ type WriteResult struct {
 //
 // Write panics on a construction error; use TryWrite to get it.
 func Write(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...WriteOption) WriteResult {
-	res, err := TryWrite(s, cfg, rows, opts...)
-	if err != nil {
-		panic(err)
-	}
-	return res
+	return must(TryWrite(s, cfg, rows, opts...))
 }
 
 // TryWrite is Write returning an error instead of panicking: an invalid config, a
