@@ -181,57 +181,42 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 	}
 	ref := WindowRef{SinkID: req.SinkID, RunID: req.RunID, WindowEndMs: req.WindowEndMs, LateID: req.LateID, ContentID: req.ContentID}
 
-	maxAttempts := c.MaxAttempts
-	if maxAttempts <= 0 {
-		maxAttempts = DefaultMaxAttempts
-	}
 	var (
-		lastErr   error
-		conflict  bool // lastErr is a conflict
-		sent      bool // an earlier attempt reached the catalog and may have committed
-		conflicts int
+		out  CommitResult
+		sent bool // an earlier attempt reached the catalog and may have committed
 	)
-	for attempt := range maxAttempts {
-		if conflict {
-			conflicts++
-		}
-		if attempt > 0 {
-			if err := c.sleep(ctx, attempt); err != nil {
-				return fail(errors.Join(err, lastErr))
-			}
-		}
+	err := c.retry(ctx, func(attempt, conflicts int) (*retryable, error) {
 		tbl, err := cat.LoadTable(ctx, ident)
 		if err != nil {
 			if errors.Is(err, catalog.ErrNoSuchTable) {
-				return fail(fmt.Errorf("%w: %w", config.ErrTableNotFound, err))
+				return nil, fmt.Errorf("%w: %w", config.ErrTableNotFound, err)
 			}
 			if ctx.Err() != nil {
-				return fail(err)
+				return nil, err
 			}
-			lastErr, conflict = err, false
-			continue
+			return &retryable{err: err}, nil
 		}
 		tok, done, newest, found, tokenProps, err := CheckWindow(tbl.Metadata(), branch, ref)
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
 		if done {
-			res := resultFromToken(tok)
-			res.Attempts, res.Conflicts, res.Recovered = attempt+1, conflicts, sent
+			out = resultFromToken(tok)
+			out.Attempts, out.Conflicts, out.Recovered = attempt+1, conflicts, sent
 			// The token was absent (or older) before our first attempt: when an attempt
 			// of ours reached the catalog, the token found now is that commit (whatever
 			// the catalog answered), or that of a duplicate of this very request.
-			res.Skipped = !sent
-			if res.Skipped {
+			out.Skipped = !sent
+			if out.Skipped {
 				LogSkipped(ctx, name, req.SinkID, req.RunID, req.WindowEndMs, req.LateID, tok, len(files))
 			}
-			return res, nil
+			return nil, nil
 		}
 
 		fresh := files
 		if !req.FreshFiles {
 			if fresh, err = filesNotInTable(ctx, tbl, branch, files); err != nil {
-				return fail(err)
+				return nil, err
 			}
 			if len(fresh) < len(files) {
 				log.Infof(ctx, "iceberg: commit %s: %d of %d data files are already in the table (a retried write); not adding them again",
@@ -242,16 +227,16 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		// concurrent one; this loop retries with a fresh table instead.
 		txTbl, err := withoutRetries(tbl, cat)
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
 		txn, err := txTbl.NewTransactionOnBranchWithError(branch)
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
 		if branch == table.MainBranch {
 			key := CommittedThroughKey(req.SinkID)
 			if err := txn.SetProperties(ibg.Properties{key: tokenProps[key]}); err != nil {
-				return fail(err)
+				return nil, err
 			}
 		}
 		props := make(ibg.Properties, len(req.SnapshotProps)+len(tokenProps))
@@ -261,10 +246,9 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 			prep, err = req.Prepare(ctx, Attempt{Number: attempt + 1, Table: tbl, Txn: txn, Newest: newest, Found: found, TokenProps: tokenProps})
 			if err != nil {
 				if errors.Is(err, config.ErrCommitConflict) {
-					lastErr, conflict = err, true
-					continue
+					return &retryable{err: err, conflict: true}, nil
 				}
-				return fail(err)
+				return nil, err
 			}
 			maps.Copy(props, prep.Props)
 		}
@@ -275,7 +259,8 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 			}
 		}
 		if len(fresh) == 0 && len(prep.Deletes) == 0 {
-			return CommitResult{Attempts: attempt + 1}, nil // nothing to change: no commit, no token
+			out = CommitResult{Attempts: attempt + 1} // nothing to change: no commit, no token
+			return nil, nil
 		}
 		rd := txn.NewRowDelta(props)
 		rd.AddRows(fresh...)
@@ -286,10 +271,9 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		if err := rd.Commit(ctx); err != nil {
 			abandon()
 			if IsConflict(err) {
-				lastErr, conflict = err, true
-				continue
+				return &retryable{err: err, conflict: true}, nil
 			}
-			return fail(err)
+			return nil, err
 		}
 		committed, err := txn.Commit(ctx)
 		sent = true
@@ -298,23 +282,66 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 			res, err := resultFromTable(committed, branch, fresh)
 			res.LateID = tokenProps[LatePaneKey(req.SinkID)]
 			res.Attempts, res.Conflicts = attempt+1, conflicts
-			return res, err
+			out = res
+			return nil, err
 		case IsConflict(err):
 			abandon()
 			log.Infof(ctx, "iceberg: commit %s: attempt %d lost a race, retrying: %v", name, attempt+1, err)
-			lastErr, conflict = err, true
+			return &retryable{err: err, conflict: true}, nil
 		case ctx.Err() != nil:
-			return fail(errors.Join(ctx.Err(), err))
+			return nil, errors.Join(ctx.Err(), err)
 		default:
 			// The catalog may have applied the commit: the next attempt looks for the token.
 			log.Warnf(ctx, "iceberg: commit %s: attempt %d ended in an unknown state, checking: %v", name, attempt+1, err)
-			lastErr, conflict = err, false
+			return &retryable{err: err}, nil
 		}
+	})
+	if err != nil {
+		return fail(err)
 	}
-	if conflict {
-		return fail(fmt.Errorf("%w: gave up after %d attempts: %w", config.ErrCommitConflict, maxAttempts, lastErr))
+	return out, nil
+}
+
+// retryable is an attempt's error that another attempt may overcome: a conflict
+// (someone else committed first) or an unknown outcome (a lost response, a catalog
+// that failed to answer).
+type retryable struct {
+	err      error
+	conflict bool
+}
+
+// retry is the module's commit retry loop: it calls try for attempt 0, 1, ... up to
+// MaxAttempts (DefaultMaxAttempts when unset) with the jittered exponential backoff
+// before each retry, until try returns no retryable (then retry returns try's error).
+// try gets the attempt number and the number of earlier attempts that ended in a
+// conflict. After the last attempt the error says it gave up, wrapping
+// config.ErrCommitConflict when that attempt lost a race.
+func (c Committer) retry(ctx context.Context, try func(attempt, conflicts int) (*retryable, error)) error {
+	maxAttempts := c.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = DefaultMaxAttempts
 	}
-	return fail(fmt.Errorf("gave up after %d attempts: %w", maxAttempts, lastErr))
+	last := &retryable{}
+	conflicts := 0
+	for attempt := range maxAttempts {
+		if last.conflict {
+			conflicts++
+		}
+		if attempt > 0 {
+			if err := c.sleep(ctx, attempt); err != nil {
+				return errors.Join(err, last.err)
+			}
+		}
+		again, err := try(attempt, conflicts)
+		if again == nil {
+			return err
+		}
+		last = again
+	}
+	if last.conflict {
+		return fmt.Errorf("%w: gave up after %d attempts: %w", config.ErrCommitConflict, maxAttempts, last.err)
+	}
+	return fmt.Errorf("gave up after %d attempts: %w", maxAttempts, last.err)
 }
 
 // withoutRetries returns tbl with iceberg-go's commit retries off

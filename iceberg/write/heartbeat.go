@@ -27,25 +27,19 @@ import (
 // or 0 when the sink has no token or it is recent enough. Conflicts are retried.
 func RefreshToken(ctx context.Context, cat catalog.Catalog, ident table.Identifier, sinkID string, maxAge time.Duration) (int64, error) {
 	name := strings.Join(ident, ".")
-	var c Committer
-	var lastErr error
-	for attempt := range DefaultMaxAttempts {
-		if attempt > 0 {
-			if err := c.sleep(ctx, attempt); err != nil {
-				return 0, errors.Join(err, lastErr)
-			}
-		}
+	var id int64
+	err := Committer{}.retry(ctx, func(int, int) (*retryable, error) {
 		tbl, err := cat.LoadTable(ctx, ident)
 		if err != nil {
-			return 0, fmt.Errorf("iceberg: heartbeat %s: %w", name, err)
+			return nil, err
 		}
 		tok, found, err := FindToken(tbl.Metadata(), table.MainBranch, sinkID)
 		if err != nil || !found {
-			return 0, err
+			return nil, err
 		}
 		snap := tbl.Metadata().SnapshotByID(tok.SnapshotID)
 		if snap == nil || time.Since(time.UnixMilli(snap.TimestampMs)) < maxAge {
-			return 0, nil
+			return nil, nil
 		}
 		props := ibg.Properties{}
 		for k, v := range tok.Summary.Properties {
@@ -57,31 +51,33 @@ func RefreshToken(ctx context.Context, cat catalog.Catalog, ident table.Identifi
 		props[SummaryHeartbeat] = "true"
 		sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		rdr, err := array.NewRecordReader(sc, nil)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		txn := tbl.NewTransaction()
 		err = txn.Append(ctx, rdr, props)
 		rdr.Release()
 		if err != nil {
-			return 0, fmt.Errorf("iceberg: heartbeat %s: %w", name, err)
+			return nil, err
 		}
 		committed, err := txn.Commit(ctx)
 		if err != nil {
 			if IsConflict(err) {
-				lastErr = err
-				continue
+				return &retryable{err: err, conflict: true}, nil
 			}
-			return 0, fmt.Errorf("iceberg: heartbeat %s: %w", name, err)
+			return nil, err
 		}
-		id := committed.Metadata().CurrentSnapshot().SnapshotID
+		id = committed.Metadata().CurrentSnapshot().SnapshotID
 		log.Infof(ctx, "iceberg: heartbeat %s: sink %s token (through %d) refreshed in snapshot %d", name, sinkID, tok.CommittedThroughMs, id)
-		return id, nil
+		return nil, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("iceberg: heartbeat %s: %w", name, err)
 	}
-	return 0, fmt.Errorf("iceberg: heartbeat %s: gave up after %d attempts: %w", name, DefaultMaxAttempts, lastErr)
+	return id, nil
 }
 
 // SummaryHeartbeat marks the empty snapshots RefreshToken makes.
