@@ -16,9 +16,26 @@ import (
 // (microseconds); timestamp and timestamptz ibg.Timestamp (microseconds, UTC for tz);
 // timestamp_ns ibg.TimestampNano; string string; uuid uuid.UUID; fixed and binary
 // []byte; list []any; map []MapEntry; struct Row.
+//
+// Its methods (Row is an alias of the internal type the read and write stages use,
+// so that no stage converts rows between a public and an internal type):
+//
+//	Schema() *RowSchema            // the shared column names and types
+//	Len() int                      // the number of columns
+//	Names() []string               // the column names
+//	Values() []any                 // the values, in column order (do not modify)
+//	Value(i int) any               // the value of column i
+//	Get(name string) (any, bool)   // the value of a column by name
+//	String() string                // {name=value, ...}, strings quoted
 type Row = row.Row
 
-// RowSchema names the columns of rows and, when known, their Iceberg types.
+// RowSchema names the columns of rows and, when known, their Iceberg types. Its
+// methods:
+//
+//	Names() []string       // the column names
+//	Types() []ibg.Type     // the Iceberg types, nil where unknown
+//	Len() int              // the number of columns
+//	Index(name string) int // the position of a column, -1 when absent
 type RowSchema = row.Schema
 
 // MapEntry is one key/value pair of an Iceberg map value in a Row.
