@@ -8,8 +8,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -27,7 +25,7 @@ import (
 
 // changeParseFn validates change rows (rejects go to the dead letter output), finds each
 // key's shard and packs the parsed changes by (window, shard) into packets, emitted
-// keyed by "<window end ms>/<shard>" when full and at the end of the bundle. It loads
+// keyed by shard, timestamped in their window, when full and at the end of the bundle. It loads
 // the table on its first row, creating it from the first row whose schema can be
 // inferred (no null value) when missing.
 type changeParseFn struct {
@@ -51,8 +49,6 @@ type packetKey struct {
 	shard int
 }
 
-func (k packetKey) String() string { return strconv.FormatInt(k.win, 10) + "/" + strconv.Itoa(k.shard) }
-
 func (f *changeParseFn) Setup(ctx context.Context) error {
 	var err error
 	f.rt, err = f.Spec.runtime()
@@ -60,7 +56,7 @@ func (f *changeParseFn) Setup(ctx context.Context) error {
 }
 
 // StartBundle resets the packets (its emitters mirror ProcessElement's outputs).
-func (f *changeParseFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(DeadLetter)) {
+func (f *changeParseFn) StartBundle(ctx context.Context, _ func(beam.EventTime, int, []byte), _ func(DeadLetter)) {
 	f.packets = map[packetKey][]byte{}
 	f.pending = nil
 }
@@ -117,7 +113,7 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 	return nil, nil
 }
 
-func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) error {
 	win := WindowEnd(w)
 	if f.parser == nil {
 		rej, err := f.open(ctx, r)
@@ -167,7 +163,7 @@ type pendingRow struct {
 }
 
 // add parses r and adds it to its packet, or dead-letters it.
-func (f *changeParseFn) add(r row.Row, win int64, emit func(beam.EventTime, string, []byte), dead func(DeadLetter)) {
+func (f *changeParseFn) add(r row.Row, win int64, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) {
 	c, err := f.parser.Parse(r)
 	if err == nil {
 		f.kb, err = f.parser.AppendKey(f.kb[:0], c.Key)
@@ -186,7 +182,7 @@ func (f *changeParseFn) add(r row.Row, win int64, emit func(beam.EventTime, stri
 	}
 	p = cdc.AppendChange(p, f.kb, c.Seq, c.Kind, f.body)
 	if len(p) >= packetBytes {
-		emit(mtime.FromMilliseconds(key.win), key.String(), p)
+		emit(mtime.FromMilliseconds(key.win), key.shard, p)
 		delete(f.packets, key)
 		return
 	}
@@ -195,7 +191,7 @@ func (f *changeParseFn) add(r row.Row, win int64, emit func(beam.EventTime, stri
 
 // FinishBundle emits the remaining packets. Rows held because no row of the bundle
 // could create the missing table go to the dead letter output.
-func (f *changeParseFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), dead func(DeadLetter)) error {
+func (f *changeParseFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) error {
 	for _, p := range f.pending {
 		dead(DeadLetter{Row: p.r.String(), Table: f.Spec.Table, Reason: f.pendingErr.Error()})
 	}
@@ -210,7 +206,7 @@ func (f *changeParseFn) FinishBundle(ctx context.Context, emit func(beam.EventTi
 		return a.shard - b.shard
 	})
 	for _, k := range keys {
-		emit(mtime.FromMilliseconds(k.win), k.String(), f.packets[k])
+		emit(mtime.FromMilliseconds(k.win), k.shard, f.packets[k])
 	}
 	f.packets = nil
 	return nil
@@ -247,13 +243,11 @@ func (f *changeShardFn) Setup(ctx context.Context) error {
 	return err
 }
 
-func (f *changeShardFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, Part), emitRows func(string, []byte), dead func(DeadLetter)) error {
+func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard int, packets func(*[]byte) bool, emit func(string, Part), emitRows func(string, []byte), dead func(DeadLetter)) error {
 	name := f.Spec.Table
-	fail := func(err error) error { return fmt.Errorf("iceberg: write %s: shard %s: %w", name, key, err) }
-	winStr, _, _ := strings.Cut(key, "/")
-	win, err := strconv.ParseInt(winStr, 10, 64)
-	if err != nil {
-		return fail(fmt.Errorf("bad shard key: %w", err))
+	win := WindowEnd(w)
+	fail := func(err error) error {
+		return fmt.Errorf("iceberg: write %s: shard %d of the window ending %d: %w", name, shard, win, err)
 	}
 	out := ShardResult{MinSeq: math.MaxInt64, BaseSeq: noSeq}
 	var files []EncodedDataFile
@@ -661,11 +655,11 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 }
 
 func init() {
-	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(DeadLetter), error](&changeParseFn{})
-	register.DoFn6x1[context.Context, string, func(*[]byte) bool, func(string, Part), func(string, []byte), func(DeadLetter), error](&changeShardFn{})
+	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, int, []byte), func(DeadLetter), error](&changeParseFn{})
+	register.DoFn7x1[context.Context, beam.Window, int, func(*[]byte) bool, func(string, Part), func(string, []byte), func(DeadLetter), error](&changeShardFn{})
 	register.Emitter2[string, []byte]()
 	register.Emitter1[DeadLetter]()
 	register.Emitter1[SnapshotInfo]()
-	register.Emitter3[beam.EventTime, string, []byte]()
+	register.Emitter3[beam.EventTime, int, []byte]()
 	register.Iter1[[]byte]()
 }
