@@ -15,13 +15,12 @@ import (
 //     travel in packets per (window, shard), not one element per row.
 //  2. GroupByKey per shard and window, then per shard (changeShardFn): sort by (key,
 //     sequence number, kind) within sorter_memory_mb, collapse each key to its net
-//     effect, pack new rows by partition, and resolve the keys to delete to row
-//     positions (DV mode, through the worker's cdc.KeyIndex) or keep them as keys
-//     (equality mode).
-//  3. GroupByKey per partition and window, then hashWriteFn writes each partition's
-//     new rows of a window, from every shard, to as few data files as their size
-//     needs (a shard with more than shardRowsToWriters of new rows writes the rest
-//     itself).
+//     effect, pack new rows, and resolve the keys to delete to row positions (DV
+//     mode, through the worker's cdc.KeyIndex) or keep them as keys (equality mode).
+//  3. GroupByKey by table per window, then morWriteFn writes the new rows of a
+//     pane, from every shard, to as few data files as their size and partitions
+//     need (a shard with more than shardRowsToWriters of new rows writes the rest
+//     itself), and passes on the shards' results with those files, in one pane.
 //  4. GroupByKey by table in the global window, then commitFn commits each window,
 //     oldest first, as one RowDelta through the Committer, exactly once per sink id
 //     and window.
@@ -65,14 +64,13 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if err != nil {
 		return fail(err)
 	}
-	deads = append(deads, results[2])
-	written, err := beam.TryParDo(s.Scope("WritePartitions"), &hashWriteFn{Spec: spec}, beam.GroupByKey(s.Scope("GroupByPartition"), results[1]))
+	deads = append(deads, results[1])
+	written, err := beam.TryParDo(s.Scope("WriteRows"), &morWriteFn{Spec: spec}, beam.GroupByKey(s.Scope("GroupByTable"), results[0]))
 	if err != nil {
 		return fail(err)
 	}
 	deads = append(deads, written[1])
-	parts := beam.Flatten(s.Scope("Parts"), results[0], written[0])
-	commits, err := beam.TryParDo(s.Scope("Commit"), newCommitFn(spec), OrderPanes(s, parts))
+	commits, err := beam.TryParDo(s.Scope("Commit"), newCommitFn(spec), OrderPanes(s, written[0]))
 	if err != nil {
 		return fail(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -226,11 +227,10 @@ type ShardResult struct {
 }
 
 // changeShardFn handles one shard's changes of one window: it sorts them (spilling past
-// sorter_memory_mb), collapses each key to its net effect, hands the new rows to the
-// partition writers (shardRows) and, in DV mode, resolves the keys to delete to row
-// positions. It emits the result keyed by table, and the new rows in packets keyed
-// by table and partition. A window the sink has already committed is not written
-// again.
+// sorter_memory_mb), collapses each key to its net effect, hands the new rows to its
+// table's writer (shardRows) and, in DV mode, resolves the keys to delete to row
+// positions. It emits its result and its new rows, keyed by table, as shardOut. A
+// window the sink has already committed is not written again.
 type changeShardFn struct {
 	Spec Spec
 
@@ -243,7 +243,7 @@ func (f *changeShardFn) Setup(ctx context.Context) error {
 	return err
 }
 
-func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard int, packets func(*[]byte) bool, emit func(string, Part), emitRows func(string, []byte), dead func(DeadLetter)) error {
+func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard int, packets func(*[]byte) bool, emit func(string, shardOut), dead func(DeadLetter)) error {
 	name := f.Spec.Table
 	win := WindowEnd(w)
 	fail := func(err error) error {
@@ -268,7 +268,7 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 	maxCommitted, priorMax := noSeq, noSeq
 	if found && tok.CommittedThroughMs >= win && !f.Spec.Windowed {
 		// A batch rerun of this sink: the committer reports the window skipped.
-		emit(f.Spec.Table, Part{Files: files, Changes: &out})
+		emit(f.Spec.Table, shardOut{Result: Part{Files: files, Changes: &out}})
 		return nil
 	}
 	if found && tok.CommittedThroughMs >= win {
@@ -280,7 +280,7 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 			log.Warnf(ctx, "iceberg: write %s: sink %s committed through %d by a run whose snapshots have expired; the changes of the window ending %d are skipped",
 				name, f.Spec.SinkID, tok.CommittedThroughMs, win)
 			SkippedWithData.Inc(ctx, 1)
-			emit(f.Spec.Table, Part{Files: files, Changes: &out})
+			emit(f.Spec.Table, shardOut{Result: Part{Files: files, Changes: &out}})
 			return nil
 		}
 	}
@@ -343,7 +343,7 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 			return fail(err)
 		}
 	}
-	rows, err := newShardRows(ctx, f.Spec, f.rt, tbl, parser.Schema(), emitRows)
+	rows, err := newShardRows(ctx, f.Spec, f.rt, tbl, parser.Schema(), func(p []byte) { emit(f.Spec.Table, shardOut{Rows: p}) })
 	if err != nil {
 		return fail(err)
 	}
@@ -382,7 +382,7 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 			return fail(err)
 		}
 	}
-	emit(f.Spec.Table, Part{Files: files, Changes: &out})
+	emit(f.Spec.Table, shardOut{Result: Part{Files: files, Changes: &out}})
 	return nil
 }
 
@@ -404,38 +404,30 @@ func (f *changeShardFn) deadLate(dead func(DeadLetter), from *row.Schema, parser
 }
 
 // shardRowsToWriters is how many bytes of new rows one shard hands, per window, to
-// the partition writers (hashWriteFn), which write each partition's rows of a
-// window from all shards into as few files as their size needs. Past it the shard
-// writes the rest itself: its files are big enough to stand alone.
+// its table's writer (morWriteFn), which writes the rows of a window from all shards
+// into as few files as their size needs. Past it the shard writes the rest itself:
+// its files are big enough to stand alone.
 var shardRowsToWriters int64 = 32 << 20
 
 // shardRows takes a shard's new rows of one window (packed bodies in the parser's
-// schema, which is the table schema's top-level columns): packets per partition go
-// to the partition writers through emit, up to shardRowsToWriters bytes, and the
-// rest to the shard's own data files.
+// schema, which is the table schema's top-level columns): packets go to the table's
+// writer through emit, up to shardRowsToWriters bytes, and the rest to the shard's
+// own data files.
 type shardRows struct {
 	ctx    context.Context
 	spec   Spec
 	rt     *runtime
 	tbl    *table.Table
 	rs     *row.Schema
-	keyer  *partitionKeyer // nil for an unpartitioned table
-	emit   func(string, []byte)
+	emit   func([]byte)
 	sent   int64
-	packet map[string][]byte
+	packet []byte
 	bb     *row.BatchBuilder // direct writes, once past shardRowsToWriters
 	fw     *FileWriter
 }
 
-func newShardRows(ctx context.Context, spec Spec, rt *runtime, tbl *table.Table, rs *row.Schema, emit func(string, []byte)) (*shardRows, error) {
-	s := &shardRows{ctx: ctx, spec: spec, rt: rt, tbl: tbl, rs: rs, emit: emit, packet: map[string][]byte{}}
-	if !tbl.Spec().IsUnpartitioned() {
-		var err error
-		if s.keyer, err = newPartitionKeyer(tbl); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
+func newShardRows(ctx context.Context, spec Spec, rt *runtime, tbl *table.Table, rs *row.Schema, emit func([]byte)) (*shardRows, error) {
+	return &shardRows{ctx: ctx, spec: spec, rt: rt, tbl: tbl, rs: rs, emit: emit}, nil
 }
 
 // add takes one packed row.
@@ -443,40 +435,30 @@ func (s *shardRows) add(body []byte) error {
 	if s.bb != nil {
 		return s.write(body)
 	}
-	part := ""
-	if s.keyer != nil {
-		r, _, err := row.DecodeBody(s.rs, body)
-		if err != nil {
-			return err
-		}
-		part = s.keyer.key(r)
+	if s.packet == nil {
+		s.packet = binary.AppendUvarint(nil, uint64(s.tbl.Schema().ID))
 	}
-	p, ok := s.packet[part]
-	if !ok {
-		p = binary.AppendUvarint(nil, uint64(s.tbl.Schema().ID))
-	}
-	p = append(p, body...)
-	s.packet[part] = p
-	if len(p) >= packetBytes {
-		s.send(part)
+	s.packet = append(s.packet, body...)
+	if len(s.packet) >= packetBytes {
+		s.send()
 	}
 	if s.sent < shardRowsToWriters {
 		return nil
 	}
-	// Enough for the writers: the shard writes the rest of its rows itself.
-	for _, k := range slices.Sorted(maps.Keys(s.packet)) {
-		s.send(k)
-	}
+	// Enough for the writer: the shard writes the rest of its rows itself.
+	s.send()
 	var err error
 	s.bb, err = row.NewBatchBuilder(s.tbl.Schema(), memory.DefaultAllocator)
 	return err
 }
 
-func (s *shardRows) send(part string) {
-	p := s.packet[part]
-	s.emit(s.spec.Table+partitionKeySep+part, p)
-	s.sent += int64(len(p))
-	delete(s.packet, part)
+func (s *shardRows) send() {
+	if s.packet == nil {
+		return
+	}
+	s.emit(s.packet)
+	s.sent += int64(len(s.packet))
+	s.packet = nil
 }
 
 // write adds body to the shard's own data files.
@@ -509,9 +491,7 @@ func (s *shardRows) flush() error {
 
 // close sends the remaining packets and returns the shard's own data files.
 func (s *shardRows) close() ([]ibg.DataFile, error) {
-	for _, k := range slices.Sorted(maps.Keys(s.packet)) {
-		s.send(k)
-	}
+	s.send()
 	if err := s.flush(); err != nil {
 		return nil, err
 	}
@@ -534,6 +514,56 @@ func (s *shardRows) release() {
 		s.bb.Release()
 		s.bb = nil
 	}
+}
+
+// shardOut is one element a merge-on-read shard hands to its table's writer for a
+// window: a packet of new rows (Rows: the table schema id, then packed rows), or its
+// result (Result). A shard emits both from one call, so the writer gets a shard's
+// result and its rows in the same pane (a bundle's outputs are committed together),
+// and commits them together: a late pane's deletes never land without its inserts.
+type shardOut struct {
+	Rows   []byte
+	Result Part
+}
+
+// morWriteFn writes the new rows of one table's shards of one pane to data files
+// and emits the shards' results and a Part with those files, from one call, so that
+// the commit step receives them in one pane.
+type morWriteFn struct {
+	Spec Spec
+
+	rt *runtime
+}
+
+func (f *morWriteFn) Setup(ctx context.Context) error {
+	var err error
+	f.rt, err = f.Spec.runtime()
+	return err
+}
+
+func (f *morWriteFn) ProcessElement(ctx context.Context, dest string, outs func(*shardOut) bool, emit func(string, Part), dead func(DeadLetter)) error {
+	var results []Part
+	files, err := writePackets(ctx, f.Spec, f.rt, dest, func(yield func([]byte) bool) {
+		var o shardOut
+		for outs(&o) {
+			if o.Rows == nil {
+				results = append(results, o.Result)
+			} else if !yield(o.Rows) {
+				return
+			}
+			o = shardOut{}
+		}
+	}, dead)
+	if err != nil {
+		return err
+	}
+	for _, r := range results {
+		emit(dest, r)
+	}
+	if len(files) > 0 {
+		emit(dest, Part{Files: files})
+	}
+	return nil
 }
 
 // collapse collapses the sorted changes: rows to write go to out, keys whose
@@ -601,7 +631,7 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 		w.DataFiles = append(w.DataFiles, files...)
 		r := part.Changes
 		if r == nil {
-			continue // a partition writer's files
+			continue // the files of morWriteFn
 		}
 		w.MaxSeq = max(w.MaxSeq, r.MaxSeq)
 		if committedMax > r.BaseSeq && r.MinSeq <= committedMax {
@@ -656,8 +686,11 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 
 func init() {
 	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, int, []byte), func(DeadLetter), error](&changeParseFn{})
-	register.DoFn7x1[context.Context, beam.Window, int, func(*[]byte) bool, func(string, Part), func(string, []byte), func(DeadLetter), error](&changeShardFn{})
-	register.Emitter2[string, []byte]()
+	register.DoFn6x1[context.Context, beam.Window, int, func(*[]byte) bool, func(string, shardOut), func(DeadLetter), error](&changeShardFn{})
+	register.DoFn5x1[context.Context, string, func(*shardOut) bool, func(string, Part), func(DeadLetter), error](&morWriteFn{})
+	beam.RegisterType(reflect.TypeFor[shardOut]())
+	register.Emitter2[string, shardOut]()
+	register.Iter1[shardOut]()
 	register.Emitter1[DeadLetter]()
 	register.Emitter1[SnapshotInfo]()
 	register.Emitter3[beam.EventTime, int, []byte]()
