@@ -343,10 +343,8 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 			return fail(err)
 		}
 	}
-	rows, err := newShardRows(ctx, f.Spec, f.rt, tbl, parser.Schema(), func(p []byte) { emit(f.Spec.Table, shardOut{Rows: p}) })
-	if err != nil {
-		return fail(err)
-	}
+	rows := &shardRows{ctx: ctx, spec: f.Spec, rt: f.rt, tbl: tbl, rs: parser.Schema(),
+		emit: func(p []byte) { emit(f.Spec.Table, shardOut{Rows: p}) }}
 	defer rows.release()
 	deleteKeys, maxSeq, err := f.collapse(ctx, parser, sorter, rows, dead)
 	if err != nil {
@@ -424,10 +422,6 @@ type shardRows struct {
 	packet []byte
 	bb     *row.BatchBuilder // direct writes, once past shardRowsToWriters
 	fw     *FileWriter
-}
-
-func newShardRows(ctx context.Context, spec Spec, rt *runtime, tbl *table.Table, rs *row.Schema, emit func([]byte)) (*shardRows, error) {
-	return &shardRows{ctx: ctx, spec: spec, rt: rt, tbl: tbl, rs: rs, emit: emit}, nil
 }
 
 // add takes one packed row.
