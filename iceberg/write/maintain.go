@@ -1,0 +1,645 @@
+package write
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/compaction"
+	"github.com/google/uuid"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+)
+
+// Table maintenance as plain Go: compaction that folds deletes into rewritten files,
+// snapshot expiry that keeps the sinks' tokens, and orphan file removal. The Beam shape
+// is in maintain_fns.go. Every commit goes through the Committer's retry loop.
+
+// SummaryCompactionID is the snapshot summary key holding the id of the compaction
+// group a rewrite snapshot committed: a retry after a lost response finds it.
+const SummaryCompactionID = "beam.maintenance.compaction-id"
+
+// Defaults of compaction (those of Spark's rewrite_data_files).
+const (
+	DefaultMinInputFiles = 5
+	DefaultDeleteRatio   = 0.3
+	// maxStaleRedos bounds how often a group is rewritten again because concurrent
+	// writers changed the deletes of its files while it was being rewritten.
+	maxStaleRedos = 3
+)
+
+// CompactOptions tune which data files compaction rewrites.
+type CompactOptions struct {
+	// TargetFileSize is the size of the files written; 0 takes the table's
+	// write.target-file-size-bytes (iceberg-go's default when unset).
+	TargetFileSize int64
+	// MinInputFiles is the number of files a partition's bin needs to be rewritten
+	// for size alone (default DefaultMinInputFiles).
+	MinInputFiles int
+	// DeleteFileThreshold rewrites any data file with at least this many delete files
+	// (a DV counts one); 0 never rewrites a file for its delete count alone.
+	DeleteFileThreshold int
+	// RewriteAll rewrites every data file selected, whatever its size and deletes.
+	RewriteAll bool
+}
+
+func (o CompactOptions) target(tbl *table.Table) int64 {
+	if o.TargetFileSize > 0 {
+		return o.TargetFileSize
+	}
+	return tbl.Properties().GetInt64(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault)
+}
+
+// CompactionGroup is one bin of data files of one partition that compaction rewrites
+// together into files of the target size, with their deletes applied.
+type CompactionGroup struct {
+	// Table is the table ("db.table").
+	Table string
+	// Partition names the partition (for logs).
+	Partition string
+	// Files are the data file paths.
+	Files []string
+	// Bytes is their total size.
+	Bytes int64
+}
+
+// LiveFiles counts a table's live files.
+type LiveFiles struct {
+	// DataFiles and DeleteFiles count live data and delete files (a deletion vector
+	// counts one, however many share its Puffin file).
+	DataFiles, DeleteFiles int64
+	// Rows is the number of rows of the live data files, deleted ones included.
+	Rows int64
+}
+
+// CountLiveFiles counts tbl's live files on main.
+func CountLiveFiles(ctx context.Context, tbl *table.Table) (LiveFiles, error) {
+	if tbl.CurrentSnapshot() == nil {
+		return LiveFiles{}, nil
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return LiveFiles{}, err
+	}
+	var out LiveFiles
+	deletes := map[string]struct{}{}
+	for _, t := range tasks {
+		out.DataFiles++
+		out.Rows += t.File.Count()
+		for _, d := range taskDeletes(t) {
+			deletes[deleteIdentity(d)] = struct{}{}
+		}
+	}
+	out.DeleteFiles = int64(len(deletes))
+	return out, nil
+}
+
+// PlanCompaction plans the compaction of tbl's data files matching filter (all when
+// nil): each partition's candidate files (smaller than 75% of the target size, or
+// with too many deleted rows: DeleteFileThreshold delete files, or deletion vectors
+// covering DefaultDeleteRatio of their rows) are bin-packed by iceberg-go's planner
+// into groups of about the target size. A group is kept when it has MinInputFiles
+// files, or more than one file and the target size, or a file with too many deletes
+// (Spark's rules; iceberg-go alone would drop a lone file full of deletes).
+func PlanCompaction(ctx context.Context, tbl *table.Table, filter ibg.BooleanExpression, o CompactOptions) ([]CompactionGroup, error) {
+	if tbl.CurrentSnapshot() == nil {
+		return nil, nil
+	}
+	var opts []table.ScanOption
+	if filter != nil {
+		opts = append(opts, table.WithRowFilter(filter))
+	}
+	tasks, err := tbl.Scan(opts...).PlanFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	target := o.target(tbl)
+	minInput := cmp.Or(o.MinInputFiles, DefaultMinInputFiles)
+	threshold := o.DeleteFileThreshold
+	if threshold <= 0 {
+		threshold = math.MaxInt
+	}
+	tooManyDeletes := func(t table.FileScanTask) bool {
+		if len(taskDeletes(t)) >= threshold {
+			return true
+		}
+		var deleted int64
+		for _, d := range t.DeletionVectorFiles {
+			deleted += d.Count()
+		}
+		return t.File.Count() > 0 && float64(min(deleted, t.File.Count()))/float64(t.File.Count()) >= DefaultDeleteRatio
+	}
+	var bins [][]table.FileScanTask
+	if o.RewriteAll {
+		bins = packAll(tasks, target)
+	} else {
+		cfg := compaction.DefaultConfig()
+		cfg.TargetFileSizeBytes, cfg.MinFileSizeBytes, cfg.MaxFileSizeBytes = target, target*3/4, target*9/5
+		cfg.MinInputFiles, cfg.DeleteFileThreshold, cfg.DeleteRatioThreshold = 1, threshold, DefaultDeleteRatio
+		plan, err := cfg.PlanCompaction(tasks)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range plan.Groups {
+			bins = append(bins, g.Tasks)
+		}
+	}
+	name := strings.Join(tbl.Identifier(), ".")
+	var groups []CompactionGroup
+	for _, bin := range bins {
+		var bytes int64
+		for _, t := range bin {
+			bytes += t.File.FileSizeBytes()
+		}
+		keep := o.RewriteAll || len(bin) >= minInput || (len(bin) > 1 && bytes >= target) ||
+			slices.ContainsFunc(bin, tooManyDeletes)
+		if !keep {
+			continue
+		}
+		g := CompactionGroup{Table: name, Partition: partitionName(bin[0].File), Bytes: bytes}
+		for _, t := range bin {
+			g.Files = append(g.Files, t.File.FilePath())
+		}
+		groups = append(groups, g)
+	}
+	return groups, nil
+}
+
+// packAll bin-packs every task of each partition, largest first, into bins of about
+// target bytes (first fit).
+func packAll(tasks []table.FileScanTask, target int64) [][]table.FileScanTask {
+	byPart := map[string][]table.FileScanTask{}
+	var order []string
+	for _, t := range tasks {
+		k := partitionName(t.File)
+		if _, ok := byPart[k]; !ok {
+			order = append(order, k)
+		}
+		byPart[k] = append(byPart[k], t)
+	}
+	var bins [][]table.FileScanTask
+	for _, k := range order {
+		ts := byPart[k]
+		slices.SortFunc(ts, func(a, b table.FileScanTask) int { return cmp.Compare(b.File.FileSizeBytes(), a.File.FileSizeBytes()) })
+		var part [][]table.FileScanTask
+		var sizes []int64
+	next:
+		for _, t := range ts {
+			for i := range part {
+				if sizes[i]+t.File.FileSizeBytes() <= target {
+					part[i], sizes[i] = append(part[i], t), sizes[i]+t.File.FileSizeBytes()
+					continue next
+				}
+			}
+			part, sizes = append(part, []table.FileScanTask{t}), append(sizes, t.File.FileSizeBytes())
+		}
+		bins = append(bins, part...)
+	}
+	return bins
+}
+
+// partitionName is "spec <id> {<field id>=<value>, ...}" (field ids in order).
+func partitionName(f ibg.DataFile) string {
+	p := f.Partition()
+	ids := make([]int, 0, len(p))
+	for id := range p {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	fmt.Fprintf(&b, "spec %d {", f.SpecID())
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d=%v", id, p[id])
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+func taskDeletes(t table.FileScanTask) []ibg.DataFile {
+	out := make([]ibg.DataFile, 0, len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles))
+	out = append(out, t.DeleteFiles...)
+	out = append(out, t.EqualityDeleteFiles...)
+	return append(out, t.DeletionVectorFiles...)
+}
+
+// deleteIdentity tells delete files apart: a deletion vector by its Puffin file and
+// blob offset, any other delete file by its path.
+func deleteIdentity(d ibg.DataFile) string {
+	if off := d.ContentOffset(); off != nil {
+		return d.FilePath() + "@" + strconv.FormatInt(*off, 10)
+	}
+	return d.FilePath()
+}
+
+// CompactResult is what compacting one group did.
+type CompactResult struct {
+	// SnapshotID is the rewrite snapshot (0 when nothing was committed).
+	SnapshotID int64
+	// FilesRewritten and FilesAdded count the data files replaced and written;
+	// DeleteFilesRemoved the delete files (DVs, position deletes) dropped with them.
+	FilesRewritten, FilesAdded, DeleteFilesRemoved int
+	// BytesBefore and BytesAfter are the sizes of the files replaced and written.
+	BytesBefore, BytesAfter int64
+	// Stale is true when the group was given up: concurrent writers kept changing the
+	// deletes of its files (maxStaleRedos times); the next run compacts them.
+	Stale bool
+	// Redos counts rewrites done again because concurrent deletes made one stale.
+	Redos int
+}
+
+// CompactGroup rewrites the data files of g that are still live in table ident,
+// with their deletes applied, and commits the replacement as one rewrite snapshot.
+// A concurrent writer never loses a delete: every commit attempt first checks, on
+// the freshly loaded table, that each file still has exactly the deletes the rewrite
+// applied; when one changed (a new or replacing DV, an equality delete), the
+// rewritten files are deleted and the group is rewritten again from the new state
+// (at most maxStaleRedos times, then given up with Stale). iceberg-go's rewrite
+// validator checks the same for commits that land between the check and the commit.
+// A lost response is recovered by the group's id in the snapshot summary.
+func (c Committer) CompactGroup(ctx context.Context, cat table.CatalogIO, ident table.Identifier, g CompactionGroup, o CompactOptions) (CompactResult, error) {
+	name := strings.Join(ident, ".")
+	var res CompactResult
+	for redo := 0; redo <= maxStaleRedos; redo++ {
+		res.Redos = redo
+		tbl, err := loadTable(ctx, cat, ident)
+		if err != nil {
+			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
+		}
+		tasks, err := liveTasks(ctx, tbl, g.Files)
+		if err != nil {
+			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
+		}
+		if len(tasks) == 0 || (len(tasks) == 1 && len(taskDeletes(tasks[0])) == 0 && !o.RewriteAll) {
+			return res, nil // rewritten or removed by someone else meanwhile
+		}
+		group := table.CompactionTaskGroup{PartitionKey: g.Partition, Tasks: tasks}
+		for _, t := range tasks {
+			group.TotalSizeBytes += t.File.FileSizeBytes()
+		}
+		gr, err := table.ExecuteCompactionGroup(ctx, tbl, group, table.WithCompactionTargetFileSize(o.target(tbl)))
+		if err != nil {
+			removeFiles(ctx, tbl, gr.NewDataFiles)
+			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
+		}
+		stale, err := c.commitRewrite(ctx, cat, ident, tbl, tasks, gr, &res)
+		if err != nil {
+			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
+		}
+		if !stale {
+			return res, nil
+		}
+		removeFiles(ctx, tbl, gr.NewDataFiles)
+		log.Infof(ctx, "iceberg: compact %s: deletes of group %s changed while it was rewritten; rewriting it again", name, g.Partition)
+	}
+	res.Stale = true
+	log.Warnf(ctx, "iceberg: compact %s: gave up group %s after %d rewrites: concurrent deletes kept changing its files", name, g.Partition, maxStaleRedos+1)
+	return res, nil
+}
+
+// commitRewrite commits gr (made from tasks of base) through the retry loop; stale
+// reports that the deletes of a file changed since base, and nothing was committed.
+func (c Committer) commitRewrite(ctx context.Context, cat table.CatalogIO, ident table.Identifier, base *table.Table, tasks []table.FileScanTask, gr table.CompactionGroupResult, res *CompactResult) (stale bool, err error) {
+	id := uuid.NewString()
+	want := deleteSets(tasks)
+	paths := make([]string, len(tasks))
+	for i, t := range tasks {
+		paths[i] = t.File.FilePath()
+	}
+	done := func(snap *table.Snapshot) {
+		res.SnapshotID = snap.SnapshotID
+		res.FilesRewritten, res.FilesAdded = len(gr.OldDataFiles), len(gr.NewDataFiles)
+		res.DeleteFilesRemoved = len(gr.SafePosDeletes) + len(gr.SafeDeletionVectors)
+		res.BytesBefore, res.BytesAfter = gr.BytesBefore, gr.BytesAfter
+	}
+	err = c.retry(ctx, func(attempt, conflicts int) (*retryable, error) {
+		tbl, err := loadTable(ctx, cat, ident)
+		if err != nil {
+			if errors.Is(err, config.ErrTableNotFound) || ctx.Err() != nil {
+				return nil, err
+			}
+			return &retryable{err: err}, nil
+		}
+		if snap := findSummary(tbl, base, SummaryCompactionID, id); snap != nil {
+			done(snap) // an earlier attempt's response was lost; it committed
+			return nil, nil
+		}
+		cur, err := liveTasks(ctx, tbl, paths)
+		if err != nil {
+			return nil, err
+		}
+		if !sameDeletes(want, deleteSets(cur)) {
+			stale = true
+			return nil, nil
+		}
+		txTbl, err := withoutRetries(tbl, cat)
+		if err != nil {
+			return nil, err
+		}
+		txn := txTbl.NewTransaction()
+		rw := txn.NewRewrite(ibg.Properties{SummaryCompactionID: id})
+		rw.ApplyResult(gr)
+		if err := rw.Commit(ctx); err != nil {
+			if IsConflict(err) {
+				return &retryable{err: err, conflict: true}, nil
+			}
+			return nil, err
+		}
+		committed, err := txn.Commit(ctx)
+		switch {
+		case err == nil:
+			done(committed.CurrentSnapshot())
+			return nil, nil
+		case IsConflict(err) || errors.Is(err, table.ErrConflictingDeleteFiles):
+			// A concurrent delete for one of the files: the next attempt sees it and
+			// reports the rewrite stale; any other race is retried.
+			return &retryable{err: err, conflict: true}, nil
+		case ctx.Err() != nil:
+			return nil, errors.Join(ctx.Err(), err)
+		default:
+			log.Warnf(ctx, "iceberg: compact %s: attempt %d ended in an unknown state, checking: %v", strings.Join(ident, "."), attempt+1, err)
+			return &retryable{err: err}, nil
+		}
+	})
+	return stale, err
+}
+
+func loadTable(ctx context.Context, cat table.CatalogIO, ident table.Identifier) (*table.Table, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, fmt.Errorf("%w: %w", config.ErrTableNotFound, err)
+	}
+	return tbl, err
+}
+
+// liveTasks returns the scan tasks of tbl's live data files among paths.
+func liveTasks(ctx context.Context, tbl *table.Table, paths []string) ([]table.FileScanTask, error) {
+	if tbl.CurrentSnapshot() == nil {
+		return nil, nil
+	}
+	want := make(map[string]struct{}, len(paths))
+	for _, p := range paths {
+		want[p] = struct{}{}
+	}
+	all, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []table.FileScanTask
+	for _, t := range all {
+		if _, ok := want[t.File.FilePath()]; ok {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// deleteSets maps each task's data file to the sorted identities of its deletes.
+func deleteSets(tasks []table.FileScanTask) map[string]string {
+	out := make(map[string]string, len(tasks))
+	for _, t := range tasks {
+		ids := make([]string, 0, 1)
+		for _, d := range taskDeletes(t) {
+			ids = append(ids, deleteIdentity(d))
+		}
+		slices.Sort(ids)
+		out[t.File.FilePath()] = strings.Join(ids, "\x00")
+	}
+	return out
+}
+
+func sameDeletes(want, got map[string]string) bool {
+	if len(want) != len(got) {
+		return false // a file is no longer live
+	}
+	for p, d := range want {
+		if g, ok := got[p]; !ok || g != d {
+			return false
+		}
+	}
+	return true
+}
+
+// findSummary returns the snapshot of tbl's main ancestry, newer than base's current
+// snapshot, whose summary has key=value.
+func findSummary(tbl, base *table.Table, key, value string) *table.Snapshot {
+	head := tbl.CurrentSnapshot()
+	if head == nil {
+		return nil
+	}
+	stop := int64(-1)
+	if s := base.CurrentSnapshot(); s != nil {
+		stop = s.SnapshotID
+	}
+	for _, s := range table.AncestorsOf(head.SnapshotID, tbl.Metadata().SnapshotByID) {
+		if s.SnapshotID == stop {
+			return nil
+		}
+		if s.Summary != nil && s.Summary.Properties[key] == value {
+			return &s
+		}
+	}
+	return nil
+}
+
+// removeFiles deletes files written for a rewrite that was not committed.
+func removeFiles(ctx context.Context, tbl *table.Table, files []ibg.DataFile) {
+	if len(files) == 0 {
+		return
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return
+	}
+	for _, f := range files {
+		if err := fs.Remove(f.FilePath()); err != nil {
+			log.Warnf(ctx, "iceberg: compact %s: could not remove uncommitted file %s: %v", strings.Join(tbl.Identifier(), "."), f.FilePath(), err)
+		}
+	}
+}
+
+// ExpireOptions say which snapshots expiry removes: those older than OlderThan
+// beyond the newest RetainLast of each branch (iceberg-go's rules, and the table's
+// history.expire.* properties when unset).
+type ExpireOptions struct {
+	OlderThan  time.Duration
+	RetainLast int
+}
+
+// ExpireResult is what expiry did.
+type ExpireResult struct {
+	// Expired counts the snapshots removed; Pinned those kept only because a sink's
+	// newest token is in or under them (see ExpireSnapshots).
+	Expired, Pinned int
+	// PinnedBy lists the sinks whose tokens pinned snapshots.
+	PinnedBy []string
+}
+
+// ExpireSnapshots expires the snapshots of table ident that iceberg-go's
+// ExpireSnapshots would, except those a sink still needs: for every sink id with a
+// token on main, the snapshot holding its newest token and every snapshot between it
+// and main's head (the sink walks that ancestry to find its token, so a restarted sink
+// stays exactly-once with its full token: runs, late panes, sequence numbers). Files
+// only the removed snapshots referenced are deleted after the commit. The commit goes
+// through the retry loop; a lost response is harmless (expiry is idempotent).
+func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ident table.Identifier, o ExpireOptions) (ExpireResult, error) {
+	name := strings.Join(ident, ".")
+	var out ExpireResult
+	err := c.retry(ctx, func(attempt, conflicts int) (*retryable, error) {
+		out = ExpireResult{}
+		tbl, err := loadTable(ctx, cat, ident)
+		if err != nil {
+			if errors.Is(err, config.ErrTableNotFound) || ctx.Err() != nil {
+				return nil, err
+			}
+			return &retryable{err: err}, nil
+		}
+		meta := tbl.Metadata()
+		var opts []table.ExpireSnapshotsOpt
+		if o.OlderThan > 0 {
+			opts = append(opts, table.WithOlderThan(o.OlderThan))
+		}
+		if o.RetainLast > 0 {
+			opts = append(opts, table.WithRetainLast(o.RetainLast))
+		}
+		txn := tbl.NewTransaction()
+		if err := txn.ExpireSnapshots(append(opts, table.WithPostCommit(false))...); err != nil {
+			return nil, err
+		}
+		staged, err := txn.StagedTable()
+		if err != nil {
+			return nil, err
+		}
+		kept := map[int64]bool{}
+		for _, s := range staged.Metadata().Snapshots() {
+			kept[s.SnapshotID] = true
+		}
+		pins, pinnedBy := sinkPins(meta)
+		var removed []int64
+		for _, s := range meta.Snapshots() {
+			switch {
+			case kept[s.SnapshotID]:
+			case pins[s.SnapshotID]:
+				out.Pinned++
+			default:
+				removed = append(removed, s.SnapshotID)
+			}
+		}
+		out.PinnedBy = pinnedBy
+		if len(removed) == 0 {
+			return nil, nil
+		}
+		var updates []table.Update
+		stagedRefs := map[string]bool{}
+		for r := range staged.Metadata().Refs() {
+			stagedRefs[r] = true
+		}
+		for r := range meta.Refs() {
+			if !stagedRefs[r] {
+				updates = append(updates, table.NewRemoveSnapshotRefUpdate(r))
+			}
+		}
+		expire := table.NewRemoveSnapshotsUpdate(removed, true)
+		updates = append(updates, expire)
+		reqs := []table.Requirement{table.AssertTableUUID(meta.TableUUID())}
+		if head := tbl.CurrentSnapshot(); head != nil {
+			id := head.SnapshotID
+			reqs = append(reqs, table.AssertRefSnapshotID(table.MainBranch, &id))
+		}
+		newMeta, loc, err := cat.CommitTable(ctx, ident, reqs, updates)
+		switch {
+		case err == nil:
+		case IsConflict(err):
+			return &retryable{err: err, conflict: true}, nil
+		case ctx.Err() != nil:
+			return nil, errors.Join(ctx.Err(), err)
+		default:
+			log.Warnf(ctx, "iceberg: expire snapshots %s: attempt %d ended in an unknown state, checking: %v", name, attempt+1, err)
+			return &retryable{err: err}, nil
+		}
+		out.Expired = len(removed)
+		after := table.New(ident, newMeta, loc, tbl.FS, cat)
+		if err := expire.PostCommit(ctx, tbl, after); err != nil {
+			log.Warnf(ctx, "iceberg: expire snapshots %s: removing the files of expired snapshots: %v (remove_orphan_files removes them later)", name, err)
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("iceberg: expire snapshots %s: %w", name, err)
+	}
+	if out.Pinned > 0 {
+		log.Infof(ctx, "iceberg: expire snapshots %s: kept %d snapshots that hold or lead to the newest tokens of sinks %s",
+			name, out.Pinned, strings.Join(out.PinnedBy, ", "))
+	}
+	return out, nil
+}
+
+// sinkPins returns the snapshots of main's ancestry, from the head down to the
+// deepest snapshot holding some sink's newest token, and those sinks.
+func sinkPins(meta table.Metadata) (map[int64]bool, []string) {
+	head := meta.SnapshotByName(table.MainBranch)
+	if head == nil {
+		return nil, nil
+	}
+	var chain []int64
+	depth := -1
+	seen := map[string]bool{}
+	var sinks []string
+	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
+		chain = append(chain, s.SnapshotID)
+		if s.Summary == nil {
+			continue
+		}
+		for k := range s.Summary.Properties {
+			sink, ok := strings.CutPrefix(k, SummaryCommittedThroughPrefix)
+			if !ok || seen[sink] {
+				continue
+			}
+			seen[sink] = true
+			sinks = append(sinks, sink)
+			depth = len(chain) - 1
+		}
+	}
+	pins := map[int64]bool{}
+	for _, id := range chain[:depth+1] {
+		pins[id] = true
+	}
+	slices.Sort(sinks)
+	return pins, sinks
+}
+
+// OrphanResult is what orphan removal found (and removed unless DryRun).
+type OrphanResult struct {
+	// Files are the orphan files: under the table location, older than the cut-off,
+	// and referenced by no live metadata.
+	Files []string
+	// Bytes is their total size.
+	Bytes int64
+	// Removed counts the files deleted (0 on a dry run).
+	Removed int
+}
+
+// RemoveOrphanFiles removes the files under tbl's location that no metadata of tbl
+// references and that are older than olderThan (files younger than that may belong
+// to a commit in progress), or only lists them when dryRun.
+func RemoveOrphanFiles(ctx context.Context, tbl *table.Table, olderThan time.Duration, dryRun bool) (OrphanResult, error) {
+	res, err := tbl.DeleteOrphanFiles(ctx, table.WithFilesOlderThan(olderThan), table.WithDryRun(dryRun))
+	if err != nil {
+		return OrphanResult{}, fmt.Errorf("iceberg: remove orphan files %s: %w", strings.Join(tbl.Identifier(), "."), err)
+	}
+	out := OrphanResult{Files: res.OrphanFileLocations, Bytes: res.TotalSizeBytes, Removed: len(res.DeletedFiles)}
+	slices.Sort(out.Files)
+	return out, nil
+}

@@ -1,0 +1,498 @@
+package write
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/testing/icebergtest"
+)
+
+// tableIDs returns the sorted ids of table ident.
+func tableIDs(t testing.TB, cat table.CatalogIO, ident table.Identifier) []int64 {
+	t.Helper()
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := tbl.Scan(table.WithSelectedFields("id")).ToArrowTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	var out []int64
+	for _, c := range at.Column(0).Data().Chunks() {
+		out = append(out, c.(*array.Int64).Int64Values()...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// churn commits windows ends[i] of sink "cdc" that each delete a few of the live ids
+// and add ten new ones, applying the same to model.
+func churn(t *testing.T, cat table.CatalogIO, ident table.Identifier, model map[int64]bool, rng *rand.Rand, ends ...int64) {
+	t.Helper()
+	ctx := context.Background()
+	for _, end := range ends {
+		tbl, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var live []int64
+		for id := range model {
+			live = append(live, id)
+		}
+		slices.Sort(live)
+		var keys []int64
+		for range 3 {
+			if len(live) > 0 {
+				keys = append(keys, live[rng.IntN(len(live))])
+			}
+		}
+		from := 10_000 + end*10
+		w := deleteAndAdd(t, tbl, end, end, keys, from, 10)
+		if _, err := fastCommitter.CommitChanges(ctx, cat, ident, w); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			delete(model, k)
+		}
+		for i := from; i < from+10; i++ {
+			model[i] = true
+		}
+	}
+}
+
+func modelIDs(model map[int64]bool) []int64 {
+	out := make([]int64, 0, len(model))
+	for id := range model {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func seedModel() map[int64]bool {
+	m := map[int64]bool{}
+	for i := range int64(100) {
+		m[i] = true
+	}
+	return m
+}
+
+// compactAll plans and compacts table ident once.
+func compactAll(t testing.TB, cat table.CatalogIO, ident table.Identifier, o CompactOptions) []CompactResult {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := PlanCompaction(ctx, tbl, nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []CompactResult
+	for _, g := range groups {
+		res, err := fastCommitter.CompactGroup(ctx, cat, ident, g, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+func liveFiles(t testing.TB, cat table.CatalogIO, ident table.Identifier) LiveFiles {
+	t.Helper()
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	icebergtest.RequireValid(t, tbl)
+	n, err := CountLiveFiles(context.Background(), tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestCompactFoldsDeletionVectors: after 12 merge-on-read windows (12 small files and
+// their DVs), compaction leaves one data file and no delete file, with the rows of the
+// model; a second run finds nothing to do.
+func TestCompactFoldsDeletionVectors(t *testing.T) {
+	cat := newTestCatalog(t)
+	tbl := seededChangeTable(t, cat, "fold")
+	ident := tbl.Identifier()
+	model := seedModel()
+	churn(t, cat, ident, model, rand.New(rand.NewPCG(1, 2)), 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10000, 11000, 12000)
+	before := liveFiles(t, cat, ident)
+	if before.DataFiles != 13 || before.DeleteFiles == 0 {
+		t.Fatalf("before compaction: %+v", before)
+	}
+	res := compactAll(t, cat, ident, CompactOptions{})
+	if len(res) != 1 || res[0].FilesRewritten != 13 || res[0].FilesAdded != 1 || res[0].DeleteFilesRemoved != int(before.DeleteFiles) || res[0].SnapshotID == 0 {
+		t.Fatalf("compaction: %+v (before %+v)", res, before)
+	}
+	after := liveFiles(t, cat, ident)
+	if after.DataFiles != 1 || after.DeleteFiles != 0 || after.Rows != int64(len(model)) {
+		t.Fatalf("after compaction: %+v, want 1 data file, no deletes, %d rows", after, len(model))
+	}
+	if got, want := tableIDs(t, cat, ident), modelIDs(model); !slices.Equal(got, want) {
+		t.Fatalf("ids after compaction differ from the model: got %d ids, want %d", len(got), len(want))
+	}
+	if again := compactAll(t, cat, ident, CompactOptions{}); len(again) != 0 {
+		t.Fatalf("second compaction planned %d groups, want none", len(again))
+	}
+	// The sink goes on: its deletes resolve against the rewritten file.
+	churn(t, cat, ident, model, rand.New(rand.NewPCG(3, 4)), 13000, 14000)
+	if got, want := tableIDs(t, cat, ident), modelIDs(model); !slices.Equal(got, want) {
+		t.Fatalf("ids after more changes differ from the model")
+	}
+}
+
+// TestCompactPlanRules: a lone file with most rows deleted is rewritten; small files
+// below min_input_files are not; a delete file threshold of 1 takes every file with
+// a DV.
+func TestCompactPlanRules(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := seededChangeTable(t, cat, "rules")
+	ident := tbl.Identifier()
+	keys := make([]int64, 40)
+	for i := range keys {
+		keys[i] = int64(i)
+	}
+	if _, err := fastCommitter.CommitChanges(ctx, cat, ident, deleteAndAdd(t, tbl, 1000, 1, keys, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ = cat.LoadTable(ctx, ident)
+	groups, err := PlanCompaction(ctx, tbl, nil, CompactOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(groups) != 1 || len(groups[0].Files) != 1 {
+		t.Fatalf("a file with 40%% of its rows deleted: groups %+v, want it alone", groups)
+	}
+	// Two more small files, one with a DV covering 10%: under min_input_files (5) and
+	// the delete ratio, nothing but the deleted-heavy file... compact it first.
+	compactAll(t, cat, ident, CompactOptions{})
+	model := map[int64]bool{}
+	for i := int64(40); i < 100; i++ {
+		model[i] = true
+	}
+	churn(t, cat, ident, model, rand.New(rand.NewPCG(5, 6)), 2000)
+	tbl, _ = cat.LoadTable(ctx, ident)
+	if groups, _ = PlanCompaction(ctx, tbl, nil, CompactOptions{}); len(groups) != 0 {
+		t.Fatalf("two small files with few deletes: groups %+v, want none", groups)
+	}
+	if groups, _ = PlanCompaction(ctx, tbl, nil, CompactOptions{DeleteFileThreshold: 1}); len(groups) != 1 || len(groups[0].Files) != 2 {
+		t.Fatalf("delete_file_threshold 1: groups %+v, want both files", groups)
+	}
+	if groups, _ = PlanCompaction(ctx, tbl, nil, CompactOptions{MinInputFiles: 2}); len(groups) != 1 {
+		t.Fatalf("min_input_files 2: groups %+v, want one", groups)
+	}
+	if groups, _ = PlanCompaction(ctx, tbl, nil, CompactOptions{RewriteAll: true}); len(groups) != 1 || len(groups[0].Files) != 2 {
+		t.Fatalf("rewrite_all: groups %+v", groups)
+	}
+}
+
+// TestCompactSinkCommitsFirst: a merge-on-read window that deletes rows of the group's
+// files commits while the group is being rewritten. The rewrite is found stale, done
+// again from the new state, and the deleted rows stay deleted.
+func TestCompactSinkCommitsFirst(t *testing.T) {
+	ctx := context.Background()
+	inner := newTestCatalog(t)
+	tbl := seededChangeTable(t, inner, "sinkfirst")
+	ident := tbl.Identifier()
+	model := seedModel()
+	churn(t, inner, ident, model, rand.New(rand.NewPCG(7, 8)), 1000, 2000, 3000, 4000, 5000)
+	var once sync.Once
+	cat := &faultCatalog{Catalog: inner, before: func(int) {
+		once.Do(func() { churn(t, inner, ident, model, rand.New(rand.NewPCG(9, 10)), 6000) })
+	}}
+	tbl, _ = cat.LoadTable(ctx, ident)
+	groups, err := PlanCompaction(ctx, tbl, nil, CompactOptions{DeleteFileThreshold: 1})
+	if err != nil || len(groups) != 1 {
+		t.Fatalf("groups %+v, %v", groups, err)
+	}
+	res, err := fastCommitter.CompactGroup(ctx, cat, ident, groups[0], CompactOptions{DeleteFileThreshold: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Redos != 1 || res.Stale || res.SnapshotID == 0 {
+		t.Fatalf("result %+v, want one redo after the sink's commit", res)
+	}
+	if got, want := tableIDs(t, inner, ident), modelIDs(model); !slices.Equal(got, want) {
+		t.Fatalf("ids differ from the model after the race: got %d, want %d", len(got), len(want))
+	}
+	liveFiles(t, inner, ident)
+}
+
+// TestCompactCommitsFirst: compaction replaces the files a merge-on-read window's keys
+// live in before the window commits; the window resolves its keys again against the
+// rewritten file.
+func TestCompactCommitsFirst(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := seededChangeTable(t, cat, "compactfirst")
+	ident := tbl.Identifier()
+	model := seedModel()
+	churn(t, cat, ident, model, rand.New(rand.NewPCG(11, 12)), 1000, 2000, 3000)
+	stale, _ := cat.LoadTable(ctx, ident) // the window was prepared on this state
+	ids := modelIDs(model)
+	keys := []int64{ids[0], ids[len(ids)/2], ids[len(ids)-1]} // the seed file's and the windows' files
+	w := deleteAndAdd(t, stale, 4000, 4000, keys, 900_000, 3)
+	if res := compactAll(t, cat, ident, CompactOptions{RewriteAll: true}); len(res) != 1 || res[0].SnapshotID == 0 {
+		t.Fatalf("compaction %+v", res)
+	}
+	res, err := fastCommitter.CommitChanges(ctx, cat, ident, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		delete(model, k)
+	}
+	for i := int64(900_000); i < 900_003; i++ {
+		model[i] = true
+	}
+	if res.PositionsDeleted != 3 {
+		t.Fatalf("window after compaction: %+v", res)
+	}
+	if got, want := tableIDs(t, cat, ident), modelIDs(model); !slices.Equal(got, want) {
+		t.Fatalf("ids differ from the model")
+	}
+	liveFiles(t, cat, ident)
+}
+
+// TestCompactRacesSink runs compaction in a loop while a merge-on-read sink commits
+// windows: no delete is lost and no row comes back, and the table stays valid.
+func TestCompactRacesSink(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := seededChangeTable(t, cat, "race")
+	ident := tbl.Identifier()
+	model := seedModel()
+	rng := rand.New(rand.NewPCG(13, 14))
+	done := make(chan struct{})
+	errc := make(chan error, 1)
+	var rounds, committed int
+	go func() {
+		defer close(errc)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			tbl, err := cat.LoadTable(ctx, ident)
+			if err != nil {
+				errc <- err
+				return
+			}
+			groups, err := PlanCompaction(ctx, tbl, nil, CompactOptions{MinInputFiles: 2, DeleteFileThreshold: 1})
+			if err != nil {
+				errc <- err
+				return
+			}
+			for _, g := range groups {
+				res, err := fastCommitter.CompactGroup(ctx, cat, ident, g, CompactOptions{MinInputFiles: 2, DeleteFileThreshold: 1})
+				if err != nil && !errors.Is(err, context.Canceled) {
+					errc <- err
+					return
+				}
+				if res.SnapshotID != 0 {
+					committed++
+				}
+			}
+			rounds++
+		}
+	}()
+	for i := range int64(25) {
+		churn(t, cat, ident, model, rng, 1000*(i+1))
+	}
+	close(done)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d compaction rounds, %d rewrites committed", rounds, committed)
+	if got, want := tableIDs(t, cat, ident), modelIDs(model); !slices.Equal(got, want) {
+		t.Fatalf("ids differ from the model: got %d, want %d", len(got), len(want))
+	}
+	liveFiles(t, cat, ident)
+	if committed == 0 {
+		t.Fatal("no compaction committed during the race")
+	}
+}
+
+// TestExpireKeepsSinkTokens: expiry with retain_last 1 keeps the snapshot holding a
+// sink's newest token and those after it, so the sink restarted afterwards still finds
+// its full token (not the table property's fallback) and skips a window it committed.
+func TestExpireKeepsSinkTokens(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := createTestTable(t, cat, "expire", idNameSchema())
+	ident := tbl.Identifier()
+	for i := range int64(3) {
+		if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "a", RunID: "r1", WindowEndMs: 1000 * (i + 1), DataFiles: writeIDFiles(t, tbl, i*10, 10)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range int64(4) {
+		if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "b", WindowEndMs: 1000 * (i + 1), DataFiles: writeIDFiles(t, tbl, 100+i*10, 10)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 7 snapshots: the newest (b's) is retained; a's newest (the 3rd) and the three
+	// between it and the head are pinned; a's first two expire.
+	if res.Expired != 2 || res.Pinned != 4 || !slices.Equal(res.PinnedBy, []string{"a", "b"}) {
+		t.Fatalf("expiry: %+v", res)
+	}
+	tbl, err = cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tbl.Metadata().Snapshots()); n != 5 {
+		t.Fatalf("%d snapshots left, want 5", n)
+	}
+	tok, found, err := FindToken(tbl.Metadata(), "", "a")
+	if err != nil || !found || tok.FromProperty || tok.CommittedThroughMs != 3000 {
+		t.Fatalf("token of a after expiry: %+v found=%v err=%v", tok, found, err)
+	}
+	again, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "a", RunID: "r1", WindowEndMs: 3000, DataFiles: writeIDFiles(t, tbl, 20, 10)})
+	if err != nil || !again.Skipped {
+		t.Fatalf("window 3000 of a again: %+v, %v; want skipped", again, err)
+	}
+	if n := len(tableIDs(t, cat, ident)); n != 70 {
+		t.Fatalf("%d rows, want 70", n)
+	}
+	icebergtest.RequireValid(t, tbl)
+	// Nothing else is old enough to go: a second expiry removes nothing.
+	if res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1}); err != nil || res.Expired != 0 {
+		t.Fatalf("second expiry: %+v, %v", res, err)
+	}
+}
+
+// TestExpireAfterCompactionDeletesFiles: once the snapshots before a compaction
+// expire, the replaced data files and DVs are deleted from storage, and the table
+// still reads the model.
+func TestExpireAfterCompactionDeletesFiles(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := seededChangeTable(t, cat, "expirefiles")
+	ident := tbl.Identifier()
+	model := seedModel()
+	churn(t, cat, ident, model, rand.New(rand.NewPCG(15, 16)), 1000, 2000, 3000)
+	tbl, _ = cat.LoadTable(ctx, ident)
+	old := icebergtest.DataFiles(t, tbl)
+	compactAll(t, cat, ident, CompactOptions{RewriteAll: true})
+	if _, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ = cat.LoadTable(ctx, ident)
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The seed sink's token (the first snapshot) pinned the whole history. Once both
+	// sinks commit again, their tokens are in the two newest snapshots and everything
+	// before them, compaction included, expires.
+	if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "seed", WindowEndMs: 2, DataFiles: writeIDFiles(t, tbl, 500_000, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	model[500_000] = true
+	if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "cdc", WindowEndMs: 99_000, DataFiles: writeIDFiles(t, tbl, 500_001, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	model[500_001] = true
+	res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+	if err != nil || res.Expired == 0 {
+		t.Fatalf("expiry: %+v, %v", res, err)
+	}
+	for _, f := range old {
+		if _, err := fs.Open(f.FilePath()); err == nil {
+			t.Errorf("replaced data file %s still exists after expiry", f.FilePath())
+		}
+	}
+	if got, want := tableIDs(t, cat, ident), modelIDs(model); !slices.Equal(got, want) {
+		t.Fatalf("ids differ from the model")
+	}
+	liveFiles(t, cat, ident)
+}
+
+// TestRemoveOrphanFiles: data files written but never committed are listed by a dry
+// run (and kept), then removed; committed files stay and the table reads the same.
+func TestRemoveOrphanFiles(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := seededChangeTable(t, cat, "orphans")
+	ident := tbl.Identifier()
+	orphans := append(writeIDFiles(t, tbl, 1000, 5), writeIDFiles(t, tbl, 2000, 5)...)
+	want := make([]string, len(orphans))
+	for i, f := range orphans {
+		want[i] = f.FilePath()
+	}
+	slices.Sort(want)
+	tbl, _ = cat.LoadTable(ctx, ident)
+	dry, err := RemoveOrphanFiles(ctx, tbl, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(stripScheme(dry.Files), stripScheme(want)) || dry.Removed != 0 {
+		t.Fatalf("dry run found %v, want %v", dry.Files, want)
+	}
+	fs, _ := tbl.FS(ctx)
+	if _, err := fs.Open(want[0]); err != nil {
+		t.Fatalf("a dry run removed %s: %v", want[0], err)
+	}
+	// Files younger than the cut-off are kept (they may belong to a commit in flight).
+	if young, err := RemoveOrphanFiles(ctx, tbl, time.Hour, false); err != nil || len(young.Files) != 0 {
+		t.Fatalf("older than 1h: %+v, %v", young, err)
+	}
+	res, err := RemoveOrphanFiles(ctx, tbl, 0, false)
+	if err != nil || res.Removed != len(want) {
+		t.Fatalf("removal: %+v, %v", res, err)
+	}
+	for _, p := range want {
+		if _, err := fs.Open(p); err == nil {
+			t.Errorf("orphan %s still exists", p)
+		}
+	}
+	if n := len(tableIDs(t, cat, ident)); n != 100 {
+		t.Fatalf("%d rows after orphan removal, want 100", n)
+	}
+	icebergtest.RequireValid(t, tbl)
+}
+
+func stripScheme(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = fmt.Sprint(trimFileScheme(p))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func trimFileScheme(p string) string {
+	for _, pre := range []string{"file://", "file:"} {
+		if len(p) > len(pre) && p[:len(pre)] == pre {
+			return p[len(pre):]
+		}
+	}
+	return p
+}
+
+var _ catalog.Catalog = (*faultCatalog)(nil)
