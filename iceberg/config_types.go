@@ -162,6 +162,20 @@ type WriteConfig struct {
 	TableCachePollingBuckets *int `managed:"table_cache_polling_buckets"`
 	// UseSideInputTableCache shares table metadata between workers through a side input.
 	UseSideInputTableCache bool `managed:"use_side_input_table_cache"`
+	// MaintenanceEveryCommits runs inline maintenance on a table after every this many
+	// commits of the sink to it (>= 1): compaction of the table's small and
+	// delete-heavy files, and snapshot expiry when ExpireOlderThanSeconds or RetainLast
+	// is set. It runs in its own step after the commit step. Default disabled.
+	MaintenanceEveryCommits *int `managed:"maintenance_every_commits"`
+	// MaintenanceIntervalSeconds runs inline maintenance on a table when at least this
+	// many seconds passed since its last run there (>= 1). Default disabled.
+	MaintenanceIntervalSeconds *int `managed:"maintenance_interval_seconds"`
+	// ExpireOlderThanSeconds makes inline maintenance expire snapshots older than this
+	// (>= 0), keeping the sinks' newest tokens. Only with a maintenance key.
+	ExpireOlderThanSeconds *int `managed:"expire_older_than_seconds"`
+	// RetainLast makes inline maintenance keep at least this many snapshots per branch
+	// when it expires snapshots (>= 1). Only with a maintenance key.
+	RetainLast *int `managed:"retain_last"`
 }
 
 // ChangesConfig configures ReadChanges: one field per managed changelog key (tagged

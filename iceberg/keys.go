@@ -123,6 +123,35 @@ const (
 	// KeyPollIntervalSeconds is how often a continuous read polls for new snapshots (at
 	// least 1). Read and changes, with streaming only; default 60.
 	KeyPollIntervalSeconds = config.KeyPollIntervalSeconds
+	// KeyMaintenanceEveryCommits runs inline maintenance (compaction, and expiry when
+	// expire_older_than_seconds or retain_last is set) after every this many commits of
+	// the sink to a table. Write; default disabled.
+	KeyMaintenanceEveryCommits = config.KeyMaintenanceEveryCommits
+	// KeyMaintenanceIntervalSeconds runs inline maintenance when at least this many
+	// seconds passed since its last run on a table. Write; default disabled.
+	KeyMaintenanceIntervalSeconds = config.KeyMaintenanceIntervalSeconds
+	// KeyOperations lists the maintenance operations to run: rewrite_data_files,
+	// expire_snapshots, remove_orphan_files. Maintain; default all three.
+	KeyOperations = config.KeyOperations
+	// KeyTargetFileSizeBytes is the size of the files compaction writes. Maintain.
+	KeyTargetFileSizeBytes = config.KeyTargetFileSizeBytes
+	// KeyMinInputFiles is how many files of a partition make a bin worth rewriting for
+	// size alone. Maintain; default 5.
+	KeyMinInputFiles = config.KeyMinInputFiles
+	// KeyDeleteFileThreshold rewrites data files with at least this many delete files.
+	// Maintain.
+	KeyDeleteFileThreshold = config.KeyDeleteFileThreshold
+	// KeyRewriteAll rewrites every selected data file. Maintain.
+	KeyRewriteAll = config.KeyRewriteAll
+	// KeyExpireOlderThanSeconds expires snapshots older than this. Maintain and write.
+	KeyExpireOlderThanSeconds = config.KeyExpireOlderThanSeconds
+	// KeyRetainLast keeps at least this many snapshots per branch. Maintain and write.
+	KeyRetainLast = config.KeyRetainLast
+	// KeyOrphanOlderThanSeconds removes only orphan files older than this. Maintain;
+	// default 3 days.
+	KeyOrphanOlderThanSeconds = config.KeyOrphanOlderThanSeconds
+	// KeyDryRun lists orphan files without deleting them. Maintain.
+	KeyDryRun = config.KeyDryRun
 )
 
 // ReadKeys returns the keys ParseReadConfig accepts, in ReadConfig field order.

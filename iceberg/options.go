@@ -179,6 +179,29 @@ func WithDistributionMode(m DistributionMode) WriteOption {
 	return func(c *WriteConfig) { c.DistributionMode = m }
 }
 
+// WithMaintenanceEveryCommits sets maintenance_every_commits: compact each table the
+// write commits to (and expire its snapshots, see WithExpireSnapshots) after every n
+// of its commits.
+func WithMaintenanceEveryCommits(n int) WriteOption {
+	return func(c *WriteConfig) { c.MaintenanceEveryCommits = &n }
+}
+
+// WithMaintenanceInterval sets maintenance_interval_seconds: maintain each table the
+// write commits to when at least d passed since the last run there.
+func WithMaintenanceInterval(d time.Duration) WriteOption {
+	return func(c *WriteConfig) { s := int(d / time.Second); c.MaintenanceIntervalSeconds = &s }
+}
+
+// WithExpireSnapshots sets expire_older_than_seconds and retain_last: inline
+// maintenance also expires snapshots older than olderThan beyond the newest
+// retainLast of each branch, keeping the sinks' newest tokens.
+func WithExpireSnapshots(olderThan time.Duration, retainLast int) WriteOption {
+	return func(c *WriteConfig) {
+		s := int(olderThan / time.Second)
+		c.ExpireOlderThanSeconds, c.RetainLast = &s, &retainLast
+	}
+}
+
 // WithKeyIndexMemoryMB sets key_index_memory_mb, the budget of the per-worker key
 // index (0: resolve keys by reading data files).
 func WithKeyIndexMemoryMB(mb int) WriteOption {

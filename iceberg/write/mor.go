@@ -78,5 +78,6 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if len(deads) > 1 {
 		dead = beam.Flatten(s.Scope("DeadLetters"), deads...)
 	}
+	MaintainAfterCommits(s, spec, commits[0])
 	return commits[0], dead, nil
 }

@@ -85,6 +85,8 @@ type Spec struct {
 	NumShards, ShardsPerPartition, SorterMemoryMB int
 	// KeyIndexMemoryMB bounds the worker's key index of the table (cdc.KeyIndex; 0: none).
 	KeyIndexMemoryMB int
+	// Maintenance is the inline maintenance after the commits (maintenance_* keys).
+	Maintenance InlineMaintenance
 }
 
 // NewSpec builds the Spec of cfg (which must be valid) for sinkID (not empty). A
@@ -125,6 +127,7 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 		s.DirectLimit = int64(*cfg.DirectWriteByteLimit)
 	}
 	s.AutoShard = cfg.AutoSharding
+	s.Maintenance = newInlineMaintenance(cfg)
 	if cfg.TriggeringFrequencySeconds != nil {
 		s.Windowed = true
 		s.LatenessMs = int64(cfg.Lateness() / time.Millisecond)

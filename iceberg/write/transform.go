@@ -116,6 +116,7 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
 	snapshots = commits[0]
+	MaintainAfterCommits(s, spec, snapshots)
 	dead = deads[0]
 	if len(deads) > 1 {
 		dead = beam.Flatten(s.Scope("DeadLetters"), deads...)

@@ -2,7 +2,7 @@ package config
 
 // Managed configuration keys. They are the keys of Dataflow's managed Iceberg I/O, plus a
 // few icebeam additions (snapshot_id, as_of_timestamp, branch, delete_format). Every key is
-// the managed tag of a field of ReadConfig, WriteConfig or ChangesConfig.
+// the managed tag of a field of ReadConfig, WriteConfig, ChangesConfig or MaintainConfig.
 const (
 	// KeyTable is the table identifier ("db.table"); for writes it may be a template such
 	// as "db.events_{region}". Read and write.
@@ -103,6 +103,40 @@ const (
 	KeyTableCachePollingBuckets = "table_cache_polling_buckets"
 	// KeyUseSideInputTableCache shares table metadata between workers through a side input. Write.
 	KeyUseSideInputTableCache = "use_side_input_table_cache"
+
+	// KeyMaintenanceEveryCommits runs inline maintenance (compaction of the table, and
+	// expiry when expire_older_than_seconds or retain_last is set) after every this
+	// many commits of the sink to a table. Write; default disabled.
+	KeyMaintenanceEveryCommits = "maintenance_every_commits"
+	// KeyMaintenanceIntervalSeconds runs inline maintenance when at least this many
+	// seconds passed since its last run on a table. Write; default disabled.
+	KeyMaintenanceIntervalSeconds = "maintenance_interval_seconds"
+
+	// KeyOperations lists the maintenance operations to run: rewrite_data_files,
+	// expire_snapshots, remove_orphan_files. Maintain; default all three.
+	KeyOperations = "operations"
+	// KeyTargetFileSizeBytes is the size of the files compaction writes. Maintain;
+	// default the table's write.target-file-size-bytes.
+	KeyTargetFileSizeBytes = "target_file_size_bytes"
+	// KeyMinInputFiles is how many files of a partition make a bin worth rewriting for
+	// size alone. Maintain; default 5.
+	KeyMinInputFiles = "min_input_files"
+	// KeyDeleteFileThreshold rewrites data files with at least this many delete files.
+	// Maintain; default unset.
+	KeyDeleteFileThreshold = "delete_file_threshold"
+	// KeyRewriteAll rewrites every selected data file. Maintain; default false.
+	KeyRewriteAll = "rewrite_all"
+	// KeyExpireOlderThanSeconds expires snapshots older than this. Maintain and write
+	// (inline maintenance); default the table's history.expire.max-snapshot-age-ms.
+	KeyExpireOlderThanSeconds = "expire_older_than_seconds"
+	// KeyRetainLast keeps at least this many snapshots per branch. Maintain and write;
+	// default the table's history.expire.min-snapshots-to-keep.
+	KeyRetainLast = "retain_last"
+	// KeyOrphanOlderThanSeconds removes only orphan files older than this. Maintain;
+	// default 3 days.
+	KeyOrphanOlderThanSeconds = "orphan_older_than_seconds"
+	// KeyDryRun lists orphan files without deleting them. Maintain; default false.
+	KeyDryRun = "dry_run"
 
 	// KeyFromSnapshot starts a changelog or continuous read after this snapshot
 	// (exclusive). Changes; streaming read.

@@ -188,6 +188,20 @@ type WriteConfig struct {
 	TableCachePollingBuckets *int `managed:"table_cache_polling_buckets"`
 	// UseSideInputTableCache shares table metadata between workers through a side input.
 	UseSideInputTableCache bool `managed:"use_side_input_table_cache"`
+	// MaintenanceEveryCommits runs inline maintenance on a table after every this many
+	// commits of the sink to it (>= 1): compaction of the table's small and
+	// delete-heavy files, and snapshot expiry when ExpireOlderThanSeconds or RetainLast
+	// is set. It runs in its own step after the commit step. Default disabled.
+	MaintenanceEveryCommits *int `managed:"maintenance_every_commits"`
+	// MaintenanceIntervalSeconds runs inline maintenance on a table when at least this
+	// many seconds passed since its last run there (>= 1). Default disabled.
+	MaintenanceIntervalSeconds *int `managed:"maintenance_interval_seconds"`
+	// ExpireOlderThanSeconds makes inline maintenance expire snapshots older than this
+	// (>= 0), keeping the sinks' newest tokens. Only with a maintenance key.
+	ExpireOlderThanSeconds *int `managed:"expire_older_than_seconds"`
+	// RetainLast makes inline maintenance keep at least this many snapshots per branch
+	// when it expires snapshots (>= 1). Only with a maintenance key.
+	RetainLast *int `managed:"retain_last"`
 }
 
 // ParseWriteConfig builds a WriteConfig from a managed-style map and validates it. Every
@@ -361,6 +375,20 @@ func (c WriteConfig) Validate() error {
 	checkIntRange(&errs, KeyMaximumTableCacheSize, c.MaximumTableCacheSize, 1, maxI)
 	checkIntRange(&errs, KeyTableCacheRefreshIntervalSeconds, c.TableCacheRefreshIntervalSeconds, 1, maxI)
 	checkIntRange(&errs, KeyTableCachePollingBuckets, c.TableCachePollingBuckets, 1, maxI)
+	checkIntRange(&errs, KeyMaintenanceEveryCommits, c.MaintenanceEveryCommits, 1, maxI)
+	checkIntRange(&errs, KeyMaintenanceIntervalSeconds, c.MaintenanceIntervalSeconds, 1, maxI)
+	checkIntRange(&errs, KeyExpireOlderThanSeconds, c.ExpireOlderThanSeconds, 0, maxI)
+	checkIntRange(&errs, KeyRetainLast, c.RetainLast, 1, maxI)
+	if c.MaintenanceEveryCommits == nil && c.MaintenanceIntervalSeconds == nil {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{KeyExpireOlderThanSeconds, c.ExpireOlderThanSeconds != nil}, {KeyRetainLast, c.RetainLast != nil}} {
+			if k.set {
+				errs.Add(Errorf(k.key, "applies to inline maintenance: set %s or %s too", KeyMaintenanceEveryCommits, KeyMaintenanceIntervalSeconds))
+			}
+		}
+	}
 
 	if c.TriggeringFrequencySeconds == nil {
 		for _, k := range []struct {

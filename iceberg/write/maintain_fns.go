@@ -1,0 +1,411 @@
+package write
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/read"
+)
+
+// The Beam shape of table maintenance: Maintain (a batch transform) and the inline
+// maintenance step of a write.
+
+// MaintainSpec is the serialized configuration of the maintenance DoFns.
+type MaintainSpec struct {
+	Table, CatalogName string
+	// CatalogProps is the catalog properties as a JSON object (never logged).
+	CatalogProps string
+	// Compact, Expire and Orphans say which operations run (in that order).
+	Compact, Expire, Orphans bool
+	// Filter selects the data files compaction considers (a SQL predicate).
+	Filter     string
+	Compaction CompactOptions
+	Expiry     ExpireOptions
+	// OrphanOlderThan is the age below which unreferenced files are kept; DryRun lists
+	// orphans without deleting them.
+	OrphanOlderThan time.Duration
+	DryRun          bool
+}
+
+// NewMaintainSpec builds the spec of cfg (which must be valid).
+func NewMaintainSpec(cfg config.MaintainConfig) (MaintainSpec, error) {
+	props, err := json.Marshal(cfg.CatalogProperties)
+	if err != nil {
+		return MaintainSpec{}, err
+	}
+	s := MaintainSpec{Table: cfg.Table, CatalogName: cfg.CatalogName, CatalogProps: string(props),
+		Compact: cfg.Runs(config.OpRewriteDataFiles), Expire: cfg.Runs(config.OpExpireSnapshots),
+		Orphans: cfg.Runs(config.OpRemoveOrphanFiles), Filter: cfg.Filter,
+		OrphanOlderThan: time.Duration(cfg.OrphanOlderThan()) * time.Second, DryRun: cfg.DryRun}
+	s.Compaction.RewriteAll = cfg.RewriteAll
+	if cfg.TargetFileSizeBytes != nil {
+		s.Compaction.TargetFileSize = *cfg.TargetFileSizeBytes
+	}
+	if cfg.MinInputFiles != nil {
+		s.Compaction.MinInputFiles = *cfg.MinInputFiles
+	}
+	if cfg.DeleteFileThreshold != nil {
+		s.Compaction.DeleteFileThreshold = *cfg.DeleteFileThreshold
+	}
+	s.Expiry = expireOptions(cfg.ExpireOlderThanSeconds, cfg.RetainLast)
+	return s, nil
+}
+
+func expireOptions(olderThanSeconds, retainLast *int) ExpireOptions {
+	var o ExpireOptions
+	if olderThanSeconds != nil {
+		// 0 expires everything iceberg-go may; its option takes a positive age.
+		o.OlderThan = max(time.Duration(*olderThanSeconds)*time.Second, time.Nanosecond)
+	}
+	if retainLast != nil {
+		o.RetainLast = *retainLast
+	}
+	return o
+}
+
+func (s MaintainSpec) catalog(ctx context.Context) (table.CatalogIO, table.Identifier, error) {
+	var props map[string]string
+	if err := json.Unmarshal([]byte(s.CatalogProps), &props); err != nil {
+		return nil, nil, fmt.Errorf("iceberg: maintain %s: bad serialized catalog properties: %w", s.Table, err)
+	}
+	ident, err := parseIdent(s.Table)
+	if err != nil {
+		return nil, nil, err
+	}
+	cat, err := catalogs.Get(ctx, s.CatalogName, props)
+	return cat, ident, err
+}
+
+// MaintenanceReport is what one Maintain run did to one table.
+type MaintenanceReport struct {
+	// Table is the table ("db.table").
+	Table string
+	// Live files before and after the run (a deletion vector counts one delete file).
+	DataFilesBefore, DeleteFilesBefore, DataFilesAfter, DeleteFilesAfter int64
+	// Compaction: groups planned, committed, and given up because concurrent writers
+	// kept changing their files' deletes (left for the next run); data files
+	// replaced and written, delete files dropped with them, and their sizes.
+	GroupsPlanned, GroupsCommitted, GroupsStale int
+	FilesRewritten, FilesAdded, DeleteFilesRemoved int
+	BytesBefore, BytesAfter                         int64
+	// Expiry: snapshots removed, and kept only for the sinks' newest tokens.
+	SnapshotsExpired, SnapshotsPinned int
+	// Orphans: the files found (removed unless DryRun) and their size.
+	OrphanFiles   []string
+	OrphanBytes   int64
+	OrphansRemoved int
+	DryRun        bool
+}
+
+func (r *MaintenanceReport) add(o MaintenanceReport) {
+	r.DataFilesBefore += o.DataFilesBefore
+	r.DeleteFilesBefore += o.DeleteFilesBefore
+	r.GroupsPlanned += o.GroupsPlanned
+	r.GroupsCommitted += o.GroupsCommitted
+	r.GroupsStale += o.GroupsStale
+	r.FilesRewritten += o.FilesRewritten
+	r.FilesAdded += o.FilesAdded
+	r.DeleteFilesRemoved += o.DeleteFilesRemoved
+	r.BytesBefore += o.BytesBefore
+	r.BytesAfter += o.BytesAfter
+}
+
+func (r *MaintenanceReport) addCompaction(res CompactResult) {
+	if res.SnapshotID != 0 {
+		r.GroupsCommitted++
+	}
+	if res.Stale {
+		r.GroupsStale++
+	}
+	r.FilesRewritten += res.FilesRewritten
+	r.FilesAdded += res.FilesAdded
+	r.DeleteFilesRemoved += res.DeleteFilesRemoved
+	r.BytesBefore += res.BytesBefore
+	r.BytesAfter += res.BytesAfter
+}
+
+// Maintain adds the maintenance of one table to s: Impulse -> planMaintainFn (counts
+// live files, plans compaction groups) -> Reshuffle -> compactGroupFn (rewrites and
+// commits each group, in parallel across workers; each group is its own commit, so a
+// failed group does not undo the others) -> GroupByKey by table -> finishMaintainFn
+// (expiry, orphan removal, counts after) -> one MaintenanceReport.
+func Maintain(s beam.Scope, spec MaintainSpec) beam.PCollection {
+	s = s.Scope("iceberg.Maintain")
+	imp := beam.Impulse(s)
+	groups, start := beam.ParDo2(s.Scope("Plan"), &planMaintainFn{Spec: spec}, imp)
+	done := beam.ParDo(s.Scope("Compact"), &compactGroupFn{Spec: spec}, beam.Reshuffle(s, groups))
+	parts := beam.Flatten(s, start, done)
+	return beam.ParDo(s.Scope("Finish"), &finishMaintainFn{Spec: spec}, beam.GroupByKey(s, parts))
+}
+
+type planMaintainFn struct{ Spec MaintainSpec }
+
+func (f *planMaintainFn) ProcessElement(ctx context.Context, _ []byte, group func(CompactionGroup), start func(string, MaintenanceReport)) error {
+	cat, ident, err := f.Spec.catalog(ctx)
+	if err != nil {
+		return err
+	}
+	tbl, err := loadTable(ctx, cat, ident)
+	if err != nil {
+		return fmt.Errorf("iceberg: maintain %s: %w", f.Spec.Table, err)
+	}
+	live, err := CountLiveFiles(ctx, tbl)
+	if err != nil {
+		return fmt.Errorf("iceberg: maintain %s: %w", f.Spec.Table, err)
+	}
+	rep := MaintenanceReport{Table: f.Spec.Table, DataFilesBefore: live.DataFiles, DeleteFilesBefore: live.DeleteFiles}
+	if f.Spec.Compact {
+		var filter ibg.BooleanExpression
+		if f.Spec.Filter != "" {
+			if filter, err = read.ParseFilter(f.Spec.Filter, tbl.Schema()); err != nil {
+				return fmt.Errorf("iceberg: maintain %s: %w", f.Spec.Table, err)
+			}
+		}
+		gs, err := PlanCompaction(ctx, tbl, filter, f.Spec.Compaction)
+		if err != nil {
+			return fmt.Errorf("iceberg: maintain %s: plan compaction: %w", f.Spec.Table, err)
+		}
+		for _, g := range gs {
+			group(g)
+		}
+		rep.GroupsPlanned = len(gs)
+	}
+	start(f.Spec.Table, rep)
+	return nil
+}
+
+type compactGroupFn struct{ Spec MaintainSpec }
+
+func (f *compactGroupFn) ProcessElement(ctx context.Context, g CompactionGroup, emit func(string, MaintenanceReport)) error {
+	cat, ident, err := f.Spec.catalog(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := Committer{}.CompactGroup(ctx, cat, ident, g, f.Spec.Compaction)
+	if err != nil {
+		return err
+	}
+	rep := MaintenanceReport{Table: f.Spec.Table}
+	rep.addCompaction(res)
+	FilesCompacted.Inc(ctx, int64(res.FilesRewritten))
+	emit(f.Spec.Table, rep)
+	return nil
+}
+
+type finishMaintainFn struct{ Spec MaintainSpec }
+
+func (f *finishMaintainFn) ProcessElement(ctx context.Context, name string, parts func(*MaintenanceReport) bool, emit func(MaintenanceReport)) error {
+	rep := MaintenanceReport{Table: name}
+	var p MaintenanceReport
+	for parts(&p) {
+		rep.add(p)
+	}
+	cat, ident, err := f.Spec.catalog(ctx)
+	if err != nil {
+		return err
+	}
+	if f.Spec.Expire {
+		res, err := Committer{}.ExpireSnapshots(ctx, cat, ident, f.Spec.Expiry)
+		if err != nil {
+			return err
+		}
+		rep.SnapshotsExpired, rep.SnapshotsPinned = res.Expired, res.Pinned
+		SnapshotsExpired.Inc(ctx, int64(res.Expired))
+	}
+	tbl, err := loadTable(ctx, cat, ident)
+	if err != nil {
+		return fmt.Errorf("iceberg: maintain %s: %w", name, err)
+	}
+	if f.Spec.Orphans {
+		res, err := RemoveOrphanFiles(ctx, tbl, f.Spec.OrphanOlderThan, f.Spec.DryRun)
+		if err != nil {
+			return err
+		}
+		rep.OrphanFiles, rep.OrphanBytes, rep.OrphansRemoved, rep.DryRun = res.Files, res.Bytes, res.Removed, f.Spec.DryRun
+	}
+	live, err := CountLiveFiles(ctx, tbl)
+	if err != nil {
+		return fmt.Errorf("iceberg: maintain %s: %w", name, err)
+	}
+	rep.DataFilesAfter, rep.DeleteFilesAfter = live.DataFiles, live.DeleteFiles
+	log.Infof(ctx, "iceberg: maintain %s: data files %d -> %d, delete files %d -> %d; %d of %d groups rewritten (%d stale), %d snapshots expired (%d kept for sink tokens), %d orphan files",
+		name, rep.DataFilesBefore, rep.DataFilesAfter, rep.DeleteFilesBefore, rep.DeleteFilesAfter, rep.GroupsCommitted, rep.GroupsPlanned,
+		rep.GroupsStale, rep.SnapshotsExpired, rep.SnapshotsPinned, len(rep.OrphanFiles))
+	emit(rep)
+	return nil
+}
+
+// InlineMaintenance is a write's maintenance after its commits (see maintainFn).
+type InlineMaintenance struct {
+	// EveryCommits and Interval say when it runs (0: not by that measure).
+	EveryCommits int
+	Interval     time.Duration
+	// Expire makes it expire snapshots with Expiry after compacting.
+	Expire bool
+	Expiry ExpireOptions
+}
+
+// Enabled reports whether the write maintains its tables.
+func (m InlineMaintenance) Enabled() bool { return m.EveryCommits > 0 || m.Interval > 0 }
+
+func newInlineMaintenance(cfg config.WriteConfig) InlineMaintenance {
+	var m InlineMaintenance
+	if cfg.MaintenanceEveryCommits != nil {
+		m.EveryCommits = *cfg.MaintenanceEveryCommits
+	}
+	if cfg.MaintenanceIntervalSeconds != nil {
+		m.Interval = time.Duration(*cfg.MaintenanceIntervalSeconds) * time.Second
+	}
+	m.Expire = cfg.ExpireOlderThanSeconds != nil || cfg.RetainLast != nil
+	m.Expiry = expireOptions(cfg.ExpireOlderThanSeconds, cfg.RetainLast)
+	return m
+}
+
+// MaintainAfterCommits adds inline maintenance to a write whose commits are snapshots
+// (SnapshotInfo, in the global window): the commits are keyed by table and shuffled to
+// maintainFn, a stateful step of its own, so a maintenance run never holds up the
+// commit step. It returns nothing: the runs show in the maintenance counters and logs.
+func MaintainAfterCommits(s beam.Scope, spec Spec, snapshots beam.PCollection) {
+	if !spec.Maintenance.Enabled() {
+		return
+	}
+	s = s.Scope("Maintain")
+	keyed := beam.ParDo(s, keyByTable, snapshots)
+	beam.ParDo0(s, newMaintainFn(spec), beam.Reshuffle(s, keyed))
+}
+
+func keyByTable(i SnapshotInfo) (string, SnapshotInfo) { return i.Table, i }
+
+// maintainFn counts each table's commits and, when the write's maintenance is due
+// (EveryCommits commits or Interval since its last run), compacts the table (small
+// files and files with many deletes, iceberg-go's planner with Spark's rules) and
+// expires snapshots if asked, keeping the sinks' tokens. A run that fails is logged
+// and retried at the next commit: maintenance never fails the write.
+type maintainFn struct {
+	Spec Spec
+
+	Commits state.Value[int]
+	LastRun state.Value[int64]
+
+	rt *runtime
+}
+
+func newMaintainFn(spec Spec) *maintainFn {
+	return &maintainFn{Spec: spec, Commits: state.MakeValueState[int]("commits"), LastRun: state.MakeValueState[int64]("last")}
+}
+
+func (f *maintainFn) Setup() error {
+	rt, err := f.Spec.runtime()
+	f.rt = rt
+	return err
+}
+
+func (f *maintainFn) ProcessElement(ctx context.Context, sp state.Provider, name string, info SnapshotInfo) error {
+	if info.Skipped {
+		return nil
+	}
+	n, _, err := f.Commits.Read(sp)
+	if err != nil {
+		return err
+	}
+	last, ok, err := f.LastRun.Read(sp)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if !ok {
+		last = now.UnixMilli() // the interval counts from the first commit
+		if err := f.LastRun.Write(sp, last); err != nil {
+			return err
+		}
+	}
+	n++
+	m := f.Spec.Maintenance
+	due := (m.EveryCommits > 0 && n >= m.EveryCommits) || (m.Interval > 0 && now.Sub(time.UnixMilli(last)) >= m.Interval)
+	if !due {
+		return f.Commits.Write(sp, n)
+	}
+	if err := f.Commits.Write(sp, 0); err != nil {
+		return err
+	}
+	if err := f.LastRun.Write(sp, now.UnixMilli()); err != nil {
+		return err
+	}
+	if err := f.run(ctx, name); err != nil {
+		MaintenanceFailures.Inc(ctx, 1)
+		log.Warnf(ctx, "iceberg: maintain %s: %v (retried at a later commit)", name, err)
+	}
+	return nil
+}
+
+func (f *maintainFn) run(ctx context.Context, name string) error {
+	ident, err := parseIdent(name)
+	if err != nil {
+		return err
+	}
+	cat, err := f.Spec.catalog(ctx, f.rt)
+	if err != nil {
+		return err
+	}
+	tbl, err := loadTable(ctx, cat, ident)
+	if err != nil {
+		return err
+	}
+	opts := CompactOptions{TargetFileSize: f.Spec.TargetFileSizeBytes}
+	groups, err := PlanCompaction(ctx, tbl, nil, opts)
+	if err != nil {
+		return err
+	}
+	rep := MaintenanceReport{Table: name, GroupsPlanned: len(groups)}
+	for _, g := range groups {
+		res, err := (Committer{}).CompactGroup(ctx, cat, ident, g, opts)
+		if err != nil {
+			return err
+		}
+		rep.addCompaction(res)
+	}
+	FilesCompacted.Inc(ctx, int64(rep.FilesRewritten))
+	if f.Spec.Maintenance.Expire {
+		res, err := (Committer{}).ExpireSnapshots(ctx, cat, ident, f.Spec.Maintenance.Expiry)
+		if err != nil {
+			return err
+		}
+		rep.SnapshotsExpired = res.Expired
+		SnapshotsExpired.Inc(ctx, int64(res.Expired))
+	}
+	MaintenanceRuns.Inc(ctx, 1)
+	log.Infof(ctx, "iceberg: maintain %s: %d of %d groups rewritten (%d stale): %d files into %d, %d delete files dropped; %d snapshots expired",
+		name, rep.GroupsCommitted, rep.GroupsPlanned, rep.GroupsStale, rep.FilesRewritten, rep.FilesAdded, rep.DeleteFilesRemoved, rep.SnapshotsExpired)
+	return nil
+}
+
+// Counters of maintenance.
+var (
+	MaintenanceRuns     = beam.NewCounter(MetricsNamespace, "maintenance_runs")
+	MaintenanceFailures = beam.NewCounter(MetricsNamespace, "maintenance_failures")
+	FilesCompacted      = beam.NewCounter(MetricsNamespace, "data_files_compacted")
+	SnapshotsExpired    = beam.NewCounter(MetricsNamespace, "snapshots_expired")
+)
+
+func init() {
+	register.DoFn4x1[context.Context, []byte, func(CompactionGroup), func(string, MaintenanceReport), error](&planMaintainFn{})
+	register.DoFn3x1[context.Context, CompactionGroup, func(string, MaintenanceReport), error](&compactGroupFn{})
+	register.DoFn4x1[context.Context, string, func(*MaintenanceReport) bool, func(MaintenanceReport), error](&finishMaintainFn{})
+	register.DoFn4x1[context.Context, state.Provider, string, SnapshotInfo, error](&maintainFn{})
+	register.Function1x2(keyByTable)
+	register.Emitter1[CompactionGroup]()
+	register.Emitter2[string, MaintenanceReport]()
+	register.Emitter1[MaintenanceReport]()
+	register.Iter1[MaintenanceReport]()
+}
