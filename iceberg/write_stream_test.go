@@ -342,3 +342,72 @@ func TestStreamingMergeOnRead(t *testing.T) {
 		t.Errorf("commits = %v, want 9999, 19999, a late pane of 9999, 29999", commits)
 	}
 }
+
+// TestStreamingMergeOnReadMaintenance: a streaming merge-on-read write with inline
+// maintenance every 2 commits and expiry keeping 2 snapshots. Each of 8 windows adds
+// two rows and updates one older row, so every window leaves a small file and a DV.
+// Maintenance compacts them as they become delete-heavy or numerous: the table ends
+// with at most min_input_files (5) live data files, equals the model, keeps the
+// sink's token, and has expired all but a few snapshots.
+func TestStreamingMergeOnReadMaintenance(t *testing.T) {
+	ctx := context.Background()
+	lc := icebergtest.NewLocalCatalog(t)
+	cfg := iceberg.WriteConfig{Table: "db.maint", CatalogName: lc.Name, CatalogProperties: lc.Props, SinkID: "cdc-m",
+		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "op", EqualityColumns: []string{"id"}, Upsert: true,
+		ChangeTypeMap: map[string]string{"c": iceberg.ChangeInsert, "u": iceberg.ChangeUpdateAfter, "d": iceberg.ChangeDelete}}
+	cfg = cfg.With(iceberg.WithTriggeringFrequency(10*time.Second), iceberg.WithMaintenanceEveryCommits(2),
+		iceberg.WithExpireSnapshots(0, 2))
+	code := func(id, seq, op int64) int64 { return id*1000 + seq*10 + op }
+	model := map[int64]string{}
+	var events []streamEvent
+	seq := int64(1)
+	for w := range int64(8) {
+		at := w*10_000 + 1000
+		var ids []int64
+		for _, id := range []int64{2*w + 1, 2*w + 2} {
+			ids = append(ids, code(id, seq, 0))
+			model[id] = fmt.Sprintf("v%d.%d", id, seq)
+			seq++
+		}
+		if w > 0 {
+			id := w // an older row
+			ids = append(ids, code(id, seq, 1))
+			model[id] = fmt.Sprintf("v%d.%d", id, seq)
+			seq++
+		}
+		events = append(events, elems(at, ids...), watermark(at+10_000))
+	}
+	_, dead := runStream(t, cfg, toStreamChange, events...)
+	if len(dead) != 0 {
+		t.Fatalf("dead letters %+v", dead)
+	}
+	tbl, err := lc.Catalog.LoadTable(ctx, table.Identifier{"db", "maint"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	icebergtest.RequireValid(t, tbl)
+	at := icebergtest.ReadAll(t, tbl, nil)
+	defer at.Release()
+	got := icebergtest.RowStrings(at, []string{"id", "v"})
+	sort.Strings(got)
+	var want []string
+	for id, v := range model {
+		want = append(want, fmt.Sprintf("{id=%d, v=%q}", id, v))
+	}
+	sort.Strings(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("table = %v, want %v", got, want)
+	}
+	if streamCounters["maintenance_runs"] < 3 || streamCounters["data_files_compacted"] < 2 || streamCounters["snapshots_expired"] < 1 ||
+		streamCounters["maintenance_failures"] != 0 {
+		t.Errorf("maintenance counters: %v", streamCounters)
+	}
+	t.Logf("counters %v", streamCounters)
+	if n := len(icebergtest.DataFiles(t, tbl)); n > 5 {
+		t.Errorf("%d live data files, want at most 5", n)
+	}
+	tok, found, err := write.FindToken(tbl.Metadata(), "", "cdc-m")
+	if err != nil || !found || tok.FromProperty || tok.CommittedThroughMs != 79_999 {
+		t.Errorf("sink token after maintenance: %+v found=%v err=%v", tok, found, err)
+	}
+}
