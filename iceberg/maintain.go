@@ -124,9 +124,9 @@ type MaintenanceReport struct {
 	// Compaction: groups planned, committed, and given up because concurrent writers
 	// kept changing their files' deletes (left for the next run); data files
 	// replaced and written, delete files dropped with them, and their sizes.
-	GroupsPlanned, GroupsCommitted, GroupsStale int
+	GroupsPlanned, GroupsCommitted, GroupsStale    int
 	FilesRewritten, FilesAdded, DeleteFilesRemoved int
-	BytesBefore, BytesAfter                         int64
+	BytesBefore, BytesAfter                        int64
 	// Expiry: snapshots removed, and kept only for the sinks' newest tokens.
 	SnapshotsExpired, SnapshotsPinned int
 	// Orphans: the files found (removed unless DryRun) and their size.

@@ -85,7 +85,9 @@ func TestMaintain(t *testing.T) {
 	dry.Operations, dry.OrphanOlderThanSeconds, dry.DryRun = []string{OpRemoveOrphanFiles}, &zero, true
 	rep := run(dry)
 	for _, o := range orphans {
-		if !slices.ContainsFunc(rep.OrphanFiles, func(f string) bool { return strings.HasSuffix(o, strings.TrimPrefix(f, "file://")) || strings.HasSuffix(f, strings.TrimPrefix(o, "file://")) }) {
+		if !slices.ContainsFunc(rep.OrphanFiles, func(f string) bool {
+			return strings.HasSuffix(o, strings.TrimPrefix(f, "file://")) || strings.HasSuffix(f, strings.TrimPrefix(o, "file://"))
+		}) {
 			t.Errorf("dry run did not list orphan %s: %v", o, rep.OrphanFiles)
 		}
 	}

@@ -105,9 +105,9 @@ func TestReadmeKeyTable(t *testing.T) {
 	if len(ours) != len(rows) {
 		t.Errorf("%d key constants, README lists %d keys", len(ours), len(rows))
 	}
-	read, write, changes := ReadKeys(), WriteKeys(), ChangesKeys()
+	read, write, changes, maintain := ReadKeys(), WriteKeys(), ChangesKeys(), MaintainKeys()
 	all := map[string]bool{}
-	for _, k := range append(append(slices.Clone(read), write...), changes...) {
+	for _, k := range slices.Concat(read, write, changes, maintain) {
 		all[k] = true
 	}
 	for k := range all {
@@ -125,6 +125,9 @@ func TestReadmeKeyTable(t *testing.T) {
 			}
 			if slices.Contains(changes, k) && !slices.Contains(read, k) {
 				want = append(want, "changes") // ReadChanges also takes the read keys it shares
+			}
+			if slices.Contains(maintain, k) {
+				want = append(want, "maintain")
 			}
 			if got := strings.Split(row.transform, ", "); !slices.Equal(got, want) {
 				t.Errorf("transform = %q, want %q", row.transform, strings.Join(want, ", "))

@@ -96,16 +96,16 @@ type MaintenanceReport struct {
 	// Compaction: groups planned, committed, and given up because concurrent writers
 	// kept changing their files' deletes (left for the next run); data files
 	// replaced and written, delete files dropped with them, and their sizes.
-	GroupsPlanned, GroupsCommitted, GroupsStale int
+	GroupsPlanned, GroupsCommitted, GroupsStale    int
 	FilesRewritten, FilesAdded, DeleteFilesRemoved int
-	BytesBefore, BytesAfter                         int64
+	BytesBefore, BytesAfter                        int64
 	// Expiry: snapshots removed, and kept only for the sinks' newest tokens.
 	SnapshotsExpired, SnapshotsPinned int
 	// Orphans: the files found (removed unless DryRun) and their size.
-	OrphanFiles   []string
-	OrphanBytes   int64
+	OrphanFiles    []string
+	OrphanBytes    int64
 	OrphansRemoved int
-	DryRun        bool
+	DryRun         bool
 }
 
 func (r *MaintenanceReport) add(o MaintenanceReport) {
