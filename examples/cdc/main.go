@@ -69,6 +69,7 @@ var (
 	streaming   = flag.Bool("streaming", false, "run one streaming pipeline instead of batches: the events arrive from an unbounded source at --rate per second of event time and the write commits every --window_seconds")
 	rate        = flag.Int("rate", 1000, "with --streaming: change events per second")
 	windowSecs  = flag.Int("window_seconds", 2, "with --streaming: triggering_frequency_seconds, the length of each commit window")
+	maintainFlg = flag.Bool("maintain", false, "afterwards, maintain the table: compact its files folding every deletion vector in, expire all snapshots but the newest, and remove orphan files older than an hour; print files and DVs before and after")
 )
 
 // Change is one change event flattened to the table's columns plus the control columns
@@ -114,6 +115,7 @@ func init() {
 	register.Emitter1[string]()
 	register.Function1x1(formatOrder)
 	register.Function1x1(formatDeadLetter)
+	register.Function1x1(formatReport)
 	register.DoFn3x0[beam.EventTime, int64, func(beam.EventTime, string)](&tickEventsFn{})
 	register.Emitter2[beam.EventTime, string]()
 	register.Function2x0(countCommit)
@@ -186,9 +188,47 @@ func main() {
 	} else {
 		err = run(ctx, os.Stdout, cfg, lines, *batches)
 	}
+	if err == nil && *maintainFlg {
+		err = maintain(ctx, os.Stdout, cfg)
+	}
 	if err != nil {
 		log.Fatal(err)
 	}
+}
+
+// maintain runs iceberg.Maintain on t's table and prints its report: every data file
+// with a deletion vector and every bin of small files is rewritten without deletes,
+// every snapshot but the newest expires (the sinks' tokens are kept), and orphan files
+// older than an hour go.
+func maintain(ctx context.Context, w io.Writer, t target) error {
+	one, hour := 1, 3600
+	zero := 0
+	p, s := beam.NewPipelineWithRoot()
+	reports, err := iceberg.TryMaintain(s, iceberg.MaintainConfig{
+		Table: t.table, CatalogName: t.name, CatalogProperties: t.props,
+		DeleteFileThreshold: &one, MinInputFiles: &one,
+		ExpireOlderThanSeconds: &zero, RetainLast: &one, OrphanOlderThanSeconds: &hour,
+	})
+	if err != nil {
+		return err
+	}
+	out := t.outDir + "/maintenance.txt"
+	textio.Write(s, out, beam.ParDo(s, formatReport, reports))
+	if err := beamx.Run(ctx, p); err != nil {
+		return fmt.Errorf("maintain: %w", err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+func formatReport(r iceberg.MaintenanceReport) string {
+	return fmt.Sprintf("maintenance of %s: data files %d -> %d, delete files (DVs) %d -> %d; %d groups rewritten (%d files into %d); %d snapshots expired (%d kept for sink tokens); %d orphan files removed",
+		r.Table, r.DataFilesBefore, r.DataFilesAfter, r.DeleteFilesBefore, r.DeleteFilesAfter, r.GroupsCommitted,
+		r.FilesRewritten, r.FilesAdded, r.SnapshotsExpired, r.SnapshotsPinned, r.OrphansRemoved)
 }
 
 // target is where the example writes.

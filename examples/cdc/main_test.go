@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
+	"github.com/icebeam/icebeam/iceberg/write"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -186,5 +187,56 @@ func TestCDCExampleStreaming(t *testing.T) {
 		if !strings.Contains(got, line) {
 			t.Errorf("output lacks %q:\n%s", line, got)
 		}
+	}
+}
+
+// TestCDCExampleMaintain runs the example's batches and then its maintenance mode: the
+// table ends with no delete file, at most one data file per partition (state), and
+// still the model's rows; expiry keeps every batch sink's token (they are recent).
+func TestCDCExampleMaintain(t *testing.T) {
+	dir := t.TempDir()
+	cat, err := icebergtest.NewLocalCatalogAt(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	*numShards = 4
+	lines := Generate(2000, 11)
+	var out bytes.Buffer
+	tg := target{name: cat.Name, props: cat.Props, table: "shop.orders", local: cat, outDir: dir}
+	ctx := context.Background()
+	if err := run(ctx, &out, tg, lines, 3); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := maintain(ctx, &out, tg); err != nil {
+		t.Fatal(err)
+	}
+	live := model(t, lines)
+	states := map[string]bool{}
+	for _, o := range live {
+		states[o.State] = true
+	}
+	tbl, err := cat.Catalog.LoadTable(ctx, []string{"shop", "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	icebergtest.RequireValid(t, tbl)
+	files, deletes := icebergtest.DataFiles(t, tbl), icebergtest.DeleteFiles(t, tbl)
+	if len(deletes) != 0 || len(files) == 0 || len(files) > len(states) {
+		t.Errorf("after maintenance: %d data files (%d states), %d delete files", len(files), len(states), len(deletes))
+	}
+	for b := range 3 {
+		tok, found, err := write.FindToken(tbl.Metadata(), "", fmt.Sprintf("orders-cdc-batch-%d", b))
+		if err != nil || !found || tok.FromProperty {
+			t.Errorf("token of batch %d after maintenance: %+v found=%v err=%v", b, tok, found, err)
+		}
+	}
+	if n := icebergtest.ReadAll(t, tbl, nil).NumRows(); n != int64(len(live)) {
+		t.Errorf("table has %d rows, model %d", n, len(live))
+	}
+	want := fmt.Sprintf("data files %d -> %d, delete files (DVs) ", 0, len(files))
+	if got := out.String(); !strings.Contains(got, "-> 0;") || !strings.Contains(got, fmt.Sprintf("-> %d, delete files", len(files))) {
+		t.Errorf("output %q; want the counts before and after (%s...)", got, want[len("data files 0 -> "):])
 	}
 }

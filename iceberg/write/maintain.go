@@ -488,12 +488,15 @@ type ExpireResult struct {
 }
 
 // ExpireSnapshots expires the snapshots of table ident that iceberg-go's
-// ExpireSnapshots would, except those a sink still needs: for every sink id with a
-// token on main, the snapshot holding its newest token and every snapshot between it
-// and main's head (the sink walks that ancestry to find its token, so a restarted sink
-// stays exactly-once with its full token: runs, late panes, sequence numbers). Files
-// only the removed snapshots referenced are deleted after the commit. The commit goes
-// through the retry loop; a lost response is harmless (expiry is idempotent).
+// ExpireSnapshots would, except those a live sink still needs: for every sink id whose
+// newest token on main is younger than SinkTokenHorizon, the snapshot holding that
+// token and every snapshot between it and main's head (the sink walks that ancestry
+// to find its token, so a restarted sink stays exactly-once with its full token: runs,
+// late panes, sequence numbers). An older token may expire: the sink then falls back
+// to the committed-through table property every commit keeps, which still skips every
+// window it committed. Files only the removed snapshots referenced are deleted after
+// the commit. The commit goes through the retry loop; a lost response is harmless
+// (expiry is idempotent).
 func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ident table.Identifier, o ExpireOptions) (ExpireResult, error) {
 	name := strings.Join(ident, ".")
 	var out ExpireResult
@@ -526,7 +529,7 @@ func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ide
 		for _, s := range staged.Metadata().Snapshots() {
 			kept[s.SnapshotID] = true
 		}
-		pins, pinnedBy := sinkPins(meta)
+		pins, pinnedBy := sinkPins(meta, time.Now().Add(-SinkTokenHorizon).UnixMilli())
 		var removed []int64
 		for _, s := range meta.Snapshots() {
 			switch {
@@ -586,9 +589,15 @@ func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ide
 	return out, nil
 }
 
+// SinkTokenHorizon is how recent a sink's newest token must be for expiry to keep it
+// (see ExpireSnapshots): a streaming sink commits every window (or heartbeat), a batch
+// sink rerun within a week keeps its full token.
+const SinkTokenHorizon = 7 * 24 * time.Hour
+
 // sinkPins returns the snapshots of main's ancestry, from the head down to the
-// deepest snapshot holding some sink's newest token, and those sinks.
-func sinkPins(meta table.Metadata) (map[int64]bool, []string) {
+// deepest snapshot holding the newest token of a sink committed at or after sinceMs,
+// and those sinks.
+func sinkPins(meta table.Metadata, sinceMs int64) (map[int64]bool, []string) {
 	head := meta.SnapshotByName(table.MainBranch)
 	if head == nil {
 		return nil, nil
@@ -608,8 +617,10 @@ func sinkPins(meta table.Metadata) (map[int64]bool, []string) {
 				continue
 			}
 			seen[sink] = true
-			sinks = append(sinks, sink)
-			depth = len(chain) - 1
+			if s.TimestampMs >= sinceMs {
+				sinks = append(sinks, sink)
+				depth = len(chain) - 1
+			}
 		}
 	}
 	pins := map[int64]bool{}

@@ -380,6 +380,10 @@ func TestExpireKeepsSinkTokens(t *testing.T) {
 		t.Fatalf("%d rows, want 70", n)
 	}
 	icebergtest.RequireValid(t, tbl)
+	// A token older than SinkTokenHorizon pins nothing.
+	if pins, sinks := sinkPins(tbl.Metadata(), time.Now().Add(time.Hour).UnixMilli()); len(pins) != 0 || len(sinks) != 0 {
+		t.Fatalf("pins of old tokens: %v %v", pins, sinks)
+	}
 	// Nothing else is old enough to go: a second expiry removes nothing.
 	if res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1}); err != nil || res.Expired != 0 {
 		t.Fatalf("second expiry: %+v, %v", res, err)
