@@ -1,12 +1,17 @@
 package iceberg_test
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
@@ -24,7 +29,15 @@ import (
 // live data files and DVs after the last batch; the table must equal a model.
 //
 //	go test -run '^$' -bench MergeOnReadHistory -benchtime 1x ./iceberg/ -args -history_batches 30
-var historyBatches = flag.Int("history_batches", 30, "BenchmarkMergeOnReadHistory: number of 10,000-change batches")
+//
+// With -history_compact it then runs Maintain (rewrite_data_files folding every DV)
+// and reports the data and delete files left, and the full-scan time of the compacted
+// table over that of a never-changed table holding the same rows (medians of
+// interleaved rounds); both tables must equal the model.
+var (
+	historyBatches = flag.Int("history_batches", 30, "BenchmarkMergeOnReadHistory: number of 10,000-change batches")
+	historyCompact = flag.Bool("history_compact", false, "BenchmarkMergeOnReadHistory: compact afterwards and compare full scans with a never-changed table")
+)
 
 func BenchmarkMergeOnReadHistory(b *testing.B) {
 	const changes = 10_000
@@ -108,6 +121,9 @@ func BenchmarkMergeOnReadHistory(b *testing.B) {
 		b.ReportMetric(late.Seconds()/early.Seconds(), "late/early")
 		b.ReportMetric(float64(len(icebergtest.DataFiles(b, tbl))), "data-files")
 		b.ReportMetric(float64(len(icebergtest.LiveDVs(b, tbl))), "live-DVs")
+		if *historyCompact {
+			compactAndCompareScans(b, lc, model)
+		}
 		b.Logf("batch times: %v", slices.Collect(func(yield func(string) bool) {
 			for _, d := range times {
 				if !yield(d.Round(time.Millisecond).String()) {
@@ -124,4 +140,64 @@ func meanDuration(ds []time.Duration) time.Duration {
 		sum += d
 	}
 	return sum / time.Duration(max(1, len(ds)))
+}
+
+// compactAndCompareScans compacts db.history with Maintain, checks it against model,
+// writes the model's rows once to db.fresh, and reports files left and the ratio of
+// full-scan medians (compacted / fresh) over interleaved rounds.
+func compactAndCompareScans(b *testing.B, lc *icebergtest.LocalCatalog, model map[int64]string) {
+	one := 1
+	p, s := beam.NewPipelineWithRoot()
+	iceberg.Maintain(s, iceberg.MaintainConfig{Table: "db.history", CatalogName: lc.Name, CatalogProperties: lc.Props,
+		Operations: []string{iceberg.OpRewriteDataFiles}, DeleteFileThreshold: &one})
+	start := time.Now()
+	if err := ptest.Run(p); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(time.Since(start).Seconds(), "s/compaction")
+	got, compacted := cityContentsTB(b, lc, "history")
+	if diff := diffModel(model, got); diff != "" {
+		b.Fatalf("compacted table differs from the model:\n%.2000s", diff)
+	}
+	b.ReportMetric(float64(len(icebergtest.DataFiles(b, compacted))), "data-files-compacted")
+	b.ReportMetric(float64(len(icebergtest.DeleteFiles(b, compacted))), "delete-files-compacted")
+	fresh := icebergtest.CreateTable(b, lc.Catalog, "db.fresh", cityTableSchema())
+	ids := slices.Sorted(maps.Keys(model))
+	rows := make([][]any, 0, len(ids))
+	for _, id := range ids {
+		city, state, _ := strings.Cut(model[id], "|")
+		rows = append(rows, []any{id, city, state})
+	}
+	rec := icebergtest.Records(b, fresh.Schema(), rows)
+	icebergtest.AppendRecords(b, fresh, rec)
+	rec.Release()
+	if got, _ := cityContentsTB(b, lc, "fresh"); diffModel(model, got) != "" {
+		b.Fatal("fresh table differs from the model")
+	}
+	scan := func(name string) time.Duration {
+		tbl, err := lc.Catalog.LoadTable(context.Background(), table.Identifier{"db", name})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		at, err := tbl.Scan().ToArrowTable(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		if at.NumRows() != int64(len(model)) {
+			b.Fatalf("%s: %d rows, want %d", name, at.NumRows(), len(model))
+		}
+		at.Release()
+		return d
+	}
+	var tc, tf []time.Duration
+	for range 7 {
+		tc, tf = append(tc, scan("history")), append(tf, scan("fresh"))
+	}
+	slices.Sort(tc)
+	slices.Sort(tf)
+	b.ReportMetric(tc[3].Seconds(), "s/scan-compacted")
+	b.ReportMetric(tf[3].Seconds(), "s/scan-fresh")
+	b.ReportMetric(tc[3].Seconds()/tf[3].Seconds(), "compacted/fresh")
 }
