@@ -117,6 +117,9 @@ func writeIcebeamMOR(t *testing.T) {
 	const replaced = "go_icebeam.v3_mor_replaced"
 	exp.Scenarios = append(exp.Scenarios, scenarioFor(t, "v3 merge-on-read CDC (4 batches, DVs replaced in each)",
 		replaced, 3, writeMORReplaced(t, cat, replaced), "PUFFIN/position"))
+	const compacted = "go_icebeam.v3_mor_compacted"
+	exp.Scenarios = append(exp.Scenarios, scenarioFor(t, "v3 merge-on-read CDC (4 batches of replaced DVs), then compacted by Maintain",
+		compacted, 3, writeMORCompacted(t, cat, compacted)))
 	exp.Scenarios = append(exp.Scenarios, writeUTF8MOR(t, cat))
 	if err := WriteJSON(filepath.Join(expectedDir(t), "icebeam_mor.json"), exp); err != nil {
 		t.Fatal(err)
@@ -329,6 +332,31 @@ func writeMORReplaced(t *testing.T, cat *icebergtest.LocalCatalog, ident string)
 	}
 	icebergtest.RequireValid(t, m.load())
 	return m.live
+}
+
+// writeMORCompacted writes writeMORReplaced's history to ident, then runs Maintain
+// (rewrite_data_files folding every DV, expire_snapshots): the table must be left
+// with one data file, no delete file and the same rows.
+func writeMORCompacted(t *testing.T, cat *icebergtest.LocalCatalog, ident string) map[int64][]any {
+	live := writeMORReplaced(t, cat, ident)
+	one, zero := 1, 0
+	p, s := beam.NewPipelineWithRoot()
+	reports := iceberg.Maintain(s, iceberg.MaintainConfig{Table: ident, CatalogName: cat.Name, CatalogProperties: cat.Props,
+		Operations: []string{iceberg.OpRewriteDataFiles, iceberg.OpExpireSnapshots}, DeleteFileThreshold: &one,
+		ExpireOlderThanSeconds: &zero, RetainLast: &one})
+	passert.Count(s, reports, "reports", 1)
+	if err := ptest.Run(p); err != nil {
+		t.Fatalf("maintain %s: %v", ident, err)
+	}
+	tbl, err := cat.Catalog.LoadTable(context.Background(), strings.Split(ident, "."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	icebergtest.RequireValid(t, tbl)
+	if d, del := icebergtest.DataFiles(t, tbl), icebergtest.DeleteFiles(t, tbl); len(d) != 1 || len(del) != 0 {
+		t.Fatalf("%s after Maintain: %d data files, %d delete files; want 1 and 0", ident, len(d), len(del))
+	}
+	return live
 }
 
 // idsAt returns the ids of the rows of data file path of tbl (deleted or not).
