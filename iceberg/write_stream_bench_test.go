@@ -37,6 +37,8 @@ var (
 		"BenchmarkStreamingMergeOnRead: triggering_frequency_seconds of the write (whole seconds)")
 	streamBenchShards = flag.Int("stream_bench_shards", 0,
 		"BenchmarkStreamingMergeOnRead: num_shards of the write (0: the default, 16)")
+	streamBenchMaintain = flag.Int("stream_bench_maintain", 0,
+		"BenchmarkStreamingMergeOnRead: maintenance_every_commits of the write, with expiry keeping 10 snapshots (0: no inline maintenance)")
 )
 
 // The change stream of BenchmarkStreamingMergeOnRead: a tick every streamTickMs of
@@ -276,6 +278,9 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 		idx := beam.ParDo(s, &tickIndexFn{StartMs: start.UnixMilli()}, imp)
 		rows := beam.ParDo(s, &expandTickFn{StartMs: start.UnixMilli()}, idx)
 		cfg := benchCDCConfig(lc, name).With(iceberg.WithTriggeringFrequency(freq))
+		if *streamBenchMaintain > 0 {
+			cfg = cfg.With(iceberg.WithMaintenanceEveryCommits(*streamBenchMaintain), iceberg.WithExpireSnapshots(0, 10))
+		}
 		res, err := iceberg.TryWrite(s, cfg, rows)
 		if err != nil {
 			b.Fatal(err)
@@ -371,6 +376,11 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 			b.ReportMetric(first, "first5-latency-ms")
 			b.ReportMetric(last, "last5-latency-ms")
 			b.ReportMetric(last/first, "last5/first5")
+			var blocks []string
+			for i := 0; i+30 <= len(lat); i += 30 {
+				blocks = append(blocks, fmt.Sprintf("%.0f", meanOf(lat[i:i+30])))
+			}
+			b.Logf("mean commit latency (ms) per block of 30 windows: %s", strings.Join(blocks, ", "))
 		}
 		b.ReportMetric(float64(len(lat)), "windows")
 		b.ReportMetric(float64(late), "late-panes")
