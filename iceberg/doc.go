@@ -54,6 +54,15 @@
 //		EqualityColumns: []string{"order_id"}, SinkID: "orders-cdc",
 //	}, changes)
 //
+// # Maintenance
+//
+// Maintain (and TryMaintain) compacts a table, folding deletion vectors and other
+// deletes into the rewritten files, expires old snapshots (keeping the snapshot with
+// each recent sink's newest token) and removes orphan files, with the keys of
+// MaintainConfig. A write can maintain its tables itself after its commits
+// (maintenance_every_commits, maintenance_interval_seconds). Compaction is safe next to
+// running writers: it never loses a concurrent delete.
+//
 // # Configuration
 //
 // ReadConfig and WriteConfig have one field per managed key (the Key constants). The
