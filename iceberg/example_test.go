@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/icebeam/icebeam/iceberg"
@@ -34,6 +35,7 @@ type OrderChange struct {
 }
 
 func init() {
+	register.Function1x0(printReport)
 	beam.RegisterType(reflect.TypeFor[Order]())
 	beam.RegisterType(reflect.TypeFor[OrderChange]())
 }
@@ -211,4 +213,45 @@ func ExampleParseWriteConfig() {
 	// Output:
 	// shop.orders 60 [day(created_at) bucket(16, order_id)]
 	// true num_shard
+}
+
+// ExampleMaintain compacts a table that three appends and a merge-on-read delete left in
+// three small data files and a deletion vector: afterwards one file holds the live rows
+// and no delete file is left.
+func ExampleMaintain() {
+	lc, done := exampleCatalog()
+	defer done()
+	writeOrders(lc, Order{1, "NY", 120}, Order{2, "CA", 80})
+	writeOrders(lc, Order{3, "NY", 45.5})
+	writeOrders(lc, Order{4, "TX", 300})
+	p, s := beam.NewPipelineWithRoot()
+	iceberg.Write(s, iceberg.WriteConfig{Table: "db.orders", CatalogName: lc.Name, CatalogProperties: lc.Props,
+		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "op", EqualityColumns: []string{"order_id"}, SequenceNumberColumn: "lsn",
+		ChangeTypeMap: map[string]string{"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE"}},
+		beam.CreateList(s, []OrderChange{{OrderID: 2, Op: "d", LSN: 1}}))
+	run(p)
+
+	cfg, err := iceberg.ParseMaintainConfig(map[string]any{
+		"table": "db.orders", "catalog_name": lc.Name, "catalog_properties": lc.Props,
+		"operations": []any{"rewrite_data_files"}, "min_input_files": 2,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, s = beam.NewPipelineWithRoot()
+	reports := iceberg.Maintain(s, cfg)
+	beam.ParDo0(s, printReport, reports)
+	run(p)
+	printRows(lc)
+	// Output:
+	// data files 3 -> 1, delete files 1 -> 0
+	// {order_id: 1, state: "NY", amount: 120}
+	// {order_id: 3, state: "NY", amount: 45.5}
+	// {order_id: 4, state: "TX", amount: 300}
+}
+
+// printReport prints the file counts of a maintenance report (prism runs the pipeline
+// in this process).
+func printReport(r iceberg.MaintenanceReport) {
+	fmt.Printf("data files %d -> %d, delete files %d -> %d\n", r.DataFilesBefore, r.DataFilesAfter, r.DeleteFilesBefore, r.DeleteFilesAfter)
 }
