@@ -294,6 +294,7 @@ func (c Committer) CompactGroup(ctx context.Context, cat table.CatalogIO, ident 
 			removeFiles(ctx, tbl, gr.NewDataFiles)
 			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
 		}
+		gr.SafePosDeletes = ownPositionDeletes(gr.SafePosDeletes, tasks)
 		stale, err := c.commitRewrite(ctx, cat, ident, tbl, tasks, gr, &res)
 		if err != nil {
 			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
@@ -307,6 +308,42 @@ func (c Committer) CompactGroup(ctx context.Context, cat table.CatalogIO, ident 
 	res.Stale = true
 	log.Warnf(ctx, "iceberg: compact %s: gave up group %s after %d rewrites: concurrent deletes kept changing its files", name, g.Partition, maxStaleRedos+1)
 	return res, nil
+}
+
+// ownPositionDeletes keeps the position delete files that reference one data file of
+// tasks: a group commits on its own, so a position delete file that may also hold
+// positions of files outside the group (partition-scoped, written by other engines on
+// format-version 2) must stay live. Once its files are rewritten its positions in
+// them apply to nothing.
+func ownPositionDeletes(dels []ibg.DataFile, tasks []table.FileScanTask) []ibg.DataFile {
+	in := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		in[t.File.FilePath()] = true
+	}
+	var out []ibg.DataFile
+	for _, d := range dels {
+		if ref := referencedFile(d); ref != "" && in[ref] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// filePathFieldID is the field id of a position delete file's file_path column.
+const filePathFieldID = 2147483546
+
+// referencedFile is the one data file a position delete file references: its
+// referenced_data_file, or (format-version 2) equal lower and upper bounds of its
+// file_path column; "" when it may reference several.
+func referencedFile(d ibg.DataFile) string {
+	if ref := d.ReferencedDataFile(); ref != nil {
+		return *ref
+	}
+	lo, hi := d.LowerBoundValues()[filePathFieldID], d.UpperBoundValues()[filePathFieldID]
+	if lo != nil && string(lo) == string(hi) {
+		return string(lo)
+	}
+	return ""
 }
 
 // commitRewrite commits gr (made from tasks of base) through the retry loop; stale

@@ -500,3 +500,37 @@ func trimFileScheme(p string) string {
 }
 
 var _ catalog.Catalog = (*faultCatalog)(nil)
+
+// TestCompactPositionDeletesV2: on a format-version 2 table with classic position
+// delete files, compaction folds them in and removes them; the rows are the same.
+func TestCompactPositionDeletesV2(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := icebergtest.CreateTable(t, cat, "db.v2", idNameSchema(), icebergtest.WithFormatVersion(2))
+	ident := tbl.Identifier()
+	for i := range int64(3) {
+		if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "v2", WindowEndMs: i + 1, DataFiles: writeIDFiles(t, tbl, i*10, 10)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tbl, _ = cat.LoadTable(ctx, ident)
+	pos := map[string][]int64{}
+	for _, f := range icebergtest.DataFiles(t, tbl) {
+		pos[f.FilePath()] = []int64{0, 5}
+	}
+	tbl = icebergtest.DeletePositionsV2(t, tbl, pos)
+	before := tableIDs(t, cat, ident)
+	if len(before) != 24 {
+		t.Fatalf("%d rows before, want 24", len(before))
+	}
+	res := compactAll(t, cat, ident, CompactOptions{RewriteAll: true})
+	if len(res) != 1 || res[0].FilesRewritten != 3 || res[0].DeleteFilesRemoved != 3 {
+		t.Fatalf("compaction %+v", res)
+	}
+	if after := liveFiles(t, cat, ident); after.DataFiles != 1 || after.DeleteFiles != 0 {
+		t.Fatalf("after: %+v", after)
+	}
+	if got := tableIDs(t, cat, ident); !slices.Equal(got, before) {
+		t.Fatalf("ids changed: %v, want %v", got, before)
+	}
+}
