@@ -65,8 +65,8 @@ func TestKeyConstantsMatchTags(t *testing.T) {
 	if slices.Contains(ReadKeys(), KeyMode) || slices.Contains(WriteKeys(), KeyFilter) {
 		t.Error("read and write keys mixed up")
 	}
-	if len(WriteKeys()) != 34 {
-		t.Errorf("%d write keys, want 34", len(WriteKeys()))
+	if len(WriteKeys()) != 35 {
+		t.Errorf("%d write keys, want 35", len(WriteKeys()))
 	}
 }
 
