@@ -284,9 +284,9 @@ func (e *Envelope) image(r row.Row, first [4]int, kind Kind) (row.Row, error) {
 	switch x := v.(type) {
 	case nil:
 		if e.before != nil && (kind == Delete || kind == UpdateBefore) {
-			return row.Row{}, e.invalid("no row image: %q and %q are null in a %s change", e.beforeCol, e.onlyCol, kind)
+			return row.Row{}, e.invalid("no row image: %q and %q are null (change type %s)", e.beforeCol, e.onlyCol, kind)
 		}
-		return row.Row{}, e.invalid("no row image: %q is null in a %s change", e.onlyCol, kind)
+		return row.Row{}, e.invalid("no row image: %q is null (change type %s)", e.onlyCol, kind)
 	case row.Row:
 		if x.Schema() == nil {
 			return row.Row{}, e.invalid("no row image: %q has no fields", name)

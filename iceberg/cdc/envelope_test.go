@@ -101,8 +101,8 @@ func TestParseEnvelope(t *testing.T) {
 		r    row.Row
 		want []string
 	}{
-		{"delete without images", event("d", nil, nil, 5), []string{"no row image", `"before" and "after" are null`, "DELETE"}},
-		{"create without after", event("c", ptr(old), nil, 5), []string{"no row image", `"after" is null`, "INSERT"}},
+		{"delete without images", event("d", nil, nil, 5), []string{"no row image", `"before" and "after" are null (change type DELETE)`}},
+		{"create without after", event("c", ptr(old), nil, 5), []string{"no row image", `"after" is null (change type INSERT)`}},
 		{"update without sequence number", event("u", nil, ptr(cur), -1), []string{`"source.lsn" is null`}},
 		{"unknown op", event("t", nil, nil, 5), []string{`unknown value "t"`}},
 		{"source not a record", row.New(envelopeNames, []any{nil, cur, "pg", "c", int64(1)}), []string{`"source.lsn"`, `"source" holds string`}},
@@ -130,7 +130,7 @@ func TestParseEnvelope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p2.Parse(event("d", ptr(old), nil, 5)); !errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), `"after" is null in a DELETE`) {
+	if _, err := p2.Parse(event("d", ptr(old), nil, 5)); !errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), `"after" is null (change type DELETE)`) {
 		t.Fatalf("delete with a null only field: %v", err)
 	}
 	if c, err := p2.Parse(event("d", nil, ptr(old), 5)); err != nil || c.Kind != Delete || c.Row.Value(1) != "Austin" {
