@@ -176,6 +176,31 @@ func TestMergeOnReadDebeziumEnvelopeRows(t *testing.T) {
 	}
 }
 
+// TestMergeOnReadDebeziumEnvelopeRowsCreateTable: Row envelopes create the missing
+// table from the first row image whose types they show (a delete's before-image
+// here; the tombstone before it cannot), with the equality column as its key.
+func TestMergeOnReadDebeziumEnvelopeRowsCreateTable(t *testing.T) {
+	lc := icebergtest.NewLocalCatalog(t)
+	cfg := debeziumEnvelopeConfig(lc, "db.envcreate", "env-create")
+	rows := []iceberg.Row{
+		envelopeRow(nil, nil, nil, -1),
+		envelopeRow("d", img(1, "gone", "CA"), nil, 1),
+		envelopeRow("c", nil, img(2, "kept", "NY"), 2),
+		envelopeRow("r", nil, img(3, "snap", "WA"), -1),
+	}
+	snaps, dead, counters := runMORCounters(t, cfg, func(s beam.Scope) beam.PCollection { return beam.CreateList(s, rows) })
+	if len(dead) != 0 || len(snaps) != 1 || counters["tombstones_skipped"] != 1 {
+		t.Fatalf("snapshots %+v, dead %+v, counters %v", snaps, dead, counters)
+	}
+	got, tbl := cityContents(t, lc, "envcreate")
+	if diff := diffModel(map[int64]string{2: "kept|NY", 3: "snap|WA"}, got); diff != "" {
+		t.Fatalf("table differs:\n%s", diff)
+	}
+	if sc := tbl.Schema(); sc.NumFields() != 3 || len(sc.IdentifierFieldIDs) != 1 {
+		t.Fatalf("schema %s", sc)
+	}
+}
+
 // debeziumEnvelopes returns Debezium envelopes (c, u, d, r, tombstones after
 // deletes) over n keys in batches, and the model of the table after each batch.
 func debeziumEnvelopes(n int, batches int) ([][]CityEnvelope, []map[int64]string) {
