@@ -3,7 +3,6 @@ package cdc
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	ibg "github.com/apache/iceberg-go"
 
@@ -246,35 +245,4 @@ func (p *Parser) KeyOf(r row.Row) []any {
 		out[j] = r.Value(i)
 	}
 	return out
-}
-
-// StripControl returns r without the change type and sequence number columns (the
-// control columns), keeping the other columns in their order.
-func (p *Parser) StripControl(r row.Row) row.Row {
-	return StripControl(r, p.env.seqCol, p.env.changeCol)
-}
-
-// StripControl returns r without the columns seqCol and changeCol (when not empty).
-func StripControl(r row.Row, seqCol, changeCol string) row.Row {
-	in := r.Schema()
-	if in == nil {
-		return r
-	}
-	keep := make([]int, 0, in.Len())
-	for i, n := range in.Names() {
-		if n == seqCol || (changeCol != "" && n == changeCol) {
-			continue
-		}
-		keep = append(keep, i)
-	}
-	if len(keep) == in.Len() {
-		return r
-	}
-	names := make([]string, len(keep))
-	types := make([]ibg.Type, len(keep))
-	vals := make([]any, len(keep))
-	for j, i := range keep {
-		names[j], types[j], vals[j] = in.Names()[i], in.Types()[i], r.Value(i)
-	}
-	return row.Of(row.NewSchema(names, slices.Clip(types)), vals)
 }

@@ -108,9 +108,9 @@ func TestParse(t *testing.T) {
 		!strings.Contains(err.Error(), `"zip"`) {
 		t.Fatalf("unknown column: %v", err)
 	}
-	s := p.StripControl(row.New(names, []any{"c", int64(1), "a", "b", int64(1)}))
-	if !slices.Equal(s.Names(), []string{"id", "city", "state"}) {
-		t.Fatalf("StripControl %v", s.Names())
+	s, err := p.env.Data(row.New(names, []any{"c", int64(1), "a", "b", int64(1)}))
+	if err != nil || !slices.Equal(s.Names(), []string{"id", "city", "state"}) {
+		t.Fatalf("Data %v, %v", s.Names(), err)
 	}
 }
 

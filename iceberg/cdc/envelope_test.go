@@ -153,8 +153,15 @@ func TestParseNestedControlWithoutOnly(t *testing.T) {
 	if _, err := p.Parse(r); !errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), `"meta" is not in the table`) {
 		t.Fatalf("err %v, want meta not in the table", err)
 	}
-	p.SetProjection(func(r row.Row) (row.Row, error) {
-		return StripControl(r, "meta", ""), nil // what drop: [meta] does
+	p.SetProjection(func(r row.Row) (row.Row, error) { // what drop: [meta] does
+		var names []string
+		var vals []any
+		for i, n := range r.Names() {
+			if n != "meta" {
+				names, vals = append(names, n), append(vals, r.Value(i))
+			}
+		}
+		return row.New(names, vals), nil
 	})
 	c, err := p.Parse(r)
 	if err != nil || c.Seq != 42 || c.Kind != UpdateAfter || c.Row.Value(1) != "Reno" {
