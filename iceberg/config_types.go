@@ -90,14 +90,16 @@ type WriteConfig struct {
 	ConfigProperties map[string]string `managed:"config_properties"`
 	// Mode is Append (default) or MergeOnRead.
 	Mode Mode `managed:"mode"`
-	// ChangeTypeColumn names the column with each row's change type. Merge-on-read.
+	// ChangeTypeColumn names the column with each row's change type (a dotted path
+	// names a field of a struct column). Merge-on-read.
 	ChangeTypeColumn string `managed:"change_type_column"`
 	// ChangeTypeMap maps ChangeTypeColumn values to INSERT, UPDATE_BEFORE, UPDATE_AFTER
 	// or DELETE. Merge-on-read; needs ChangeTypeColumn.
 	ChangeTypeMap map[string]string `managed:"change_type_map"`
 	// EqualityColumns identify a row (the key). Merge-on-read.
 	EqualityColumns []string `managed:"equality_columns"`
-	// SequenceNumberColumn names the INT64 column ordering a key's changes. Merge-on-read;
+	// SequenceNumberColumn names the INT64 column ordering a key's changes (a dotted
+	// path such as "source.lsn" names a field of a struct column). Merge-on-read;
 	// default DefaultSequenceNumberColumn.
 	SequenceNumberColumn string `managed:"sequence_number_column"`
 	// Upsert applies only after-images, as upserts. Merge-on-read.
@@ -151,8 +153,14 @@ type WriteConfig struct {
 	Keep []string `managed:"keep"`
 	// Drop lists fields dropped before writing. Exclusive with Keep and Only.
 	Drop []string `managed:"drop"`
-	// Only names the single record field to write. Exclusive with Keep and Drop.
+	// Only names the single record field to write. Exclusive with Keep and Drop. In
+	// merge-on-read mode it is the field holding each change's row image (a Debezium
+	// envelope's "after"); the control columns are read from the whole input row.
 	Only string `managed:"only"`
+	// BeforeField names the field holding a change envelope's before-image
+	// (Debezium's "before"): DELETE and UPDATE_BEFORE changes take their row from it,
+	// or from Only when it is null. Merge-on-read; needs Only.
+	BeforeField string `managed:"before_field"`
 	// MaximumTableCacheSize is the number of table metadata entries cached (>= 1).
 	MaximumTableCacheSize *int `managed:"maximum_table_cache_size"`
 	// TableCacheRefreshIntervalSeconds is how often cached metadata is refreshed (>= 1).

@@ -1,6 +1,7 @@
 package iceberg_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -34,10 +35,27 @@ type OrderChange struct {
 	LSN     int64   `iceberg:"lsn"`
 }
 
+// OrderEvent is a Debezium change event of an order, unflattened: before and after
+// are the row images (nil when null), op is r, c, u or d, source.lsn orders the
+// changes. The zero OrderEvent is a tombstone.
+type OrderEvent struct {
+	Before *Order       `iceberg:"before"`
+	After  *Order       `iceberg:"after"`
+	Op     *string      `iceberg:"op"`
+	Source *OrderSource `iceberg:"source"`
+}
+
+// OrderSource is the source block of an OrderEvent.
+type OrderSource struct {
+	LSN int64 `iceberg:"lsn"`
+}
+
 func init() {
 	register.Function1x0(printReport)
 	beam.RegisterType(reflect.TypeFor[Order]())
 	beam.RegisterType(reflect.TypeFor[OrderChange]())
+	beam.RegisterType(reflect.TypeFor[OrderEvent]())
+	beam.RegisterType(reflect.TypeFor[OrderSource]())
 }
 
 // exampleCatalog opens an embedded SQLite catalog in a new temporary folder; close
@@ -165,6 +183,54 @@ func ExampleWrite_mergeOnRead() {
 	// Output:
 	// {order_id: 1, state: "NY", amount: 150}
 	// {order_id: 3, state: "TX", amount: 65}
+}
+
+// ExampleWrite_debezium applies Debezium change events as the connector sends them
+// (envelopes, not flattened) by configuration alone, here as YAML: the row image is
+// after, or before for a delete; op gives the change type and source.lsn the order;
+// the tombstone after the delete is skipped.
+func ExampleWrite_debezium() {
+	lc, done := exampleCatalog()
+	defer done()
+	writeOrders(lc, Order{1, "NY", 120}, Order{2, "CA", 80})
+
+	must := func(b []byte, err error) []byte { // lc.Props as a JSON object (JSON is YAML)
+		if err != nil {
+			log.Fatal(err)
+		}
+		return b
+	}
+	cfg, err := iceberg.ParseWriteConfigYAML([]byte(fmt.Sprintf(`
+table: db.orders
+catalog_name: %s
+catalog_properties: %s
+mode: merge-on-read
+only: after
+before_field: before
+change_type_column: op
+change_type_map: {r: INSERT, c: INSERT, u: UPDATE_AFTER, d: DELETE}
+upsert: true
+sequence_number_column: source.lsn
+equality_columns: [order_id]
+`, lc.Name, must(json.Marshal(lc.Props)))))
+	if err != nil {
+		log.Fatal(err)
+	}
+	op := func(s string) *string { return &s }
+	at := func(lsn int64) *OrderSource { return &OrderSource{LSN: lsn} }
+	p, s := beam.NewPipelineWithRoot()
+	events := beam.CreateList(s, []OrderEvent{
+		{Before: &Order{1, "NY", 120}, After: &Order{1, "NY", 150}, Op: op("u"), Source: at(10)},
+		{Before: &Order{2, "CA", 80}, Op: op("d"), Source: at(11)},
+		{}, // the tombstone of the delete
+		{After: &Order{3, "TX", 60}, Op: op("c"), Source: at(12)},
+	})
+	iceberg.Write(s, cfg, events)
+	run(p)
+	printRows(lc)
+	// Output:
+	// {order_id: 1, state: "NY", amount: 150}
+	// {order_id: 3, state: "TX", amount: 60}
 }
 
 // ExampleReadChanges reads a table's changelog: every change since the table was

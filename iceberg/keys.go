@@ -33,14 +33,16 @@ const (
 
 	// KeyMode is the write mode: "append" (default) or "merge-on-read". Write.
 	KeyMode = config.KeyMode
-	// KeyChangeTypeColumn names the column holding each row's change type. Merge-on-read.
+	// KeyChangeTypeColumn names the column holding each row's change type; a dotted
+	// path names a field of a struct column. Merge-on-read.
 	KeyChangeTypeColumn = config.KeyChangeTypeColumn
 	// KeyChangeTypeMap maps change_type_column values to INSERT, UPDATE_BEFORE,
 	// UPDATE_AFTER or DELETE. Merge-on-read.
 	KeyChangeTypeMap = config.KeyChangeTypeMap
 	// KeyEqualityColumns are the columns that identify a row (the key). Merge-on-read.
 	KeyEqualityColumns = config.KeyEqualityColumns
-	// KeySequenceNumberColumn names the INT64 column that orders the changes of one key.
+	// KeySequenceNumberColumn names the INT64 column that orders the changes of one key;
+	// a dotted path (such as "source.lsn") names a field of a struct column.
 	// Merge-on-read; default "_commit_snapshot_sequence_number".
 	KeySequenceNumberColumn = config.KeySequenceNumberColumn
 	// KeyUpsert applies only after-images, as upserts. Merge-on-read; default false.
@@ -89,8 +91,14 @@ const (
 	KeyTableProperties = config.KeyTableProperties
 	// KeyWriteProperties are properties of the file writers (Parquet settings). Write.
 	KeyWriteProperties = config.KeyWriteProperties
-	// KeyOnly names the single record field to write. Write.
+	// KeyOnly names the single record field to write (a dotted path into struct
+	// fields). Merge-on-read: the record field holding each change's row image (a
+	// Debezium envelope's "after"). Write.
 	KeyOnly = config.KeyOnly
+	// KeyBeforeField names the record field holding the before-image of a change
+	// envelope (Debezium's "before"): a DELETE or UPDATE_BEFORE change takes its row
+	// from it, or from only when it is null. Merge-on-read with only; icebeam addition.
+	KeyBeforeField = config.KeyBeforeField
 	// KeyMaximumTableCacheSize is the number of table metadata entries cached in memory. Write.
 	KeyMaximumTableCacheSize = config.KeyMaximumTableCacheSize
 	// KeyTableCacheRefreshIntervalSeconds is how often cached table metadata is refreshed

@@ -283,6 +283,12 @@ func WithOnly(field string) WriteOption {
 	return func(c *WriteConfig) { c.Only = field }
 }
 
+// WithBeforeField sets before_field: the record field holding a change envelope's
+// before-image (merge-on-read, with only).
+func WithBeforeField(field string) WriteOption {
+	return func(c *WriteConfig) { c.BeforeField = field }
+}
+
 // WithMaximumTableCacheSize sets maximum_table_cache_size.
 func WithMaximumTableCacheSize(n int) WriteOption {
 	return func(c *WriteConfig) { c.MaximumTableCacheSize = &n }

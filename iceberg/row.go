@@ -42,7 +42,9 @@ type RowSchema = row.Schema
 type MapEntry = row.MapEntry
 
 // NewRow returns a row with the given column names and values; column types are
-// inferred from the Go values when the row is written.
+// inferred from the Go values when the row creates a table (the README's type
+// inference table: ibg.Timestamp is timestamp, never timestamptz), and an existing
+// table's columns keep their declared types.
 func NewRow(names []string, values []any) Row { return row.New(names, values) }
 
 // NewRowSchema returns a schema with column names and Iceberg types (types may be nil).

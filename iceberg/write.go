@@ -44,7 +44,10 @@ type WriteResult struct {
 // sequence_number_column) applied per key (equality_columns) to the table: prior rows
 // are deleted with deletion vectors (equality deletes on format-version 2) and new
 // rows written, one commit per window. A change stream without before-images, such
-// as Debezium's with "u" mapped to UPDATE_AFTER, needs upsert: true.
+// as Debezium's with "u" mapped to UPDATE_AFTER, needs upsert: true. Change envelopes
+// such as Debezium's are written as they are: only names the row image (after),
+// before_field the image of deletes (before), and the control columns may be dotted
+// paths (source.lsn); tombstones are skipped and counted.
 //
 // Streaming: with triggering_frequency_seconds, rows go into fixed event-time windows
 // of that length and each table gets one commit per window, in window order (a

@@ -23,6 +23,13 @@ import (
 // UPDATE_BEFORE or DELETE appears, and the last INSERT or UPDATE_AFTER is written.
 // A change stream without before-images (Debezium's "u" mapped to UPDATE_AFTER
 // alone) therefore needs upsert: true, or updated keys would keep their old row too.
+// Control columns may be dotted paths into struct fields ("source.lsn"). With only,
+// each row is a change envelope (Debezium's before, after, op, source): the row
+// image is the only field, or before_field for DELETE and UPDATE_BEFORE changes when
+// it is not null, and the control columns are read from the envelope; an envelope
+// whose change type and images are all null (a tombstone) is skipped and counted
+// (tombstones_skipped). keep and drop project the row image. An INSERT without a
+// sequence number (a snapshot read) orders before the key's numbered changes.
 // Prior rows are deleted with deletion vectors on format-version 3 tables and with
 // equality deletes on format-version 2 (delete_format overrides). A missing table is
 // created with the equality columns as its identifier fields; equality_columns
@@ -64,9 +71,6 @@ func checkMergeOnReadSupport(cfg WriteConfig) error {
 		errs.Add(err)
 	} else if !tpl.IsStatic() {
 		errs.Add(unsupported(config.KeyTable, "merge-on-read writes need a single table, not a template"))
-	}
-	if len(cfg.Keep) > 0 || len(cfg.Drop) > 0 || cfg.Only != "" {
-		errs.Add(unsupported(config.KeyKeep, "keep, drop and only are not available for merge-on-read writes"))
 	}
 	if cfg.AutoSharding {
 		errs.Add(unsupported(config.KeyAutoSharding, "merge-on-read writes shard by key hash: set num_shards"))

@@ -1,7 +1,10 @@
-// Command cdc is the example change-data-capture pipeline: it reads Debezium-style JSON
-// change events, maps their `op` to change types with change_type_map, writes them to a
-// merge-on-read format-version 3 table (prior rows deleted with deletion vectors, in
-// Puffin files), reads the table back with a filter, and prints a summary.
+// Command cdc is the example change-data-capture pipeline: it reads Debezium JSON
+// change events (envelopes: before, after, op, source.lsn, ts_ms; a null line is the
+// tombstone Debezium sends after a delete) and writes them, as they are, to a
+// merge-on-read format-version 3 table by configuration alone: only (the after-image),
+// before_field (the before-image of deletes), change_type_column with change_type_map
+// (op), sequence_number_column (source.lsn). Prior rows are deleted with deletion
+// vectors, in Puffin files. It reads the table back with a filter and prints a summary.
 //
 // By default it runs on the embedded prism runner with an embedded SQLite catalog and
 // the sample events in testdata/orders.jsonl, applied as three batches (three commits):
@@ -58,7 +61,7 @@ import (
 var sampleEvents string
 
 var (
-	input       = flag.String("input", "", "Debezium-style JSON change events, one per line (a file or glob the runner can read); default: the embedded sample")
+	input       = flag.String("input", "", "Debezium JSON change events, one per line (a file or glob the runner can read); default: the embedded sample")
 	generate    = flag.Int("generate", 0, "generate this many synthetic change events instead of reading --input")
 	batches     = flag.Int("batches", 3, "number of commits the events are applied in (prism only: each is a pipeline run)")
 	warehouse   = flag.String("warehouse", "", "directory of the embedded SQLite catalog and table files (default: a temporary directory, removed at exit)")
@@ -72,19 +75,7 @@ var (
 	maintainFlg = flag.Bool("maintain", false, "afterwards, maintain the table: compact its files folding every deletion vector in, expire all snapshots but the newest, and remove orphan files older than an hour; print files and DVs before and after")
 )
 
-// Change is one change event flattened to the table's columns plus the control columns
-// `op` (the Debezium operation) and `seq` (the source log position, which orders the
-// changes of one key).
-type Change struct {
-	Op       string  `iceberg:"op"`
-	Seq      int64   `iceberg:"seq"`
-	OrderID  int64   `iceberg:"order_id"`
-	Customer string  `iceberg:"customer"`
-	State    string  `iceberg:"state"`
-	Amount   float64 `iceberg:"amount"`
-}
-
-// Order is the typed read of the table.
+// Order is a row image of a change event, and the typed read of the table.
 type Order struct {
 	OrderID  int64   `iceberg:"order_id" json:"order_id"`
 	Customer string  `iceberg:"customer" json:"customer"`
@@ -92,14 +83,22 @@ type Order struct {
 	Amount   float64 `iceberg:"amount" json:"amount"`
 }
 
-// event is the Debezium envelope.
-type event struct {
-	Op     string `json:"op"`
-	Source struct {
-		LSN int64 `json:"lsn"`
-	} `json:"source"`
-	Before *Order `json:"before"`
-	After  *Order `json:"after"`
+// Event is one Debezium change event as its JSON converter writes it, unflattened:
+// null fields are nil pointers, and a tombstone (a null event) is the zero Event.
+type Event struct {
+	Before *Order  `iceberg:"before" json:"before"`
+	After  *Order  `iceberg:"after" json:"after"`
+	Source *Source `iceberg:"source" json:"source"`
+	Op     *string `iceberg:"op" json:"op"`
+	TsMs   *int64  `iceberg:"ts_ms" json:"ts_ms"`
+}
+
+// Source is the source block of an Event: where the change was read. Its lsn, the
+// position in the database's log, orders the changes of one key.
+type Source struct {
+	DB    string `iceberg:"db" json:"db"`
+	Table string `iceberg:"table" json:"table"`
+	LSN   int64  `iceberg:"lsn" json:"lsn"`
 }
 
 // debeziumOps maps Debezium operations to change types: snapshot reads and creates
@@ -108,10 +107,11 @@ type event struct {
 var debeziumOps = map[string]string{"r": "INSERT", "c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE"}
 
 func init() {
-	beam.RegisterType(reflect.TypeOf(Change{}))
+	beam.RegisterType(reflect.TypeOf(Event{}))
+	beam.RegisterType(reflect.TypeOf(Source{}))
 	beam.RegisterType(reflect.TypeOf(Order{}))
 	register.Function3x0(parseEventOrDead)
-	register.Emitter1[Change]()
+	register.Emitter1[Event]()
 	register.Emitter1[string]()
 	register.Function1x1(formatOrder)
 	register.Function1x1(formatDeadLetter)
@@ -122,20 +122,14 @@ func init() {
 	register.Function2x0(logDeadLetter)
 }
 
-// parseEvent turns one JSON line into a Change.
-func parseEvent(line string) (Change, error) {
-	var e event
+// parseEvent decodes one JSON line into an Event (a tombstone line, null, into the
+// zero Event): the write reads the envelope itself.
+func parseEvent(line string) (Event, error) {
+	var e Event
 	if err := json.Unmarshal([]byte(line), &e); err != nil {
-		return Change{}, fmt.Errorf("change event %q: %w", line, err)
+		return Event{}, fmt.Errorf("change event %q: %w", line, err)
 	}
-	img := e.After
-	if e.Op == "d" {
-		img = e.Before
-	}
-	if img == nil {
-		return Change{}, fmt.Errorf("change event %q: op %q without its row image", line, e.Op)
-	}
-	return Change{Op: e.Op, Seq: e.Source.LSN, OrderID: img.OrderID, Customer: img.Customer, State: img.State, Amount: img.Amount}, nil
+	return e, nil
 }
 
 func formatOrder(o Order) string {
@@ -240,15 +234,17 @@ type target struct {
 	outDir string
 }
 
-// writeConfig is the merge-on-read write of the example's events to t, exactly once
-// per sinkID.
+// writeConfig is the merge-on-read write of the example's Debezium events to t,
+// exactly once per sinkID. The row image is the envelope's after field (before for
+// deletes, whose after is null); op, mapped, gives the change type and source.lsn
+// orders the changes of a key; tombstones are skipped (tombstones_skipped).
 func (t target) writeConfig(sinkID string) iceberg.WriteConfig {
 	shards := *numShards
 	return iceberg.WriteConfig{
 		Table: t.table, CatalogName: t.name, CatalogProperties: t.props,
-		Mode:             iceberg.MergeOnRead,
+		Mode: iceberg.MergeOnRead, Only: "after", BeforeField: "before",
 		ChangeTypeColumn: "op", ChangeTypeMap: debeziumOps, Upsert: true,
-		SequenceNumberColumn: "seq", EqualityColumns: []string{"order_id"},
+		SequenceNumberColumn: "source.lsn", EqualityColumns: []string{"order_id"},
 		PartitionFields: []string{"state"}, NumShards: &shards,
 		SinkID: sinkID,
 	}
@@ -279,9 +275,9 @@ func splitLines(s string) []string {
 	return out
 }
 
-// parseEventOrDead parses one line; a malformed line goes to the second output with
+// parseEventOrDead decodes one line; malformed JSON goes to the second output with
 // its reason, so nothing is lost silently.
-func parseEventOrDead(line string, ok func(Change), bad func(string)) {
+func parseEventOrDead(line string, ok func(Event), bad func(string)) {
 	c, err := parseEvent(line)
 	if err != nil {
 		bad(err.Error())
@@ -473,8 +469,9 @@ func liveRows(sum map[string]string) string {
 	return fmt.Sprint(total - deletes)
 }
 
-// Generate returns n synthetic Debezium-style change events, deterministic from seed:
-// inserts, updates (after-image only) and deletes over a growing key space.
+// Generate returns n synthetic Debezium change events, deterministic from seed:
+// inserts, updates and deletes (each followed by its tombstone, a null event) over a
+// growing key space.
 func Generate(n int, seed int64) []string {
 	r := rand.New(rand.NewSource(seed))
 	states := []string{"NY", "CA", "TX", "WA", "MA"}
@@ -509,6 +506,9 @@ func Generate(n int, seed int64) []string {
 			keys[i] = keys[len(keys)-1]
 			keys = keys[:len(keys)-1]
 			emit("d", &old, nil, lsn)
+			if len(out) < n {
+				out = append(out, "null") // the tombstone Debezium sends after a delete
+			}
 		}
 	}
 	return out

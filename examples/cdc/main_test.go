@@ -20,23 +20,30 @@ import (
 
 func TestMain(m *testing.M) { ptest.Main(m) }
 
-// model applies the events in order to a map, the state the table must end in.
-func model(t *testing.T, lines []string) map[int64]Order {
+// model applies the events in order to a map, the state the table must end in, and
+// counts the tombstones (null events).
+func model(t *testing.T, lines []string) (live map[int64]Order, tombstones int) {
 	t.Helper()
-	live := map[int64]Order{}
+	live = map[int64]Order{}
 	for _, l := range lines {
-		var e event
+		var e Event
 		if err := json.Unmarshal([]byte(l), &e); err != nil {
 			t.Fatal(err)
 		}
-		switch e.Op {
+		if e.Op == nil {
+			tombstones++
+			continue
+		}
+		switch *e.Op {
 		case "r", "c", "u":
 			live[e.After.OrderID] = *e.After
 		case "d":
 			delete(live, e.Before.OrderID)
+		default:
+			t.Fatalf("unknown op in %s", l)
 		}
 	}
-	return live
+	return live, tombstones
 }
 
 // TestCDCExample runs the example on the shipped sample (and on a generated stream) and
@@ -66,7 +73,10 @@ func TestCDCExample(t *testing.T) {
 			}
 			got := out.String()
 
-			live := model(t, c.lines)
+			live, tombstones := model(t, c.lines)
+			if tombstones == 0 {
+				t.Fatal("the events hold no tombstone")
+			}
 			var want []string
 			for _, o := range live {
 				if o.State == "NY" && o.Amount >= 500 {
@@ -79,6 +89,7 @@ func TestCDCExample(t *testing.T) {
 				fmt.Sprintf("format-version 3, %d snapshots, %d live rows", c.batches, len(live)),
 				fmt.Sprintf("read %d orders where %s", len(want), readFilter),
 				fmt.Sprintf("write metrics: commit_attempts=%d commits=%d ", c.batches, c.batches),
+				fmt.Sprintf(" tombstones_skipped=%d", tombstones),
 			} {
 				if !strings.Contains(got, line) {
 					t.Errorf("output lacks %q:\n%s", line, got)
@@ -102,6 +113,13 @@ func TestCDCExample(t *testing.T) {
 			sort.Strings(gotRead)
 			if strings.Join(gotRead, "\n") != strings.Join(want, "\n") {
 				t.Errorf("read back:\n%s\nwant:\n%s", strings.Join(gotRead, "\n"), strings.Join(want, "\n"))
+			}
+			// No event went to the dead letter output.
+			deads, _ := filepath.Glob(filepath.Join(dir, "dead-letter-*"))
+			for _, f := range deads {
+				if b, _ := os.ReadFile(f); len(strings.TrimSpace(string(b))) > 0 {
+					t.Errorf("dead letters in %s:\n%s", filepath.Base(f), b)
+				}
 			}
 			// Prior rows were deleted with deletion vectors, in Puffin files.
 			puffins, _ := filepath.Glob(filepath.Join(dir, "warehouse", "shop.db", "orders", "data", "*.puffin"))
@@ -130,7 +148,7 @@ func TestCDCExampleSeparateWorkerProcess(t *testing.T) {
 	if err := run(context.Background(), &out, tg, lines, 2); err != nil {
 		t.Fatal(err)
 	}
-	live := model(t, lines)
+	live, _ := model(t, lines)
 	if want := fmt.Sprintf("%d live rows", len(live)); !strings.Contains(out.String(), want) {
 		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
@@ -167,7 +185,7 @@ func TestCDCExampleStreaming(t *testing.T) {
 		t.Fatal(err)
 	}
 	icebergtest.RequireValid(t, tbl)
-	live := model(t, lines)
+	live, _ := model(t, lines)
 	if n := icebergtest.ReadAll(t, tbl, nil).NumRows(); n != int64(len(live)) {
 		t.Errorf("table has %d rows, model %d", n, len(live))
 	}
@@ -212,7 +230,7 @@ func TestCDCExampleMaintain(t *testing.T) {
 	if err := maintain(ctx, &out, tg); err != nil {
 		t.Fatal(err)
 	}
-	live := model(t, lines)
+	live, _ := model(t, lines)
 	states := map[string]bool{}
 	for _, o := range live {
 		states[o.State] = true

@@ -3,9 +3,6 @@ package cdc
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
-	"strings"
 
 	ibg "github.com/apache/iceberg-go"
 
@@ -87,9 +84,7 @@ type Change struct {
 // concurrent use (it caches the layout of the last input schema).
 type Parser struct {
 	table      string
-	changeCol  string
-	changeMap  map[string]Kind // nil: canonical names
-	seqCol     string
+	env        *Envelope
 	keys       *keyCodec
 	keyIdx     []int // key column positions in the output schema
 	tblSchema  *ibg.Schema
@@ -98,46 +93,33 @@ type Parser struct {
 	lastLayout layout
 }
 
-// layout maps one input schema onto the output.
+// layout maps one row image schema onto the output.
 type layout struct {
-	change, seq int   // input positions, -1 when absent
-	src         []int // output column -> input position, -1 when absent
-	unknown     string
+	src     []int // output column -> image position, -1 when absent
+	unknown string
 }
 
 // NewParser returns the parser of table (its name, for messages) with schema sc,
 // configured by cfg's change_type_column, change_type_map, sequence_number_column
-// (default config.DefaultSequenceNumberColumn) and equality_columns. Without a
-// change_type_column every row is an Insert (with upsert, that replaces the
-// committed row). Errors wrap config.ErrInvalidConfig.
+// (default config.DefaultSequenceNumberColumn), only, before_field and
+// equality_columns (see Envelope). Without a change_type_column every row is an
+// Insert (with upsert, that replaces the committed row). Errors wrap
+// config.ErrInvalidConfig.
 func NewParser(table string, sc *ibg.Schema, cfg config.WriteConfig) (*Parser, error) {
 	fail := func(err error) (*Parser, error) {
 		return nil, fmt.Errorf("iceberg: cdc %s: %w", table, err)
+	}
+	env, err := NewEnvelope(table, cfg)
+	if err != nil {
+		return nil, err
 	}
 	keys, err := newKeyCodec(sc, cfg.EqualityColumns)
 	if err != nil {
 		return fail(err)
 	}
-	p := &Parser{table: table, changeCol: cfg.ChangeTypeColumn, seqCol: cfg.SequenceNumberColumn,
-		keys: keys, tblSchema: sc}
-	if p.seqCol == "" {
-		p.seqCol = config.DefaultSequenceNumberColumn
-	}
-	if len(cfg.ChangeTypeMap) > 0 {
-		if p.changeCol == "" {
-			return fail(config.Errorf(config.KeyChangeTypeMap, "needs %s", config.KeyChangeTypeColumn))
-		}
-		p.changeMap = make(map[string]Kind, len(cfg.ChangeTypeMap))
-		for from, to := range cfg.ChangeTypeMap {
-			k, err := ParseKind(to)
-			if err != nil {
-				return fail(config.Errorf(config.KeyChangeTypeMap+"."+from, "%v", err))
-			}
-			p.changeMap[from] = k
-		}
-	}
-	for key, c := range map[string]string{config.KeyChangeTypeColumn: p.changeCol, config.KeySequenceNumberColumn: p.seqCol} {
-		if _, ok := sc.FindFieldByName(c); ok && c != "" {
+	p := &Parser{table: table, env: env, keys: keys, tblSchema: sc}
+	for key, c := range map[string]string{config.KeyChangeTypeColumn: env.changeCol, config.KeySequenceNumberColumn: env.seqCol} {
+		if _, ok := sc.FindFieldByName(c); ok && env.topLevelControl(c) {
 			return fail(config.Errorf(key, "control column %q is a table column; it is stripped before writing", c))
 		}
 	}
@@ -158,6 +140,10 @@ func NewParser(table string, sc *ibg.Schema, cfg config.WriteConfig) (*Parser, e
 	return p, nil
 }
 
+// SetProjection makes the parser apply f (the write's keep or drop) to each row
+// image before mapping it onto the table.
+func (p *Parser) SetProjection(f func(row.Row) (row.Row, error)) { p.env.SetProjection(f) }
+
 // Schema returns the schema of parsed rows: the table's columns, in table order,
 // without the control columns. Packed rows (row.AppendBody) decode with it.
 func (p *Parser) Schema() *row.Schema { return p.out }
@@ -172,18 +158,12 @@ func (p *Parser) layoutOf(in *row.Schema) layout {
 	if in == p.lastIn && in != nil {
 		return p.lastLayout
 	}
-	l := layout{change: -1, seq: in.Index(p.seqCol), src: make([]int, p.out.Len())}
-	if p.changeCol != "" {
-		l.change = in.Index(p.changeCol)
-	}
+	l := layout{src: make([]int, p.out.Len())}
 	for i, n := range p.out.Names() {
 		l.src[i] = in.Index(n)
 	}
-	for i, n := range in.Names() {
-		if i == l.change || i == l.seq {
-			continue
-		}
-		if p.out.Index(n) < 0 {
+	for _, n := range in.Names() {
+		if p.out.Index(n) < 0 && !p.env.topLevelControl(n) {
 			l.unknown = n
 			break
 		}
@@ -196,89 +176,35 @@ func (p *Parser) invalid(format string, args ...any) error {
 	return fmt.Errorf("iceberg: cdc %s: %w: %s", p.table, ErrInvalidChange, fmt.Sprintf(format, args...))
 }
 
-// kind parses the change type value v.
-func (p *Parser) kind(v any) (Kind, error) {
-	s, ok := v.(string)
-	if !ok {
-		if v == nil {
-			return 0, p.invalid("change type column %q is null", p.changeCol)
-		}
-		return 0, p.invalid("change type column %q holds %v (%T), want a string", p.changeCol, v, v)
-	}
-	if p.changeMap != nil {
-		if k, ok := p.changeMap[s]; ok {
-			return k, nil
-		}
-		known := make([]string, 0, len(p.changeMap))
-		for from := range p.changeMap {
-			known = append(known, from)
-		}
-		sort.Strings(known)
-		return 0, p.invalid("change type column %q: unknown value %q (change_type_map has %s)",
-			p.changeCol, s, strings.Join(known, ", "))
-	}
-	k, err := ParseKind(s)
-	if err != nil {
-		return 0, p.invalid("change type column %q: unknown value %q (want %s, %s, %s or %s)", p.changeCol, s,
-			config.ChangeInsert, config.ChangeUpdateBefore, config.ChangeUpdateAfter, config.ChangeDelete)
-	}
-	return k, nil
-}
-
 // Validate checks r without building the parsed change: the same checks as Parse.
 func (p *Parser) Validate(r row.Row) error {
 	_, err := p.Parse(r)
 	return err
 }
 
-// Parse validates r and returns its change. An error (wrapping ErrInvalidChange)
-// names the column and the value: an unknown or null change type, a missing or null
-// sequence number, a null key column, a value of the wrong type, a column the
-// table does not have, or a null in a required column of a row to write (INSERT or
-// UPDATE_AFTER).
+// Parse validates r and returns its change. An error wraps ErrTombstone for a
+// tombstone (see Envelope.IsTombstone) and otherwise ErrInvalidChange, naming the
+// column and the value: an unknown or null change type, a missing sequence number or
+// a null one outside an INSERT, a missing or null row image, a null key column, a
+// value of the wrong type, a column the table does not have, or a null in a
+// required column of a row to write (INSERT or UPDATE_AFTER).
 func (p *Parser) Parse(r row.Row) (Change, error) {
-	in := r.Schema()
-	if in == nil {
-		return Change{}, p.invalid("row without columns")
+	kind, seq, img, err := p.env.Open(r)
+	if err != nil {
+		return Change{}, err
 	}
-	l := p.layoutOf(in)
+	l := p.layoutOf(img.Schema())
 	if l.unknown != "" {
 		return Change{}, p.invalid("column %q is not in the table", l.unknown)
 	}
-	var c Change
-	c.Kind = Insert
-	if p.changeCol != "" {
-		if l.change < 0 {
-			return Change{}, p.invalid("no change type column %q", p.changeCol)
-		}
-		k, err := p.kind(r.Value(l.change))
-		if err != nil {
-			return Change{}, err
-		}
-		c.Kind = k
-	}
-	if l.seq < 0 {
-		return Change{}, p.invalid("no sequence number column %q", p.seqCol)
-	}
-	switch s := r.Value(l.seq).(type) {
-	case nil:
-		return Change{}, p.invalid("sequence number column %q is null", p.seqCol)
-	case int64:
-		c.Seq = s
-	case int32:
-		c.Seq = int64(s)
-	case int:
-		c.Seq = int64(s)
-	default:
-		return Change{}, p.invalid("sequence number column %q holds %#v (%T), want a long", p.seqCol, s, s)
-	}
+	c := Change{Kind: kind, Seq: seq}
 	types := p.out.Types()
 	vals := make([]any, p.out.Len())
 	for i, src := range l.src {
 		if src < 0 {
 			continue
 		}
-		v, err := row.Normalize(r.Value(src), types[i])
+		v, err := row.Normalize(img.Value(src), types[i])
 		if err != nil {
 			return Change{}, p.invalid("column %q: %v", p.out.Names()[i], err)
 		}
@@ -319,33 +245,4 @@ func (p *Parser) KeyOf(r row.Row) []any {
 		out[j] = r.Value(i)
 	}
 	return out
-}
-
-// StripControl returns r without the change type and sequence number columns (the
-// control columns), keeping the other columns in their order.
-func (p *Parser) StripControl(r row.Row) row.Row { return StripControl(r, p.seqCol, p.changeCol) }
-
-// stripControl returns r without the columns seqCol and changeCol (when not empty).
-func StripControl(r row.Row, seqCol, changeCol string) row.Row {
-	in := r.Schema()
-	if in == nil {
-		return r
-	}
-	keep := make([]int, 0, in.Len())
-	for i, n := range in.Names() {
-		if n == seqCol || (changeCol != "" && n == changeCol) {
-			continue
-		}
-		keep = append(keep, i)
-	}
-	if len(keep) == in.Len() {
-		return r
-	}
-	names := make([]string, len(keep))
-	types := make([]ibg.Type, len(keep))
-	vals := make([]any, len(keep))
-	for j, i := range keep {
-		names[j], types[j], vals[j] = in.Names()[i], in.Types()[i], r.Value(i)
-	}
-	return row.Of(row.NewSchema(names, slices.Clip(types)), vals)
 }

@@ -65,8 +65,14 @@ func TestParse(t *testing.T) {
 			t.Fatalf("control columns not stripped: %v", got)
 		}
 	}
+	// An INSERT without a sequence number (a snapshot read) orders before every
+	// numbered change.
+	c, err := p.Parse(row.New(names, []any{"r", int64(7), "Austin", "TX", nil}))
+	if err != nil || c.Seq != UnsequencedSeq || c.Kind != Insert {
+		t.Fatalf("unsequenced insert: %+v %v", c, err)
+	}
 	// Values are normalized (an int for a long column).
-	c, err := p.Parse(row.New([]string{"op", "id", "seq"}, []any{"c", 9, int64(1)}))
+	c, err = p.Parse(row.New([]string{"op", "id", "seq"}, []any{"c", 9, int64(1)}))
 	if err != nil || c.Key[0] != int64(9) || c.Row.Value(1) != nil {
 		t.Fatalf("normalized parse: %+v %v", c, err)
 	}
@@ -77,7 +83,8 @@ func TestParse(t *testing.T) {
 	}{
 		{"unknown change type", []any{"x", int64(1), "a", "b", int64(1)}, []string{`"op"`, `unknown value "x"`}},
 		{"null change type", []any{nil, int64(1), "a", "b", int64(1)}, []string{`"op"`, "null"}},
-		{"null sequence", []any{"c", int64(1), "a", "b", nil}, []string{`"seq"`, "null"}},
+		{"null sequence", []any{"u", int64(1), "a", "b", nil}, []string{`"seq"`, "null"}},
+		{"null sequence of a delete", []any{"d", int64(1), "a", "b", nil}, []string{`"seq"`, "null"}},
 		{"null key", []any{"c", nil, "a", "b", int64(1)}, []string{`"id"`, "null"}},
 		{"bad key type", []any{"c", "one", "a", "b", int64(1)}, []string{`"id"`}},
 		{"bad sequence type", []any{"c", int64(1), "a", "b", "x"}, []string{`"seq"`, `"x"`}},
@@ -101,9 +108,9 @@ func TestParse(t *testing.T) {
 		!strings.Contains(err.Error(), `"zip"`) {
 		t.Fatalf("unknown column: %v", err)
 	}
-	s := p.StripControl(row.New(names, []any{"c", int64(1), "a", "b", int64(1)}))
-	if !slices.Equal(s.Names(), []string{"id", "city", "state"}) {
-		t.Fatalf("StripControl %v", s.Names())
+	s, err := p.env.Data(row.New(names, []any{"c", int64(1), "a", "b", int64(1)}))
+	if err != nil || !slices.Equal(s.Names(), []string{"id", "city", "state"}) {
+		t.Fatalf("Data %v, %v", s.Names(), err)
 	}
 }
 

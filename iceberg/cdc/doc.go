@@ -4,8 +4,12 @@
 //
 // The pieces, in pipeline order:
 //
-//   - [Parser] validates a change row (change type through change_type_column and
-//     change_type_map, sequence number, key columns), extracts its [Kind], sequence
+//   - [Envelope] finds what a change row carries: its change type (change_type_column,
+//     change_type_map), its sequence number and its row image (the row, or with only
+//     a record field such as a Debezium envelope's after, before_field for deletes);
+//     control columns may be dotted paths, and tombstones are recognized
+//     ([ErrTombstone]). [Parser] validates a change row (through its Envelope, then the
+//     image against the table and the key columns), extracts its [Kind], sequence
 //     number and key, and strips the control columns ([Change]). [Sharder] picks the
 //     key's shard; [NewPacket] and [AppendChange] pack parsed changes per (window,
 //     shard) for the shuffle, [ReadPacket] unpacks them.

@@ -10,47 +10,6 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
-// DataSchema returns sc, the schema of change rows, without the control columns,
-// which must be in it: the change type column (a string) when configured and the
-// sequence number column (a long). Errors name the key.
-func DataSchema(sc *ibg.Schema, cfg config.WriteConfig) (*ibg.Schema, error) {
-	seq := cfg.SequenceNumberColumn
-	if seq == "" {
-		seq = config.DefaultSequenceNumberColumn
-	}
-	checks := []struct {
-		key, col string
-		want     ibg.Type
-	}{{config.KeySequenceNumberColumn, seq, ibg.PrimitiveTypes.Int64}}
-	if cfg.ChangeTypeColumn != "" {
-		checks = append(checks, struct {
-			key, col string
-			want     ibg.Type
-		}{config.KeyChangeTypeColumn, cfg.ChangeTypeColumn, ibg.PrimitiveTypes.String})
-	}
-	var errs config.Errors
-	for _, c := range checks {
-		f, ok := sc.FindFieldByName(c.col)
-		switch {
-		case !ok:
-			errs.Add(config.Errorf(c.key, "the rows have no column %q", c.col))
-		case !f.Type.Equals(c.want):
-			errs.Add(config.Errorf(c.key, "column %q is %s in the rows, want %s", c.col, f.Type, c.want))
-		}
-	}
-	if err := errs.Err(); err != nil {
-		return nil, err
-	}
-	var fields []ibg.NestedField
-	for _, f := range sc.Fields() {
-		if f.Name == seq || (cfg.ChangeTypeColumn != "" && f.Name == cfg.ChangeTypeColumn) {
-			continue
-		}
-		fields = append(fields, f)
-	}
-	return ibg.NewSchema(sc.ID, fields...), nil
-}
-
 // CreateSchema returns the schema of a table created by the merge-on-read write from
 // the rows' data columns sc: the equality columns become required identifier fields.
 func CreateSchema(sc *ibg.Schema, equalityColumns []string) (*ibg.Schema, error) {

@@ -186,7 +186,9 @@ func TestCheckSchema(t *testing.T) {
 		{"unknown column", f(id, ibg.NestedField{ID: 9, Name: "extra", Type: ibg.PrimitiveTypes.String}), `"extra"`},
 		{"long does not narrow to int", ibg.NewSchema(0, ibg.NestedField{ID: 1, Name: "x", Type: ibg.PrimitiveTypes.Int64}), `"x"`},
 		{"string is not a timestamp", f(id, ibg.NestedField{ID: 3, Name: "ts", Type: ibg.PrimitiveTypes.String}), `"ts"`},
-		{"timestamp is not timestamptz", f(id, ibg.NestedField{ID: 3, Name: "ts", Type: ibg.PrimitiveTypes.Timestamp}), `"ts"`},
+		{"timestamp for timestamptz keeps the column's type", f(id, ibg.NestedField{ID: 3, Name: "ts", Type: ibg.PrimitiveTypes.Timestamp}), ""},
+		{"timestamp_ns is not timestamptz", f(id, ibg.NestedField{ID: 3, Name: "ts", Type: ibg.PrimitiveTypes.TimestampNs}), `"ts"`},
+		{"date is not timestamptz", f(id, ibg.NestedField{ID: 3, Name: "ts", Type: ibg.PrimitiveTypes.Date}), `"ts"`},
 		{"nested field type", f(id, ibg.NestedField{ID: 6, Name: "meta", Type: &ibg.StructType{FieldList: []ibg.NestedField{
 			{ID: 7, Name: "source", Type: ibg.PrimitiveTypes.Int32}}}}), `"meta.source"`},
 	}

@@ -34,6 +34,10 @@ var (
 	// because their key had two different after-images at its last sequence number
 	// in the window.
 	AmbiguousChanges = beam.NewCounter(MetricsNamespace, "ambiguous_changes_dead_lettered")
+	// TombstonesSkipped counts merge-on-read change envelopes that carry no change
+	// (a null change type and null row images, such as Debezium's tombstone after a
+	// delete), skipped.
+	TombstonesSkipped = beam.NewCounter(MetricsNamespace, "tombstones_skipped")
 	// LatePanes counts late panes committed.
 	LatePanes = beam.NewCounter(MetricsNamespace, "late_panes_committed")
 	// PanesSkipped counts panes found already committed (a retried bundle or a lost

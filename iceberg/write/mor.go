@@ -11,7 +11,9 @@ import (
 // spec first. The pipeline:
 //
 //  1. Parse (changeParseFn): each row is validated (rejects go to the dead letter output
-//     with the reason) and parsed; its key picks a shard (cdc.Sharder); parsed changes
+//     with the reason; tombstones are skipped and counted) and parsed, its row image
+//     taken from the change envelope (cdc.Envelope) and projected by keep or drop;
+//     its key picks a shard (cdc.Sharder); parsed changes
 //     travel in packets per (window, shard), not one element per row.
 //  2. GroupByKey per shard and window, then per shard (changeShardFn): sort by (key,
 //     sequence number, kind) within sorter_memory_mb, collapse each key to its net

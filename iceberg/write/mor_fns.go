@@ -24,7 +24,8 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
-// changeParseFn validates change rows (rejects go to the dead letter output), finds each
+// changeParseFn validates change rows (rejects go to the dead letter output; tombstones,
+// see cdc.ErrTombstone, are skipped and counted), finds each
 // key's shard and packs the parsed changes by (window, shard) into packets, emitted
 // keyed by shard, timestamped in their window, when full and at the end of the bundle. It loads
 // the table on its first row, creating it from the first row whose schema can be
@@ -33,6 +34,7 @@ type changeParseFn struct {
 	Spec Spec
 
 	rt      *runtime
+	env     *cdc.Envelope
 	tbl     *table.Table
 	gate    *LateGate
 	parser  *cdc.Parser
@@ -52,7 +54,10 @@ type packetKey struct {
 
 func (f *changeParseFn) Setup(ctx context.Context) error {
 	var err error
-	f.rt, err = f.Spec.runtime()
+	if f.rt, err = f.Spec.runtime(); err != nil {
+		return err
+	}
+	f.env, err = f.Spec.envelope(f.rt)
 	return err
 }
 
@@ -68,11 +73,11 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 	name := f.Spec.Table
 	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
 	if errors.Is(err, config.ErrTableNotFound) {
-		seq := f.rt.changes.SequenceNumberColumn
-		if seq == "" {
-			seq = config.DefaultSequenceNumberColumn
+		data, ierr := f.env.Data(r)
+		var sc *ibg.Schema
+		if ierr == nil {
+			sc, ierr = row.InferSchema(data)
 		}
-		sc, ierr := row.InferSchema(cdc.StripControl(r, seq, f.rt.changes.ChangeTypeColumn))
 		if ierr == nil {
 			sc, ierr = cdc.CreateSchema(sc, f.Spec.EqualityColumns)
 		}
@@ -103,7 +108,7 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
 	}
-	if f.parser, err = cdc.NewParser(name, tbl.Schema(), f.rt.changes); err != nil {
+	if f.parser, err = f.Spec.parser(f.rt, tbl.Schema()); err != nil {
 		return nil, err
 	}
 	if f.sharder, err = cdc.NewSharder(tbl, f.Spec.EqualityColumns, f.Spec.NumShards, f.Spec.ShardsPerPartition); err != nil {
@@ -115,6 +120,10 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 }
 
 func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) error {
+	if f.env.IsTombstone(r) {
+		TombstonesSkipped.Inc(ctx, 1)
+		return nil
+	}
 	win := WindowEnd(w)
 	if f.parser == nil {
 		rej, err := f.open(ctx, r)

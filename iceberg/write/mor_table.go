@@ -25,7 +25,9 @@ import (
 //     created from the first row at run time.
 //
 // With rowSchema, the control columns must be there (change_type_column a string,
-// sequence_number_column a long) and the other columns must fit the table.
+// sequence_number_column a long; dotted paths name struct fields), only and
+// before_field must be records, and the row images (see cdc.Envelope.ImageSchemas,
+// after keep or drop) must fit the table.
 func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error {
 	rt, err := spec.runtime()
 	if err != nil {
@@ -36,11 +38,25 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error 
 	if err != nil {
 		return fail(err)
 	}
+	// images are the schemas of the rows the write makes of the struct's changes:
+	// the row image (only, or the row without its top-level control columns, after
+	// keep or drop), and before_field's.
+	var images []*ibg.Schema
 	var data *ibg.Schema
 	if rowSchema != nil {
-		if data, err = cdc.DataSchema(rowSchema, rt.changes); err != nil {
+		env, err := spec.envelope(rt)
+		if err != nil {
+			return err
+		}
+		if images, err = env.ImageSchemas(rowSchema); err != nil {
 			return fail(err)
 		}
+		if rt.imageProjection() != nil {
+			if images[0], err = rt.proj.Schema(images[0]); err != nil {
+				return fail(fmt.Errorf("%w: %w", config.ErrInvalidConfig, err))
+			}
+		}
+		data = images[0]
 	}
 	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, spec.Table, 0)
 	switch {
@@ -82,7 +98,7 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error 
 		}
 		rt.changes.EqualityColumns = spec.EqualityColumns
 	}
-	if _, err := cdc.NewParser(spec.Table, tbl.Schema(), rt.changes); err != nil {
+	if _, err := spec.parser(rt, tbl.Schema()); err != nil {
 		return err
 	}
 	if _, err := cdc.ResolveFormat(tbl, config.DeleteFormat(spec.DeleteFormat), spec.EqualityColumns); err != nil {
@@ -91,8 +107,8 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error 
 	if _, err := cdc.NewSharder(tbl, spec.EqualityColumns, spec.NumShards, spec.ShardsPerPartition); err != nil {
 		return fail(err)
 	}
-	if data != nil {
-		if err := CheckSchema(tbl.Schema(), data); err != nil {
+	for _, img := range images {
+		if err := CheckSchema(tbl.Schema(), img); err != nil {
 			return fail(fmt.Errorf("%w: %w", config.ErrInvalidConfig, err))
 		}
 	}

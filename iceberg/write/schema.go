@@ -13,11 +13,15 @@ import (
 // for nested fields). Nothing is ever cast silently.
 var ErrSchemaMismatch = errors.New("schema mismatch")
 
-// CheckSchema reports whether rows of schema rows can be written to a table of schema
-// tbl. Columns match by name. Allowed differences are Iceberg's lossless promotions
-// (int to long, float to double, decimal(P,S) to decimal(P2,S) with P2 >= P), optional
-// table columns the rows lack (written as null), and optional row columns for required
-// table columns (a null in such a column is caught per row).
+// CheckSchema reports whether rows of schema rows (inferred from a Go struct type)
+// can be written to a table of schema tbl. Columns match by name. Allowed
+// differences are Iceberg's lossless promotions (int to long, float to double,
+// decimal(P,S) to decimal(P2,S) with P2 >= P), optional table columns the rows lack
+// (written as null), optional row columns for required table columns (a null in such
+// a column is caught per row), and timestamp for timestamptz or the reverse (also in
+// nanoseconds): a Go time value does not say which it is, so the column keeps its
+// declared type and the value is written as microseconds (nanoseconds) since the
+// epoch, UTC.
 func CheckSchema(tbl, rows *ibg.Schema) error {
 	return checkFields("", tbl.Fields(), rows.Fields())
 }
@@ -80,6 +84,16 @@ func checkType(path string, tbl, rows ibg.Type) error {
 		return nil
 	}
 	switch t := tbl.(type) {
+	case ibg.TimestampType, ibg.TimestampTzType:
+		switch rows.(type) {
+		case ibg.TimestampType, ibg.TimestampTzType:
+			return nil
+		}
+	case ibg.TimestampNsType, ibg.TimestampTzNsType:
+		switch rows.(type) {
+		case ibg.TimestampNsType, ibg.TimestampTzNsType:
+			return nil
+		}
 	case ibg.Int64Type:
 		if _, ok := rows.(ibg.Int32Type); ok {
 			return nil

@@ -9,12 +9,15 @@ import (
 	"strconv"
 	"time"
 
+	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
 // batchRows is the number of rows per Arrow batch handed to the Parquet writer.
@@ -47,9 +50,12 @@ type Spec struct {
 	// TableCacheSize bounds the process-wide table cache (maximum_table_cache_size,
 	// 0: catalogs.DefaultTableCacheSize).
 	TableCacheRefreshSeconds, TableCacheSize int
-	// Keep, Drop and Only project rows before they are written (see Projection).
-	Keep, Drop []string
-	Only       string
+	// Keep, Drop and Only project rows before they are written (see Projection). In
+	// merge-on-read mode Only (with BeforeField) names a change envelope's row images
+	// (see cdc.Envelope) and Keep or Drop project the row image.
+	Keep, Drop  []string
+	Only        string
+	BeforeField string
 	// Hash shuffles rows by table and partition before the writers
 	// (distribution_mode=hash).
 	Hash bool
@@ -136,6 +142,7 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 		s.MergeOnRead = true
 		cfg = cfg.Resolved()
 		s.ChangeTypeColumn, s.SequenceNumberColumn = cfg.ChangeTypeColumn, cfg.SequenceNumberColumn
+		s.BeforeField = cfg.BeforeField
 		s.EqualityColumns, s.Upsert, s.DeleteFormat = slices.Clone(cfg.EqualityColumns), cfg.Upsert, string(cfg.DeleteFormat)
 		s.NumShards, s.ShardsPerPartition, s.SorterMemoryMB = *cfg.NumShards, *cfg.ShardsPerPartition, *cfg.SorterMemoryMB
 		s.KeyIndexMemoryMB = *cfg.KeyIndexMemoryMB
@@ -214,7 +221,45 @@ func (s Spec) runtime() (*runtime, error) {
 	rt.changes = config.WriteConfig{Table: s.Table, Mode: config.MergeOnRead, ChangeTypeColumn: s.ChangeTypeColumn,
 		ChangeTypeMap: changeMap, SequenceNumberColumn: s.SequenceNumberColumn,
 		EqualityColumns: slices.Clone(s.EqualityColumns), Upsert: s.Upsert, DeleteFormat: config.DeleteFormat(s.DeleteFormat)}
+	if s.MergeOnRead {
+		rt.changes.Only, rt.changes.BeforeField = s.Only, s.BeforeField
+	}
 	return rt, nil
+}
+
+// imageProjection returns the keep or drop projection a merge-on-read write applies
+// to each change's row image, or nil for none (only is not a projection there: it
+// names the envelope's row image, see cdc.Envelope).
+func (rt *runtime) imageProjection() func(row.Row) (row.Row, error) {
+	if rt.changes.Only != "" || rt.proj.IsZero() {
+		return nil
+	}
+	return rt.proj.Apply
+}
+
+// envelope returns the change envelope of a merge-on-read write, with its keep or
+// drop projection.
+func (s Spec) envelope(rt *runtime) (*cdc.Envelope, error) {
+	env, err := cdc.NewEnvelope(s.Table, rt.changes)
+	if err != nil {
+		return nil, err
+	}
+	if f := rt.imageProjection(); f != nil {
+		env.SetProjection(f)
+	}
+	return env, nil
+}
+
+// parser returns the change parser of table schema sc, with the image projection.
+func (s Spec) parser(rt *runtime, sc *ibg.Schema) (*cdc.Parser, error) {
+	p, err := cdc.NewParser(s.Table, sc, rt.changes)
+	if err != nil {
+		return nil, err
+	}
+	if f := rt.imageProjection(); f != nil {
+		p.SetProjection(f)
+	}
+	return p, nil
 }
 
 // fileOptions are the options of the files the writers write.

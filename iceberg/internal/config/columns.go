@@ -31,6 +31,20 @@ func checkColumn(errs *Errors, key, col string) {
 	}
 }
 
+// checkPath reports a dotted field path of key with an empty part, such as "a..b",
+// ".a" or "a." (a blank path is checkColumn's).
+func checkPath(errs *Errors, key, path string) {
+	if blank(path) {
+		return
+	}
+	for _, part := range strings.Split(path, ".") {
+		if blank(part) {
+			errs.Add(Errorf(key, "field path %q has an empty part", path))
+			return
+		}
+	}
+}
+
 // checkMapKeys reports empty keys of a property map. Values are never quoted.
 func checkMapKeys(errs *Errors, key string, m map[string]string) {
 	for k := range m {

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,6 +182,53 @@ func FuzzWriteConfigRoundTrip(f *testing.F) {
 		}
 		if _, err := cfg.PartitionSpec(); err != nil {
 			t.Fatalf("accepted config with a bad partition spec: %v", err)
+		}
+		checkRoundTrip(t, cfg, WriteConfig.Map, ParseWriteConfig, ParseWriteConfigJSON, ParseWriteConfigYAML)
+	})
+}
+
+// FuzzWriteEnvelopeRoundTrip round-trips the keys of a change envelope: the control
+// columns (dotted paths), only, before_field, keep and drop, in either mode.
+func FuzzWriteEnvelopeRoundTrip(f *testing.F) {
+	f.Add(true, "op", "source.lsn", "after", "before", "", "")
+	f.Add(true, "_cdc.op", "_cdc.offset", "", "", "", "_cdc")
+	f.Add(true, "op", "", "payload.after", "payload.before", "", "")
+	f.Add(false, "", "", "after", "", "", "")
+	f.Add(true, "op", "seq", "", "", "id,op", "")
+	f.Add(true, "op", "a..b", "after", "after", "", "seq")
+	f.Fuzz(func(t *testing.T, mor bool, ctCol, seqCol, only, before, keep, drop string) {
+		m := map[string]any{KeyTable: "db.t", KeyCatalogName: "c", KeyCatalogProperties: map[string]any{"type": "sql"}}
+		put := func(k string, v any) {
+			if v != nil && v != "" {
+				m[k] = v
+			}
+		}
+		if mor {
+			m[KeyMode] = string(MergeOnRead)
+		}
+		put(KeyChangeTypeColumn, ctCol)
+		put(KeySequenceNumberColumn, seqCol)
+		put(KeyOnly, only)
+		put(KeyBeforeField, before)
+		put(KeyKeep, split(keep))
+		put(KeyDrop, split(drop))
+		cfg, err := ParseWriteConfig(m)
+		if err != nil {
+			if len(configErrors(err)) == 0 {
+				t.Fatalf("error without a ConfigError: %v", err)
+			}
+			return
+		}
+		if cfg.BeforeField != "" && (cfg.Only == "" || cfg.BeforeField == cfg.Only || !mor) {
+			t.Fatalf("accepted before_field %q with only %q (merge-on-read %v)", cfg.BeforeField, cfg.Only, mor)
+		}
+		for _, p := range []string{cfg.ChangeTypeColumn, cfg.SequenceNumberColumn, cfg.Only, cfg.BeforeField} {
+			if p != "" && slices.Contains(strings.Split(p, "."), "") {
+				t.Fatalf("accepted a path with an empty part: %q", p)
+			}
+		}
+		if err := cfg.Resolved().Validate(); err != nil {
+			t.Fatalf("Resolved() of a valid config is invalid: %v", err)
 		}
 		checkRoundTrip(t, cfg, WriteConfig.Map, ParseWriteConfig, ParseWriteConfigJSON, ParseWriteConfigYAML)
 	})

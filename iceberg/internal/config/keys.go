@@ -1,8 +1,9 @@
 package config
 
 // Managed configuration keys. They are the keys of Dataflow's managed Iceberg I/O, plus a
-// few icebeam additions (snapshot_id, as_of_timestamp, branch, delete_format). Every key is
-// the managed tag of a field of ReadConfig, WriteConfig, ChangesConfig or MaintainConfig.
+// few icebeam additions (snapshot_id, as_of_timestamp, branch, delete_format,
+// before_field, ...). Every key is the managed tag of a field of ReadConfig,
+// WriteConfig, ChangesConfig or MaintainConfig.
 const (
 	// KeyTable is the table identifier ("db.table"); for writes it may be a template such
 	// as "db.events_{region}". Read and write.
@@ -30,14 +31,16 @@ const (
 
 	// KeyMode is the write mode: "append" (default) or "merge-on-read". Write.
 	KeyMode = "mode"
-	// KeyChangeTypeColumn names the column holding each row's change type. Merge-on-read.
+	// KeyChangeTypeColumn names the column holding each row's change type; a dotted
+	// path names a field of a struct column. Merge-on-read.
 	KeyChangeTypeColumn = "change_type_column"
 	// KeyChangeTypeMap maps change_type_column values to INSERT, UPDATE_BEFORE,
 	// UPDATE_AFTER or DELETE. Merge-on-read.
 	KeyChangeTypeMap = "change_type_map"
 	// KeyEqualityColumns are the columns that identify a row (the key). Merge-on-read.
 	KeyEqualityColumns = "equality_columns"
-	// KeySequenceNumberColumn names the INT64 column that orders the changes of one key.
+	// KeySequenceNumberColumn names the INT64 column that orders the changes of one key;
+	// a dotted path (such as "source.lsn") names a field of a struct column.
 	// Merge-on-read; default "_commit_snapshot_sequence_number".
 	KeySequenceNumberColumn = "sequence_number_column"
 	// KeyUpsert applies only after-images, as upserts. Merge-on-read; default false.
@@ -91,8 +94,14 @@ const (
 	KeyTableProperties = "table_properties"
 	// KeyWriteProperties are properties of the file writers (Parquet settings). Write.
 	KeyWriteProperties = "write_properties"
-	// KeyOnly names the single record field to write. Write.
+	// KeyOnly names the single record field to write (a dotted path into struct
+	// fields). Merge-on-read: the record field holding each change's row image (a
+	// Debezium envelope's "after"). Write.
 	KeyOnly = "only"
+	// KeyBeforeField names the record field holding the before-image of a change
+	// envelope (Debezium's "before"): a DELETE or UPDATE_BEFORE change takes its row
+	// from it, or from only when it is null. Merge-on-read with only; icebeam addition.
+	KeyBeforeField = "before_field"
 	// KeyMaximumTableCacheSize is the number of table metadata entries cached in memory. Write.
 	KeyMaximumTableCacheSize = "maximum_table_cache_size"
 	// KeyTableCacheRefreshIntervalSeconds is how often cached table metadata is refreshed

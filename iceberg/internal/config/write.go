@@ -83,7 +83,7 @@ var writeDefaults = map[string]any{
 var mergeOnReadOnly = []string{
 	KeyChangeTypeColumn, KeyChangeTypeMap, KeyEqualityColumns, KeySequenceNumberColumn,
 	KeyUpsert, KeyDeleteFormat, KeyNumShards, KeyShardsPerPartition, KeySorterMemoryMB,
-	KeyKeyIndexMemoryMB,
+	KeyKeyIndexMemoryMB, KeyBeforeField,
 }
 
 // WriteDefaults returns the default of every write key that has one. The merge-on-read
@@ -116,14 +116,16 @@ type WriteConfig struct {
 	ConfigProperties map[string]string `managed:"config_properties"`
 	// Mode is Append (default) or MergeOnRead.
 	Mode Mode `managed:"mode"`
-	// ChangeTypeColumn names the column with each row's change type. Merge-on-read.
+	// ChangeTypeColumn names the column with each row's change type (a dotted path
+	// names a field of a struct column). Merge-on-read.
 	ChangeTypeColumn string `managed:"change_type_column"`
 	// ChangeTypeMap maps ChangeTypeColumn values to INSERT, UPDATE_BEFORE, UPDATE_AFTER
 	// or DELETE. Merge-on-read; needs ChangeTypeColumn.
 	ChangeTypeMap map[string]string `managed:"change_type_map"`
 	// EqualityColumns identify a row (the key). Merge-on-read.
 	EqualityColumns []string `managed:"equality_columns"`
-	// SequenceNumberColumn names the INT64 column ordering a key's changes. Merge-on-read;
+	// SequenceNumberColumn names the INT64 column ordering a key's changes (a dotted
+	// path such as "source.lsn" names a field of a struct column). Merge-on-read;
 	// default DefaultSequenceNumberColumn.
 	SequenceNumberColumn string `managed:"sequence_number_column"`
 	// Upsert applies only after-images, as upserts. Merge-on-read.
@@ -177,8 +179,14 @@ type WriteConfig struct {
 	Keep []string `managed:"keep"`
 	// Drop lists fields dropped before writing. Exclusive with Keep and Only.
 	Drop []string `managed:"drop"`
-	// Only names the single record field to write. Exclusive with Keep and Drop.
+	// Only names the single record field to write. Exclusive with Keep and Drop. In
+	// merge-on-read mode it is the field holding each change's row image (a Debezium
+	// envelope's "after"); the control columns are read from the whole input row.
 	Only string `managed:"only"`
+	// BeforeField names the field holding a change envelope's before-image
+	// (Debezium's "before"): DELETE and UPDATE_BEFORE changes take their row from it,
+	// or from Only when it is null. Merge-on-read; needs Only.
+	BeforeField string `managed:"before_field"`
 	// MaximumTableCacheSize is the number of table metadata entries cached (>= 1).
 	MaximumTableCacheSize *int `managed:"maximum_table_cache_size"`
 	// TableCacheRefreshIntervalSeconds is how often cached metadata is refreshed (>= 1).
@@ -311,7 +319,9 @@ func (c WriteConfig) Validate() error {
 	}
 	checkColumns(&errs, KeyEqualityColumns, c.EqualityColumns)
 	for _, col := range c.EqualityColumns {
-		if c.Mode == MergeOnRead && (col == c.ChangeTypeColumn || col == seqCol) {
+		// With only, the control columns are fields of the envelope, not of the
+		// row image the equality columns name.
+		if c.Mode == MergeOnRead && c.Only == "" && (col == c.ChangeTypeColumn || col == seqCol) {
 			errs.Add(Errorf(KeyEqualityColumns, "column %q is a control column (change type or sequence number), stripped before writing", col))
 		}
 	}
@@ -322,6 +332,21 @@ func (c WriteConfig) Validate() error {
 	checkColumns(&errs, KeyKeep, c.Keep)
 	checkColumns(&errs, KeyDrop, c.Drop)
 	checkColumn(&errs, KeyOnly, c.Only)
+	checkColumn(&errs, KeyBeforeField, c.BeforeField)
+	for _, p := range []struct{ key, path string }{
+		{KeyChangeTypeColumn, c.ChangeTypeColumn}, {KeySequenceNumberColumn, c.SequenceNumberColumn},
+		{KeyOnly, c.Only}, {KeyBeforeField, c.BeforeField},
+	} {
+		checkPath(&errs, p.key, p.path)
+	}
+	if c.BeforeField != "" {
+		switch {
+		case c.Only == "":
+			errs.Add(Errorf(KeyBeforeField, "needs %s: it names the before-image of the envelope whose row image %s names", KeyOnly, KeyOnly))
+		case c.BeforeField == c.Only:
+			errs.Add(Errorf(KeyBeforeField, "is the same field as %s (%q)", KeyOnly, c.Only))
+		}
+	}
 	if c.Mode == MergeOnRead {
 		for _, col := range c.EqualityColumns {
 			if slices.Contains(c.Drop, col) {
@@ -329,6 +354,26 @@ func (c WriteConfig) Validate() error {
 			}
 			if len(c.Keep) > 0 && !slices.Contains(c.Keep, col) {
 				errs.Add(Errorf(KeyKeep, "does not keep equality column %q", col))
+			}
+		}
+		// The control columns are read from each input row before keep, drop or
+		// only apply, and are never written: naming one there does nothing.
+		controls := []string{seqCol}
+		if c.ChangeTypeColumn != "" {
+			controls = append(controls, c.ChangeTypeColumn)
+		}
+		for _, col := range controls {
+			switch {
+			case slices.Contains(c.Keep, col):
+				errs.Add(Errorf(KeyKeep, "lists control column %q: control columns are read from each row and never written", col))
+			case slices.Contains(c.Drop, col):
+				errs.Add(Errorf(KeyDrop, "lists control column %q: control columns are read from each row and never written", col))
+			case col == c.Only || col == c.BeforeField:
+				key := KeyOnly
+				if col == c.BeforeField {
+					key = KeyBeforeField
+				}
+				errs.Add(Errorf(key, "names control column %q, which holds no row image", col))
 			}
 		}
 	}

@@ -28,6 +28,18 @@ func TestParseWriteConfigAccepts(t *testing.T) {
 			return c.Mode == MergeOnRead && c.ChangeTypeMap["u"] == "UPDATE_AFTER" && *c.NumShards == 4 &&
 				*c.ShardsPerPartition == 2 && *c.SorterMemoryMB == 64 && *c.KeyIndexMemoryMB == 32 && c.Upsert && c.DeleteFormat == DeleteFormatDV
 		}},
+		{"debezium envelope", mor(
+			KeyOnly, "after", KeyBeforeField, "before", KeyChangeTypeColumn, "op",
+			KeyChangeTypeMap, map[string]any{"r": "INSERT", "c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE"},
+			KeySequenceNumberColumn, "source.lsn", KeyUpsert, true, KeyEqualityColumns, []any{"op"},
+		), func(c WriteConfig) bool {
+			// With only, equality columns name fields of the row image: "op" there is
+			// not the envelope's change type column.
+			return c.Only == "after" && c.BeforeField == "before" && c.SequenceNumberColumn == "source.lsn"
+		}},
+		{"merge-on-read drop", mor(KeyDrop, []any{"source", "ts_ms"}, KeySequenceNumberColumn, "source.lsn"), func(c WriteConfig) bool {
+			return len(c.Drop) == 2
+		}},
 		{"allowed lateness zero", with(baseWrite(), KeyAllowedLatenessSeconds, 0), func(c WriteConfig) bool {
 			return c.AllowedLatenessSeconds != nil && *c.AllowedLatenessSeconds == 0
 		}},
@@ -96,6 +108,14 @@ func TestParseWriteConfigRejects(t *testing.T) {
 		{"drop equality column", mor(KeyEqualityColumns, []any{"id"}, KeyDrop, []any{"id"}), "drops equality", []string{KeyDrop}},
 		{"keep misses equality column", mor(KeyEqualityColumns, []any{"id"}, KeyKeep, []any{"v"}), "does not keep", []string{KeyKeep}},
 		{"keep drop only", with(baseWrite(), KeyKeep, []any{"a"}, KeyOnly, "b"), "mutually exclusive", []string{KeyOnly}},
+		{"before field in append", with(baseWrite(), KeyOnly, "after", KeyBeforeField, "before"), "applies only", []string{KeyBeforeField}},
+		{"before field without only", mor(KeyBeforeField, "before"), "needs only", []string{KeyBeforeField}},
+		{"before field is only", mor(KeyOnly, "after", KeyBeforeField, "after"), "same field", []string{KeyBeforeField}},
+		{"empty path parts", mor(KeySequenceNumberColumn, "source..lsn", KeyChangeTypeColumn, ".op", KeyOnly, "after."),
+			"empty part", []string{KeyChangeTypeColumn, KeySequenceNumberColumn, KeyOnly}},
+		{"keep lists a control column", mor(KeyChangeTypeColumn, "op", KeyKeep, []any{"id", "op"}), "control column", []string{KeyKeep}},
+		{"drop lists a control column", mor(KeyDrop, []any{"_commit_snapshot_sequence_number"}), "control column", []string{KeyDrop}},
+		{"only names a control column", mor(KeyChangeTypeColumn, "op", KeyOnly, "op"), "control column", []string{KeyOnly}},
 		{"reserved snapshot property", with(baseWrite(), KeySnapshotProperties, map[string]any{"beam.cdc.sink-id": "x", "ok": "y"}), "reserved", []string{"snapshot_properties.beam.cdc.sink-id"}},
 		{"negative shards", mor(KeyNumShards, -1), "negative", []string{KeyNumShards}},
 		{"zero shards", mor(KeyNumShards, 0), "at least 1", []string{KeyNumShards}},

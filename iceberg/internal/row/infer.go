@@ -16,10 +16,13 @@ func (a *idAlloc) id() int { a.next++; return a.next }
 
 // InferSchema returns an Iceberg schema for creating a table that holds rows like r.
 // Column types come from r's Schema when known, else from the Go values (int32 int,
-// int64 long, ibg.Timestamp timestamptz, []byte binary, []any list of its first
-// non-null element's type, []MapEntry map, Row struct, ...). A null value of unknown
-// type is an error wrapping ErrUnsupportedType. All columns are optional; field IDs are
-// assigned 1..n depth-first (each column, then its nested fields).
+// int64 long, ibg.Timestamp timestamp, ibg.TimestampNano timestamp_ns, []byte binary,
+// []any list of its first non-null element's type, []MapEntry map, Row struct, ...:
+// the README's type inference table). ibg.Timestamp says nothing of a time zone, so
+// it is never timestamptz: a typed Schema, or an existing table's column, says so.
+// A null value of unknown type is an error wrapping ErrUnsupportedType. All columns
+// are optional; field IDs are assigned 1..n depth-first (each column, then its
+// nested fields).
 func InferSchema(r Row) (*ibg.Schema, error) {
 	a := &idAlloc{}
 	fields, err := inferRowFields(r, a, 0)
@@ -111,9 +114,9 @@ func inferValue(v any, a *idAlloc, depth int) (ibg.Type, error) {
 	case ibg.Time:
 		return ibg.PrimitiveTypes.Time, nil
 	case ibg.Timestamp:
-		return ibg.PrimitiveTypes.TimestampTz, nil
+		return ibg.PrimitiveTypes.Timestamp, nil
 	case ibg.TimestampNano:
-		return ibg.PrimitiveTypes.TimestampTzNs, nil
+		return ibg.PrimitiveTypes.TimestampNs, nil
 	case string:
 		return ibg.PrimitiveTypes.String, nil
 	case uuid.UUID:
@@ -160,7 +163,8 @@ func inferValue(v any, a *idAlloc, depth int) (ibg.Type, error) {
 
 // InferStructSchema returns an Iceberg schema for struct type t (see StructMapping for
 // column names). Pointer, slice and map fields are optional ([]byte too), others are
-// required; time.Time is timestamptz, int and int64 long, int8/int16/int32/uint8/uint16
+// required; time.Time (an instant) is timestamptz, ibg.Timestamp timestamp,
+// ibg.TimestampNano timestamp_ns, int and int64 long, int8/int16/int32/uint8/uint16
 // int, uint32 long, string string, uuid.UUID uuid, [N]byte fixed[N], ibg.Decimal
 // decimal(38, 18) unless the field has a `scale:"S"` tag (and `precision:"P"`), slices
 // lists, maps maps and nested structs structs. Field IDs are 1..n depth-first.
@@ -208,9 +212,9 @@ func inferGo(t reflect.Type, tag reflect.StructTag, a *idAlloc, depth int) (ibg.
 	case reflect.TypeOf(ibg.Time(0)):
 		return ibg.PrimitiveTypes.Time, true, nil
 	case reflect.TypeOf(ibg.Timestamp(0)):
-		return ibg.PrimitiveTypes.TimestampTz, true, nil
+		return ibg.PrimitiveTypes.Timestamp, true, nil
 	case reflect.TypeOf(ibg.TimestampNano(0)):
-		return ibg.PrimitiveTypes.TimestampTzNs, true, nil
+		return ibg.PrimitiveTypes.TimestampNs, true, nil
 	case reflect.TypeOf(ibg.Decimal{}):
 		p, s := 38, 18
 		if v, ok := tag.Lookup("precision"); ok {

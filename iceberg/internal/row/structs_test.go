@@ -303,7 +303,7 @@ func TestInferSchema(t *testing.T) {
 		{"typed row keeps types", Of(typed, allTypesValues(typed, 0)), "", nil},
 		{"untyped values", New([]string{"a", "b", "ts", "l", "m", "r"}, []any{int32(1), "x", ibg.Timestamp(1),
 			[]any{nil, int64(2)}, []MapEntry{{"k", 1.5}}, New([]string{"z"}, []any{true})}),
-			"table {\n\t1: a: optional int\n\t2: b: optional string\n\t3: ts: optional timestamptz\n\t4: l: optional list<long>\n\t6: m: optional map<string, double>\n\t9: r: optional struct<10: z: optional boolean>\n}", nil},
+			"table {\n\t1: a: optional int\n\t2: b: optional string\n\t3: ts: optional timestamp\n\t4: l: optional list<long>\n\t6: m: optional map<string, double>\n\t9: r: optional struct<10: z: optional boolean>\n}", nil},
 		{"null of unknown type", New([]string{"a"}, []any{nil}), "", ErrUnsupportedType},
 		{"not a row value", New([]string{"a"}, []any{7}), "", ErrTypeMismatch},
 	}
