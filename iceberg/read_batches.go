@@ -1,6 +1,7 @@
 package iceberg
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -84,13 +85,14 @@ func ReadBatches(s beam.Scope, cfg ReadConfig, opts ...ReadOption) beam.PCollect
 // it reports every problem found at construction at once.
 func TryReadBatches(s beam.Scope, cfg ReadConfig, opts ...ReadOption) (beam.PCollection, error) {
 	cfg = cfg.With(opts...)
+	var errs []error
 	if cfg.OutputType != nil {
-		return beam.PCollection{}, config.Errorf("output type",
-			"ReadBatches emits RecordBatch values; WithOutputType (%v) applies to Read only", cfg.OutputType)
+		errs = append(errs, config.Errorf("output type",
+			"ReadBatches emits RecordBatch values; WithOutputType (%v) applies to Read only", cfg.OutputType))
 	}
 	rs, err := resolveRead(cfg)
-	if err != nil {
-		return beam.PCollection{}, err
+	if err != nil || len(errs) > 0 {
+		return beam.PCollection{}, errors.Join(append(errs, err)...)
 	}
 	var batches beam.PCollection
 	if cfg.Streaming {
