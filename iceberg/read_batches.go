@@ -72,8 +72,9 @@ func decodeRecordBatch(data []byte) (RecordBatch, error) {
 // pipelines that process Arrow data. A batch holds rows of one data file; batches
 // come in no particular order.
 //
-// With streaming, ReadBatches is continuous as Read is (see Read): each batch holds
-// rows appended by one snapshot and is timestamped at its commit time. WithOutputType
+// With streaming, ReadBatches is continuous as Read is (see Read), with the same keys:
+// each batch holds rows of one data file of the start or of one append snapshot, and
+// is timestamped as those rows are by Read. WithOutputType
 // does not apply (ReadBatches always emits RecordBatch) and is a ConfigError.
 //
 // ReadBatches panics on any problem found at construction; TryReadBatches returns it.
