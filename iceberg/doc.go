@@ -15,6 +15,9 @@
 //		Filter: "state = 'NY' AND amount > 100", Keep: []string{"order_id", "amount"},
 //	})
 //
+// ReadBatches is the same read emitting Arrow record batches (RecordBatch) instead of
+// rows, for pipelines that process columns.
+//
 // ReadChanges reads a table's changelog: the rows each snapshot inserted, deleted or
 // updated, with _change_type, _commit_snapshot_id and _commit_snapshot_sequence_number.
 // Both reads can be continuous (streaming: true): they poll the table every

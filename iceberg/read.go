@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	ibg "github.com/apache/iceberg-go"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/read"
@@ -49,17 +50,42 @@ func Read(s beam.Scope, cfg ReadConfig, opts ...ReadOption) beam.PCollection {
 // a missing table or an unreachable catalog.
 func TryRead(s beam.Scope, cfg ReadConfig, opts ...ReadOption) (beam.PCollection, error) {
 	cfg = cfg.With(opts...)
-	if err := cfg.Validate(); err != nil {
+	rs, err := resolveRead(cfg)
+	if err != nil {
 		return beam.PCollection{}, err
+	}
+	if cfg.OutputType != nil {
+		if err := read.CheckOutputType(cfg.OutputType, rs.schema, rs.spec.Columns); err != nil {
+			return beam.PCollection{}, err
+		}
+	}
+	if !cfg.Streaming {
+		return read.Scan(s, rs.spec, cfg.OutputType), nil
+	}
+	return read.ScanStream(s, rs.appends, cfg.OutputType), nil
+}
+
+// resolvedRead is a read config checked against its table at construction.
+type resolvedRead struct {
+	schema  *ibg.Schema      // the table's current schema
+	spec    read.Spec        // the scan (the start of a continuous read)
+	appends read.AppendsSpec // a continuous read's range (only with Streaming)
+}
+
+// resolveRead validates cfg (with its options applied), loads the table and resolves
+// the scan: what Read and ReadBatches share.
+func resolveRead(cfg ReadConfig) (resolvedRead, error) {
+	if err := cfg.Validate(); err != nil {
+		return resolvedRead{}, err
 	}
 	ctx := context.Background()
 	tbl, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0)
 	if err != nil {
-		return beam.PCollection{}, fmt.Errorf("iceberg: read %s: %w", cfg.Table, err)
+		return resolvedRead{}, fmt.Errorf("iceberg: read %s: %w", cfg.Table, err)
 	}
 	asOf, err := cfg.AsOfMillis()
 	if err != nil {
-		return beam.PCollection{}, err
+		return resolvedRead{}, err
 	}
 	spec, err := read.Resolve(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, tbl, read.Options{
 		Filter:     cfg.Filter,
@@ -70,17 +96,13 @@ func TryRead(s beam.Scope, cfg ReadConfig, opts ...ReadOption) (beam.PCollection
 		Branch:     cfg.Branch,
 	})
 	if err != nil {
-		return beam.PCollection{}, err
+		return resolvedRead{}, err
 	}
-	if cfg.OutputType != nil {
-		if err := read.CheckOutputType(cfg.OutputType, tbl.Schema(), spec.Columns); err != nil {
-			return beam.PCollection{}, err
-		}
-	}
+	rs := resolvedRead{schema: tbl.Schema(), spec: spec}
 	if !cfg.Streaming {
-		return read.Scan(s, spec, cfg.OutputType), nil
+		return rs, nil
 	}
-	aspec, err := read.ResolveAppends(tbl, spec, read.StreamOptions{
+	rs.appends, err = read.ResolveAppends(tbl, spec, read.StreamOptions{
 		PollSeconds:   int(cfg.PollInterval() / time.Second),
 		FromSnapshot:  cfg.FromSnapshot,
 		ToSnapshot:    cfg.ToSnapshot,
@@ -89,9 +111,9 @@ func TryRead(s beam.Scope, cfg ReadConfig, opts ...ReadOption) (beam.PCollection
 		Latest:        cfg.Strategy() == StartLatest,
 	})
 	if err != nil {
-		return beam.PCollection{}, err
+		return resolvedRead{}, err
 	}
-	return read.ScanStream(s, aspec, cfg.OutputType), nil
+	return rs, nil
 }
 
 // must returns v, or panics with err: the panicking form of a Try function.

@@ -255,3 +255,11 @@ func ScanStream(s beam.Scope, spec AppendsSpec, outType reflect.Type) beam.PColl
 	tasks := beam.ParDo(s.Scope("Watch"), &watchAppendsFn{Spec: spec.Encode()}, beam.Impulse(s))
 	return readTasks(s, spec.Spec, tasks, outType)
 }
+
+// ScanStreamBatches is ScanStream emitting Batch values (see ScanBatches), each
+// timestamped like the rows it holds.
+func ScanStreamBatches(s beam.Scope, spec AppendsSpec) beam.PCollection {
+	s = s.Scope("iceberg.ReadBatches")
+	tasks := beam.ParDo(s.Scope("Watch"), &watchAppendsFn{Spec: spec.Encode()}, beam.Impulse(s))
+	return readBatches(s, spec.Spec, tasks)
+}

@@ -1,13 +1,12 @@
 package read
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	ibg "github.com/apache/iceberg-go"
+
+	"github.com/icebeam/icebeam/iceberg/internal/arrowipc"
 )
 
 // Batch is one Arrow record batch on its way from the read DoFn to the conversion to
@@ -20,15 +19,20 @@ type Batch struct {
 
 // encodeBatch serializes rec in Arrow IPC stream format.
 func encodeBatch(schemaJSON string, rec arrow.RecordBatch) (Batch, error) {
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
-	if err := w.Write(rec); err != nil {
-		return Batch{}, fmt.Errorf("encode record batch: %w", err)
+	data, err := arrowipc.Encode(rec)
+	if err != nil {
+		return Batch{}, err
 	}
-	if err := w.Close(); err != nil {
-		return Batch{}, fmt.Errorf("encode record batch: %w", err)
+	return Batch{Schema: schemaJSON, Data: data}, nil
+}
+
+// DecodeRecord returns the record batch of b; the caller owns it (Release it).
+func DecodeRecord(b Batch) (arrow.RecordBatch, error) {
+	rec, err := arrowipc.Decode(b.Data)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: read: %w", err)
 	}
-	return Batch{Schema: schemaJSON, Data: buf.Bytes()}, nil
+	return rec, nil
 }
 
 // batchDecoder decodes batches, caching the last Iceberg schema it parsed.
@@ -46,18 +50,9 @@ func (d *batchDecoder) decode(b Batch) (arrow.RecordBatch, *ibg.Schema, error) {
 		}
 		d.key, d.schema = b.Schema, &sc
 	}
-	r, err := ipc.NewReader(bytes.NewReader(b.Data), ipc.WithAllocator(memory.DefaultAllocator))
+	rec, err := DecodeRecord(b)
 	if err != nil {
-		return nil, nil, fmt.Errorf("iceberg: read: decode record batch: %w", err)
+		return nil, nil, err
 	}
-	defer r.Release()
-	if !r.Next() {
-		if err := r.Err(); err != nil {
-			return nil, nil, fmt.Errorf("iceberg: read: decode record batch: %w", err)
-		}
-		return nil, nil, fmt.Errorf("iceberg: read: decode record batch: empty stream")
-	}
-	rec := r.RecordBatch()
-	rec.Retain()
 	return rec, d.schema, nil
 }

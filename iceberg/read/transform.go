@@ -38,11 +38,26 @@ func Scan(s beam.Scope, spec Spec, outType reflect.Type) beam.PCollection {
 	return readTasks(s, spec, tasks, outType)
 }
 
+// ScanBatches is Scan emitting the Batch values the read DoFn produces (one per
+// non-empty record batch iceberg-go's ReadTasks yields, deletes and the residual
+// filter applied) instead of rows.
+func ScanBatches(s beam.Scope, spec Spec) beam.PCollection {
+	s = s.Scope("iceberg.ReadBatches")
+	tasks := beam.ParDo(s.Scope("Plan"), &planFn{Spec: spec.Encode()}, beam.Impulse(s))
+	return readBatches(s, spec, tasks)
+}
+
+// readBatches reshuffles planned tasks and reads them with the splittable read DoFn,
+// emitting Batch values.
+func readBatches(s beam.Scope, spec Spec, tasks beam.PCollection) beam.PCollection {
+	tasks = beam.Reshuffle(s, tasks)
+	return beam.ParDo(s.Scope("ReadTasks"), &readFn{Spec: spec.Encode()}, tasks)
+}
+
 // readTasks reshuffles planned tasks and reads them with the splittable read DoFn,
 // emitting row.Row values or values of outType.
 func readTasks(s beam.Scope, spec Spec, tasks beam.PCollection, outType reflect.Type) beam.PCollection {
-	tasks = beam.Reshuffle(s, tasks)
-	batches := beam.ParDo(s.Scope("ReadTasks"), &readFn{Spec: spec.Encode()}, tasks)
+	batches := readBatches(s, spec, tasks)
 	if outType == nil {
 		return beam.ParDo(s.Scope("ToRows"), &toRowsFn{}, batches)
 	}
