@@ -44,19 +44,19 @@ func ChangesKeys() []string { return config.ChangesKeys() }
 // (see ParseReadConfig).
 func ParseChangesConfig(m map[string]any) (ChangesConfig, error) {
 	c, err := config.ParseChangesConfig(m)
-	return ChangesConfig(c), err
+	return convert[ChangesConfig](c), err
 }
 
 // ParseChangesConfigJSON parses a JSON object of changelog keys (see ParseChangesConfig).
 func ParseChangesConfigJSON(b []byte) (ChangesConfig, error) {
 	c, err := config.ParseChangesConfigJSON(b)
-	return ChangesConfig(c), err
+	return convert[ChangesConfig](c), err
 }
 
 // ParseChangesConfigYAML parses a YAML mapping of changelog keys (see ParseChangesConfig).
 func ParseChangesConfigYAML(b []byte) (ChangesConfig, error) {
 	c, err := config.ParseChangesConfigYAML(b)
-	return ChangesConfig(c), err
+	return convert[ChangesConfig](c), err
 }
 
 // WithFromSnapshot sets from_snapshot: start after this snapshot (exclusive).
