@@ -2,7 +2,6 @@ package iceberg
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -169,7 +168,7 @@ func TryReadChanges(s beam.Scope, cfg ChangesConfig, opts ...ChangesOption) (bea
 	ctx := context.Background()
 	tbl, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0)
 	if err != nil {
-		return beam.PCollection{}, fmt.Errorf("iceberg: read changes %s: %w", cfg.Table, err)
+		return beam.PCollection{}, config.WrapOp("read changes", cfg.Table, err)
 	}
 	spec, err := read.ResolveChanges(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, tbl, read.ChangesOptions{
 		Filter:        cfg.Filter,

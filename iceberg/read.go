@@ -2,12 +2,12 @@ package iceberg
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/read"
 )
 
@@ -55,7 +55,7 @@ func TryRead(s beam.Scope, cfg ReadConfig, opts ...ReadOption) (beam.PCollection
 	ctx := context.Background()
 	tbl, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0)
 	if err != nil {
-		return beam.PCollection{}, fmt.Errorf("iceberg: read %s: %w", cfg.Table, err)
+		return beam.PCollection{}, config.WrapOp("read", cfg.Table, err)
 	}
 	asOf, err := cfg.AsOfMillis()
 	if err != nil {
