@@ -2,7 +2,6 @@ package iceberg
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -44,19 +43,19 @@ func ChangesKeys() []string { return config.ChangesKeys() }
 // (see ParseReadConfig).
 func ParseChangesConfig(m map[string]any) (ChangesConfig, error) {
 	c, err := config.ParseChangesConfig(m)
-	return ChangesConfig(c), err
+	return convert[ChangesConfig](c), err
 }
 
 // ParseChangesConfigJSON parses a JSON object of changelog keys (see ParseChangesConfig).
 func ParseChangesConfigJSON(b []byte) (ChangesConfig, error) {
 	c, err := config.ParseChangesConfigJSON(b)
-	return ChangesConfig(c), err
+	return convert[ChangesConfig](c), err
 }
 
 // ParseChangesConfigYAML parses a YAML mapping of changelog keys (see ParseChangesConfig).
 func ParseChangesConfigYAML(b []byte) (ChangesConfig, error) {
 	c, err := config.ParseChangesConfigYAML(b)
-	return ChangesConfig(c), err
+	return convert[ChangesConfig](c), err
 }
 
 // WithFromSnapshot sets from_snapshot: start after this snapshot (exclusive).
@@ -169,7 +168,7 @@ func TryReadChanges(s beam.Scope, cfg ChangesConfig, opts ...ChangesOption) (bea
 	ctx := context.Background()
 	tbl, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0)
 	if err != nil {
-		return beam.PCollection{}, fmt.Errorf("iceberg: read changes %s: %w", cfg.Table, err)
+		return beam.PCollection{}, config.WrapOp("read changes", cfg.Table, err)
 	}
 	spec, err := read.ResolveChanges(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, tbl, read.ChangesOptions{
 		Filter:        cfg.Filter,

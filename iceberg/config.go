@@ -70,19 +70,19 @@ const (
 // problem is reported at once.
 func ParseReadConfig(m map[string]any) (ReadConfig, error) {
 	c, err := config.ParseReadConfig(m)
-	return ReadConfig(c), err
+	return convert[ReadConfig](c), err
 }
 
 // ParseReadConfigJSON parses a JSON object of read keys (see ParseReadConfig).
 func ParseReadConfigJSON(b []byte) (ReadConfig, error) {
 	c, err := config.ParseReadConfigJSON(b)
-	return ReadConfig(c), err
+	return convert[ReadConfig](c), err
 }
 
 // ParseReadConfigYAML parses a YAML mapping of read keys (see ParseReadConfig).
 func ParseReadConfigYAML(b []byte) (ReadConfig, error) {
 	c, err := config.ParseReadConfigYAML(b)
-	return ReadConfig(c), err
+	return convert[ReadConfig](c), err
 }
 
 // ParseWriteConfig builds a WriteConfig from a managed-style map and validates it (see

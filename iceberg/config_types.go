@@ -11,9 +11,11 @@ import (
 )
 
 // The config types are defined here, field for field the same as the internal
-// config package's (the conversions below do not compile otherwise), so that go doc
-// shows their fields; their methods delegate to the internal types, which parse,
-// validate and redact.
+// config package's (for WriteConfig the conversion below does not compile otherwise;
+// the internal ReadConfig and ChangesConfig embed config.Range, whose fields stand in
+// line here, and TestPublicConfigsMatchInternal checks them), so that go doc shows
+// their fields; their methods delegate to the internal types, which parse, validate and
+// redact.
 
 // ReadConfig configures Read: one field per managed read key (tagged
 // `managed:"<key>"`), plus OutputType, which only WithOutputType sets. A zero field
@@ -227,9 +229,25 @@ type ChangesConfig struct {
 	PollIntervalSeconds *int `managed:"poll_interval_seconds"`
 }
 
-func (c ReadConfig) internal() config.ReadConfig       { return config.ReadConfig(c) }
+func (c ReadConfig) internal() config.ReadConfig       { return convert[config.ReadConfig](c) }
 func (c WriteConfig) internal() config.WriteConfig     { return config.WriteConfig(c) }
-func (c ChangesConfig) internal() config.ChangesConfig { return config.ChangesConfig(c) }
+func (c ChangesConfig) internal() config.ChangesConfig { return convert[config.ChangesConfig](c) }
+
+// convert copies the fields of src, a public or internal ReadConfig or ChangesConfig,
+// to the other type of the pair, by name. The internal types embed config.Range, which
+// the public types have in line (so a struct literal sets FromSnapshot directly); a Go
+// conversion does not compile across the embedding. TestPublicConfigsMatchInternal
+// checks that both types have the same fields in the same order.
+func convert[D, S any](src S) D {
+	var dst D
+	d, s := reflect.ValueOf(&dst).Elem(), reflect.ValueOf(src)
+	for _, f := range reflect.VisibleFields(s.Type()) {
+		if !f.Anonymous {
+			d.FieldByName(f.Name).Set(s.FieldByIndex(f.Index))
+		}
+	}
+	return dst
+}
 
 // With returns a copy of c with opts applied in order (nil options are skipped). It
 // does not validate: call Validate on the result.

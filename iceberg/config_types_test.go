@@ -11,20 +11,75 @@ import (
 )
 
 // TestPublicConfigsMatchInternal: the public config types have the internal types'
-// fields in the same order with the same managed tags (the conversions compile only
-// when names and types match; tags are checked here), so go doc shows what the
-// parser reads.
+// fields (those of an embedded config.Range in line) in the same order with the same
+// names, types and managed tags, so that go doc shows what the parser reads; converting
+// a config with every field set to the internal type and back loses nothing.
 func TestPublicConfigsMatchInternal(t *testing.T) {
 	for _, pair := range [][2]reflect.Type{
 		{reflect.TypeFor[ReadConfig](), reflect.TypeFor[config.ReadConfig]()},
 		{reflect.TypeFor[WriteConfig](), reflect.TypeFor[config.WriteConfig]()},
 		{reflect.TypeFor[ChangesConfig](), reflect.TypeFor[config.ChangesConfig]()},
 	} {
-		pub, in := pair[0], pair[1]
-		for i := range in.NumField() {
-			if pub.Field(i).Tag != in.Field(i).Tag {
-				t.Errorf("%s.%s tag %q, internal %q", pub.Name(), pub.Field(i).Name, pub.Field(i).Tag, in.Field(i).Tag)
+		pub, in := leafFields(pair[0]), leafFields(pair[1])
+		if len(pub) != len(in) {
+			t.Errorf("%s has %d fields, internal %d", pair[0].Name(), len(pub), len(in))
+		}
+		for i := range min(len(pub), len(in)) {
+			p, f := pub[i], in[i]
+			if p.Name != f.Name || p.Type != f.Type || p.Tag != f.Tag {
+				t.Errorf("%s field %d: %s %s %q, internal %s %s %q", pair[0].Name(), i, p.Name, p.Type, p.Tag, f.Name, f.Type, f.Tag)
 			}
+		}
+	}
+	var r ReadConfig
+	var c ChangesConfig
+	fillFields(t, reflect.ValueOf(&r).Elem())
+	fillFields(t, reflect.ValueOf(&c).Elem())
+	if back := convert[ReadConfig](r.internal()); !reflect.DeepEqual(back, r) {
+		t.Errorf("ReadConfig through the internal type = %+v, want %+v", back, r)
+	}
+	if back := convert[ChangesConfig](c.internal()); !reflect.DeepEqual(back, c) {
+		t.Errorf("ChangesConfig through the internal type = %+v, want %+v", back, c)
+	}
+	if ic := c.internal(); ic.FromSnapshot != c.FromSnapshot || ic.PollIntervalSeconds != c.PollIntervalSeconds {
+		t.Errorf("internal ChangesConfig range %+v, want the public fields", ic.Range)
+	}
+}
+
+// leafFields returns the fields of a struct type, those of embedded structs in their
+// place instead of the embedded field.
+func leafFields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.Anonymous {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fillFields sets every field of the struct v to a value that is not zero.
+func fillFields(t *testing.T, v reflect.Value) {
+	t.Helper()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(fmt.Sprintf("v%d", i))
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Pointer:
+			p := reflect.New(f.Type().Elem())
+			p.Elem().SetInt(int64(i + 1))
+			f.Set(p)
+		case reflect.Slice:
+			f.Set(reflect.ValueOf([]string{fmt.Sprintf("c%d", i)}))
+		case reflect.Map:
+			f.Set(reflect.ValueOf(map[string]string{"k": fmt.Sprintf("v%d", i)}))
+		case reflect.Interface: // OutputType
+			f.Set(reflect.ValueOf(reflect.TypeFor[struct{ A int }]()))
+		default:
+			t.Fatalf("field %s of kind %s: teach fillFields", v.Type().Field(i).Name, f.Kind())
 		}
 	}
 }

@@ -3,6 +3,10 @@ package iceberg
 import "github.com/icebeam/icebeam/iceberg/internal/config"
 
 // Sentinel errors. Every error icebeam returns wraps one of them; test with errors.Is.
+// Messages read "iceberg: <op> <table>: <cause>" (op: read, read changes, write, commit,
+// ...), the cause starting with the sentinel's text where one applies, e.g.
+// "iceberg: write db.t: invalid configuration: schema mismatch: ..."; a ConfigError
+// reads "iceberg: config key "<key>": <cause>".
 var (
 	// ErrInvalidConfig is wrapped by every configuration error (see ConfigError).
 	ErrInvalidConfig = config.ErrInvalidConfig

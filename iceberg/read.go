@@ -2,13 +2,13 @@ package iceberg
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	ibg "github.com/apache/iceberg-go"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/read"
 )
 
@@ -81,7 +81,7 @@ func resolveRead(cfg ReadConfig) (resolvedRead, error) {
 	ctx := context.Background()
 	tbl, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0)
 	if err != nil {
-		return resolvedRead{}, fmt.Errorf("iceberg: read %s: %w", cfg.Table, err)
+		return resolvedRead{}, config.WrapOp("read", cfg.Table, err)
 	}
 	asOf, err := cfg.AsOfMillis()
 	if err != nil {

@@ -93,14 +93,14 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	ctx := context.Background()
 	cat, err := catalogs.Get(ctx, cfg.CatalogName, cfg.CatalogProperties)
 	if err != nil {
-		return WriteResult{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
+		return WriteResult{}, config.WrapOp("write", cfg.Table, err)
 	}
 	if tpl.IsStatic() {
 		if err := checkExistingTable(ctx, cfg, spec, rows); err != nil {
 			return WriteResult{}, err
 		}
 	} else if _, err := cat.ListNamespaces(ctx, nil); err != nil {
-		return WriteResult{}, fmt.Errorf("iceberg: write %s: catalog unreachable: %w", cfg.Table, err)
+		return WriteResult{}, config.OpErrorf("write", cfg.Table, "catalog unreachable: %w", err)
 	}
 	return streamingWrite(s, cfg, spec.SinkID, rows, func(rows beam.PCollection) (beam.PCollection, beam.PCollection, error) {
 		return write.Append(s, spec, rows)
@@ -116,7 +116,7 @@ func newSpec(cfg WriteConfig) (write.Spec, error) {
 	}
 	spec, err := write.NewSpec(cfg.internal(), sinkID)
 	if err != nil {
-		return write.Spec{}, fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
+		return write.Spec{}, config.WrapOp("write", cfg.Table, err)
 	}
 	return spec, nil
 }
@@ -229,7 +229,7 @@ func checkExistingTable(ctx context.Context, cfg WriteConfig, spec write.Spec, r
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("iceberg: write %s: %w", cfg.Table, err)
+		return config.WrapOp("write", cfg.Table, err)
 	}
 	t := rows.Type().Type()
 	if t == reflect.TypeFor[row.Row]() {
@@ -237,10 +237,10 @@ func checkExistingTable(ctx context.Context, cfg WriteConfig, spec write.Spec, r
 	}
 	sc, err := write.StructSchema(spec, t)
 	if err != nil {
-		return fmt.Errorf("%w: iceberg: write %s: %w", ErrInvalidConfig, cfg.Table, err)
+		return config.OpErrorf("write", cfg.Table, "%w: %w", ErrInvalidConfig, err)
 	}
 	if err := write.CheckSchema(tbl.Schema(), sc); err != nil {
-		return fmt.Errorf("%w: iceberg: write %s: %w", ErrInvalidConfig, cfg.Table, err)
+		return config.OpErrorf("write", cfg.Table, "%w: %w", ErrInvalidConfig, err)
 	}
 	return nil
 }

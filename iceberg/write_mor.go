@@ -2,7 +2,6 @@ package iceberg
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -48,11 +47,11 @@ func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (
 			t = t.Elem()
 		}
 		if t.Kind() != reflect.Struct {
-			return WriteResult{}, fmt.Errorf("%w: iceberg: write %s: rows must be iceberg.Row or a struct, got %s",
-				ErrInvalidConfig, cfg.Table, rows.Type())
+			return WriteResult{}, config.OpErrorf("write", cfg.Table, "%w: rows must be iceberg.Row or a struct, got %s",
+				ErrInvalidConfig, rows.Type())
 		}
 		if rowSchema, err = row.InferStructSchema(t); err != nil {
-			return WriteResult{}, fmt.Errorf("%w: iceberg: write %s: %w", ErrInvalidConfig, cfg.Table, err)
+			return WriteResult{}, config.OpErrorf("write", cfg.Table, "%w: %w", ErrInvalidConfig, err)
 		}
 	}
 	if err := write.PrepareTable(context.Background(), &spec, rowSchema); err != nil {

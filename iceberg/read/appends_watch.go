@@ -13,6 +13,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 func init() {
@@ -174,7 +176,7 @@ func (o appendsOps) base(ctx context.Context, tbl *table.Table, we *snapshotWate
 			prev = chain[i-1]
 		case s.ParentSnapshotID != nil:
 			if prev = meta.SnapshotByID(*s.ParentSnapshotID); prev == nil && spec.FromSnapshotID != 0 {
-				return fmt.Errorf("iceberg: read %s: snapshot %d is no longer an ancestor of %d (expired?)", spec.Table, spec.FromSnapshotID, id)
+				return config.OpErrorf("read", spec.Table, "snapshot %d is no longer an ancestor of %d (expired?)", spec.FromSnapshotID, id)
 			}
 		}
 		at := we.stamp(s.TimestampMs)
@@ -197,12 +199,12 @@ func (o appendsOps) scan(ctx context.Context, tbl *table.Table, id int64, at mti
 	defer scan.Close()
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("iceberg: read %s: plan: %w", spec.Table, err)
+		return 0, config.OpErrorf("read", spec.Table, "plan: %w", err)
 	}
 	for _, t := range tasks {
 		task, err := newTask(tbl.Metadata(), tbl.MetadataLocation(), t)
 		if err != nil {
-			return 0, fmt.Errorf("iceberg: read %s: %w", spec.Table, err)
+			return 0, config.WrapOp("read", spec.Table, err)
 		}
 		o.emit(at, task)
 	}
@@ -232,7 +234,7 @@ func (o appendsOps) step(ctx context.Context, tbl *table.Table, prev, s *table.S
 	}
 	changes, err := o.fn.diff(ctx, tbl, prev, s)
 	if err != nil {
-		return fmt.Errorf("iceberg: read %s: plan snapshot %d: %w", spec.Table, s.SnapshotID, err)
+		return config.OpErrorf("read", spec.Table, "plan snapshot %d: %w", s.SnapshotID, err)
 	}
 	n := 0
 	for _, ct := range changes {

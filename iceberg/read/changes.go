@@ -111,7 +111,7 @@ func ResolveChanges(ctx context.Context, catalogName string, props map[string]st
 	sc := tbl.Schema()
 	for _, c := range []string{ChangeTypeColumn, CommitSnapshotIDColumn, CommitSequenceNumberColumn} {
 		if _, ok := sc.FindFieldByName(c); ok {
-			errs.Add(fmt.Errorf("iceberg: read changes %s: %w: the table has a column %q, which the changelog adds", ident, config.ErrUnsupported, c))
+			errs.Add(config.OpErrorf("read changes", ident, "%w: the table has a column %q, which the changelog adds", config.ErrUnsupported, c))
 		}
 	}
 
@@ -255,9 +255,9 @@ func checkRowLineage(meta table.Metadata, ident string, from, to int64) error {
 		}
 		for _, k := range []string{"added-delete-files", "removed-delete-files"} {
 			if v := s.Summary.Properties[k]; v != "" && v != "0" {
-				return fmt.Errorf("iceberg: read changes %s: %w: snapshot %d changes delete files (%s=%s); "+
+				return config.OpErrorf("read changes", ident, "%w: snapshot %d changes delete files (%s=%s); "+
 					"reading the rows that row-level deletes remove needs row lineage (format version 3), the table has version %d",
-					ident, config.ErrUnsupported, s.SnapshotID, k, v, meta.Version())
+					config.ErrUnsupported, s.SnapshotID, k, v, meta.Version())
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 // Kinds of ChangeTask.
@@ -71,7 +72,7 @@ func (fn *changesPlanFn) ProcessElement(ctx context.Context, _ []byte, emit func
 	}
 	tasks, err := planChanges(ctx, tbl, fn.spec)
 	if err != nil {
-		return fmt.Errorf("iceberg: read changes %s: plan: %w", fn.spec.Table, err)
+		return config.OpErrorf("read changes", fn.spec.Table, "plan: %w", err)
 	}
 	for _, t := range tasks {
 		emit(t)

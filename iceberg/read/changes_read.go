@@ -12,6 +12,8 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 // rowIDColumn is iceberg-go's row-lineage metadata column: first_row_id plus the row's
@@ -55,7 +57,7 @@ func (fn *changesReadFn) Setup() error {
 
 func (fn *changesReadFn) ProcessElement(ctx context.Context, ct ChangeTask, emit func(ChangeBatch)) error {
 	if err := fn.process(ctx, ct, emit); err != nil {
-		return fmt.Errorf("iceberg: read changes %s: snapshot %d: %w", fn.spec.Table, ct.SnapshotID, err)
+		return config.OpErrorf("read changes", fn.spec.Table, "snapshot %d: %w", ct.SnapshotID, err)
 	}
 	fn.filesRead.Inc(ctx, 1)
 	return nil

@@ -2,7 +2,6 @@ package read
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
@@ -10,6 +9,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 // watchChangesFn is the planning step of a continuous changelog read: an unbounded
@@ -35,7 +36,7 @@ func (fn *watchChangesFn) decode() error {
 		return err
 	}
 	if spec.Stream == nil {
-		return fmt.Errorf("iceberg: read changes %s: spec without stream settings", spec.Table)
+		return config.OpErrorf("read changes", spec.Table, "spec without stream settings")
 	}
 	fn.spec = spec
 	fn.setup(spec.Spec, *spec.Stream)
@@ -74,7 +75,7 @@ func (o changesOps) base(ctx context.Context, tbl *table.Table, we *snapshotWate
 	}
 	tasks, err := planChanges(ctx, tbl, spec)
 	if err != nil {
-		return fmt.Errorf("iceberg: read changes %s: plan: %w", spec.Table, err)
+		return config.OpErrorf("read changes", spec.Table, "plan: %w", err)
 	}
 	meta := tbl.Metadata()
 	var cur int64 // the snapshot whose tasks are being emitted
@@ -110,7 +111,7 @@ func (o changesOps) step(ctx context.Context, tbl *table.Table, prev, s *table.S
 	}
 	tasks, err := o.fn.diff(ctx, tbl, prev, s)
 	if err != nil {
-		return fmt.Errorf("iceberg: read changes %s: plan snapshot %d: %w", spec.Table, s.SnapshotID, err)
+		return config.OpErrorf("read changes", spec.Table, "plan snapshot %d: %w", s.SnapshotID, err)
 	}
 	for _, t := range tasks {
 		o.emit(at, t)

@@ -2,12 +2,12 @@ package read
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 // planFn plans the scan once at run time (after an Impulse) with the filter pushed
@@ -45,14 +45,14 @@ func (fn *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(Task))
 	defer scan.Close()
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
-		return fmt.Errorf("iceberg: read %s: plan: %w", fn.spec.Table, err)
+		return config.OpErrorf("read", fn.spec.Table, "plan: %w", err)
 	}
 	meta, loc := tbl.Metadata(), tbl.MetadataLocation()
 	var bytes int64
 	for _, t := range tasks {
 		task, err := newTask(meta, loc, t)
 		if err != nil {
-			return fmt.Errorf("iceberg: read %s: %w", fn.spec.Table, err)
+			return config.WrapOp("read", fn.spec.Table, err)
 		}
 		bytes += task.Size
 		emit(task)

@@ -3,7 +3,6 @@ package read
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -12,6 +11,7 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	_ "github.com/icebeam/icebeam/iceberg/internal/rowcoder" // Row's Beam coder
 )
@@ -78,10 +78,10 @@ func (fn *readBase) process(ctx context.Context, rt *sdf.LockRTracker, t Task, e
 	for i := rest.Start; rt.TryClaim(i); i++ {
 		ft, err := t.decode(tbl.Metadata(), i, i+1)
 		if err != nil {
-			return fmt.Errorf("iceberg: read %s: %w", fn.spec.Table, err)
+			return config.WrapOp("read", fn.spec.Table, err)
 		}
 		if err := fn.readUnit(ctx, scan, ft, func(rec arrow.RecordBatch) error { return each(tbl.Schema(), rec) }); err != nil {
-			return fmt.Errorf("iceberg: read %s: data file %s: %w", fn.spec.Table, t.Path, err)
+			return config.OpErrorf("read", fn.spec.Table, "data file %s: %w", t.Path, err)
 		}
 		fn.rowGroupsRead.Inc(ctx, 1)
 		fn.bytesRead.Inc(ctx, unitBytes(t, ft))
@@ -161,14 +161,14 @@ func (fn *readFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, t Ta
 		if !ok {
 			b, err := json.Marshal(sc)
 			if err != nil {
-				return fmt.Errorf("iceberg: read %s: encode schema: %w", fn.spec.Table, err)
+				return config.OpErrorf("read", fn.spec.Table, "encode schema: %w", err)
 			}
 			js = string(b)
 			fn.schemas[sc] = js
 		}
 		b, err := encodeBatch(js, rec)
 		if err != nil {
-			return fmt.Errorf("iceberg: read %s: %w", fn.spec.Table, err)
+			return config.WrapOp("read", fn.spec.Table, err)
 		}
 		emit(b)
 		fn.rowsEmitted.Inc(ctx, rec.NumRows())
@@ -229,7 +229,7 @@ func (fn *toStructsFn) ProcessElement(b Batch, emit func(beam.X)) error {
 	if fn.conv == nil || !fn.as.Equal(rec.Schema()) {
 		conv, err := row.NewStructReader(fn.Type.T, rec.Schema(), sc)
 		if err != nil {
-			return fmt.Errorf("iceberg: read: %w", err)
+			return config.WrapOp("read", "", err)
 		}
 		fn.conv, fn.as = conv, rec.Schema()
 	}

@@ -82,7 +82,7 @@ func (s Spec) FilterExpr(sc *ibg.Schema) (ibg.BooleanExpression, error) {
 	}
 	e, err := ParseFilter(s.Filter, sc)
 	if err != nil {
-		return nil, fmt.Errorf("iceberg: read %s: %w", s.Table, err)
+		return nil, config.WrapOp("read", s.Table, err)
 	}
 	return e, nil
 }
@@ -116,7 +116,7 @@ func (s Spec) NewScan(tbl *table.Table) (*table.Scan, error) {
 	if s.Branch != "" && s.SnapshotID == 0 && s.AsOfMs == 0 {
 		scan, err = scan.UseRef(s.Branch)
 		if err != nil {
-			return nil, fmt.Errorf("iceberg: read %s: branch %q: %w", s.Table, s.Branch, err)
+			return nil, config.OpErrorf("read", s.Table, "branch %q: %w", s.Branch, err)
 		}
 	}
 	return scan, nil

@@ -2,13 +2,13 @@ package read
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 // pinnedMax bounds the tables kept by pinned: a streaming read plans against a new
@@ -44,7 +44,7 @@ func loadAt(ctx context.Context, spec Spec, loc string) (*table.Table, error) {
 		fsF := func(ctx context.Context) (icebergio.IO, error) { return catalogs.FS(ctx, cur) }
 		tbl, err = table.NewFromLocation(ctx, ident, loc, fsF, nil)
 		if err != nil {
-			return nil, fmt.Errorf("iceberg: read %s: load metadata %s: %w", spec.Table, loc, err)
+			return nil, config.OpErrorf("read", spec.Table, "load metadata %s: %w", loc, err)
 		}
 	}
 	pinned.Lock()

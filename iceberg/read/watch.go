@@ -114,7 +114,7 @@ func (w *watchBase) process(ctx context.Context, we *snapshotWatermark, rt *sdf.
 	tbl, err := catalogs.LoadTable(ctx, w.spec.CatalogName, w.spec.Props(), w.spec.Table, 0)
 	if err != nil {
 		if errors.Is(err, config.ErrTableNotFound) {
-			return sdf.StopProcessing(), fmt.Errorf("iceberg: read %s: %w", w.spec.Table, err)
+			return sdf.StopProcessing(), config.WrapOp("read", w.spec.Table, err)
 		}
 		log.Warnf(ctx, "iceberg: read %s: poll failed, retrying in %ds: %v", w.spec.Table, w.stream.PollSeconds, err)
 		return resume, nil
@@ -127,8 +127,8 @@ func (w *watchBase) process(ctx context.Context, we *snapshotWatermark, rt *sdf.
 			return sdf.StopProcessing(), nil
 		}
 		if w.stream.BaseSnapshotID != 0 && meta.SnapshotByID(w.stream.BaseSnapshotID) == nil {
-			return sdf.StopProcessing(), fmt.Errorf("iceberg: read %s: the start snapshot %d is no longer in the table (expired?)",
-				w.spec.Table, w.stream.BaseSnapshotID)
+			return sdf.StopProcessing(), config.OpErrorf("read", w.spec.Table,
+				"the start snapshot %d is no longer in the table (expired?)", w.stream.BaseSnapshotID)
 		}
 		if err := ops.base(ctx, tbl, we); err != nil {
 			return sdf.StopProcessing(), err
@@ -142,7 +142,7 @@ func (w *watchBase) process(ctx context.Context, we *snapshotWatermark, rt *sdf.
 
 	prev, news, err := w.newSnapshots(meta, last)
 	if err != nil {
-		return sdf.StopProcessing(), fmt.Errorf("iceberg: read %s: %w", w.spec.Table, err)
+		return sdf.StopProcessing(), config.WrapOp("read", w.spec.Table, err)
 	}
 	ended := false
 	for _, s := range news {

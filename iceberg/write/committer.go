@@ -166,7 +166,7 @@ func Commit(ctx context.Context, cat table.CatalogIO, ident table.Identifier, re
 func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.Identifier, req CommitRequest) (CommitResult, error) {
 	name := strings.Join(ident, ".")
 	fail := func(err error) (CommitResult, error) {
-		return CommitResult{}, fmt.Errorf("iceberg: commit %s: %w", name, err)
+		return CommitResult{}, config.WrapOp("commit", name, err)
 	}
 	if req.SinkID == "" {
 		return fail(fmt.Errorf("%w: empty sink id", config.ErrInvalidConfig))
@@ -500,8 +500,8 @@ func filesNotInTable(ctx context.Context, tbl *table.Table, branch string, files
 func resultFromTable(tbl *table.Table, branch string, files []ibg.DataFile) (CommitResult, error) {
 	snap := tbl.Metadata().SnapshotByName(branch)
 	if snap == nil {
-		return CommitResult{}, fmt.Errorf("iceberg: commit %s: branch %s has no snapshot after commit",
-			strings.Join(tbl.Identifier(), "."), branch)
+		return CommitResult{}, config.OpErrorf("commit", strings.Join(tbl.Identifier(), "."),
+			"branch %s has no snapshot after commit", branch)
 	}
 	res := CommitResult{SnapshotID: snap.SnapshotID, SequenceNumber: snap.SequenceNumber,
 		FilesAdded: int64(len(files))}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -354,24 +355,34 @@ func TestCommitErrors(t *testing.T) {
 			t.Error(err)
 		}
 	}}
+	// Each error reads "iceberg: commit <table>: <cause>", the prefix once, the cause
+	// starting with the sentinel's text.
 	tests := []struct {
 		name    string
 		cat     catalog.Catalog
 		ident   table.Identifier
 		req     CommitRequest
 		wantErr error
+		wantMsg string // the start of the message
 	}{
-		{"empty sink id", cat, tbl.Identifier(), CommitRequest{DataFiles: files}, config.ErrInvalidConfig},
-		{"missing table", cat, table.Identifier{"db", "nope"}, CommitRequest{SinkID: "s", DataFiles: files}, config.ErrTableNotFound},
-		{"conflicts exhaust the bound", always, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: files}, config.ErrCommitConflict},
+		{"empty sink id", cat, tbl.Identifier(), CommitRequest{DataFiles: files}, config.ErrInvalidConfig,
+			"iceberg: commit db.t: invalid configuration: empty sink id"},
+		{"missing table", cat, table.Identifier{"db", "nope"}, CommitRequest{SinkID: "s", DataFiles: files}, config.ErrTableNotFound,
+			"iceberg: commit db.nope: table not found: "},
+		{"conflicts exhaust the bound", always, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: files}, config.ErrCommitConflict,
+			"iceberg: commit db.t: commit conflict: gave up after 5 attempts: "},
 		{"prepare error ends the commit", cat, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: files,
-			Prepare: func(context.Context, Attempt) (Prepared, error) { return Prepared{}, config.ErrUnsupported }}, config.ErrUnsupported},
+			Prepare: func(context.Context, Attempt) (Prepared, error) { return Prepared{}, config.ErrUnsupported }}, config.ErrUnsupported,
+			"iceberg: commit db.t: unsupported"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := fastCommitter.Commit(ctx, tc.cat, tc.ident, tc.req)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, tc.wantMsg) || strings.Count(msg, "iceberg: ") != 1 {
+				t.Errorf("err = %q, want it to start with %q and say \"iceberg: \" once", msg, tc.wantMsg)
 			}
 		})
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/iceberg-go/codec"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 // FileOptions tunes how WriteDataFiles writes Parquet files.
@@ -72,7 +74,7 @@ func NewFileWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts
 	if len(opts.WriteProperties) > 0 {
 		var err error
 		if target, err = withWriteProperties(tbl, opts.WriteProperties); err != nil {
-			return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
+			return nil, config.WrapOp("write", name, err)
 		}
 	}
 	wopts := []table.WriteRecordOption{table.WithRecordBatchBufferSize(writerBatchBuffer)}
@@ -94,7 +96,7 @@ func NewFileWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts
 		defer close(w.done)
 		for df, err := range table.WriteRecords(ctx, target, sc, recs, wopts...) {
 			if err != nil {
-				w.err = fmt.Errorf("iceberg: write %s: %w", name, err)
+				w.err = config.WrapOp("write", name, err)
 				return
 			}
 			w.files = append(w.files, df)
@@ -126,7 +128,7 @@ func (w *FileWriter) failure() error {
 	if w.err != nil {
 		return w.err
 	}
-	return fmt.Errorf("iceberg: write %s: file writer stopped early", w.name)
+	return config.OpErrorf("write", w.name, "file writer stopped early")
 }
 
 // Close ends the input, waits for the files and returns them.

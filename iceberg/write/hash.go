@@ -3,7 +3,6 @@ package write
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"iter"
 	"slices"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
@@ -48,8 +48,8 @@ func newPartitionKeyer(tbl *table.Table) (*partitionKeyer, error) {
 	for _, f := range spec.Fields() {
 		name, ok := sc.FindColumnName(f.SourceID())
 		if !ok {
-			return nil, fmt.Errorf("iceberg: write %s: partition field %s has no source column %d",
-				tbl.Identifier(), f.Name, f.SourceID())
+			return nil, config.OpErrorf("write", strings.Join(tbl.Identifier(), "."),
+				"partition field %s has no source column %d", f.Name, f.SourceID())
 		}
 		k.fields = append(k.fields, keyField{path: strings.Split(name, "."), tr: f.Transform})
 	}
@@ -344,7 +344,7 @@ func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets fu
 func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, packets iter.Seq[[]byte], dead func(DeadLetter)) ([]EncodedDataFile, error) {
 	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, dest, rt.refresh)
 	if err != nil {
-		return nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
+		return nil, config.WrapOp("write", dest, err)
 	}
 	buf, err := newFileBuffer(tbl, spec.fileOptions(rt))
 	if err != nil {
@@ -360,7 +360,7 @@ func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, pack
 	for p := range packets {
 		id, n := binary.Uvarint(p)
 		if n <= 0 {
-			return nil, fmt.Errorf("iceberg: write %s: corrupt packet", dest)
+			return nil, config.OpErrorf("write", dest, "corrupt packet")
 		}
 		rs, ok := schemas[int(id)]
 		if !ok {
@@ -384,7 +384,7 @@ func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, pack
 			return nil, writeErr
 		}
 		if err != nil {
-			return nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
+			return nil, config.WrapOp("write", dest, err)
 		}
 	}
 	files, err := buf.close(ctx)
@@ -401,13 +401,13 @@ func packetSchema(ctx context.Context, spec Spec, rt *runtime, dest string, tbl 
 	catalogs.Invalidate(spec.CatalogName, rt.catProps, dest)
 	t, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, dest, rt.refresh)
 	if err != nil {
-		return nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
+		return nil, config.WrapOp("write", dest, err)
 	}
 	*tbl = t
 	if sc, ok := t.Schemas()[id]; ok {
 		return sc, nil
 	}
-	return nil, fmt.Errorf("iceberg: write %s: table has no schema %d", dest, id)
+	return nil, config.OpErrorf("write", dest, "table has no schema %d", id)
 }
 
 func init() {

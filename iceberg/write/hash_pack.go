@@ -2,11 +2,11 @@ package write
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
@@ -94,7 +94,7 @@ func (f *hashRouteFn) startPacker(ctx context.Context) {
 func (f *hashRouteFn) packChunk(ctx context.Context, chunk []windowedRow) (out packed) {
 	defer func() {
 		if p := recover(); p != nil {
-			out.err = fmt.Errorf("iceberg: write %s: packing rows: %v", f.Spec.Table, p)
+			out.err = config.OpErrorf("write", f.Spec.Table, "packing rows: %v", p)
 		}
 	}()
 	for _, wr := range chunk {

@@ -3,7 +3,6 @@ package write
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 // RefreshToken keeps sinkID's exactly-once token alive on the main branch of ident:
@@ -75,7 +75,7 @@ func RefreshToken(ctx context.Context, cat catalog.Catalog, ident table.Identifi
 		return nil, nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("iceberg: heartbeat %s: %w", name, err)
+		return 0, config.WrapOp("heartbeat", name, err)
 	}
 	return id, nil
 }

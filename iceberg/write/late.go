@@ -11,6 +11,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 // Verdict is what LateGate.Check decides for a row.
@@ -95,11 +97,11 @@ func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, 
 	if !ok || suspect || time.Since(gt.read) > refresh {
 		tbl, err := cat.LoadTable(ctx, ident)
 		if err != nil {
-			return Pass, "", Token{}, fmt.Errorf("iceberg: write %s: %w", dest, err)
+			return Pass, "", Token{}, config.WrapOp("write", dest, err)
 		}
 		_, _, newest, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: g.SinkID, RunID: g.RunID})
 		if err != nil {
-			return Pass, "", Token{}, fmt.Errorf("iceberg: write %s: %w", dest, err)
+			return Pass, "", Token{}, config.WrapOp("write", dest, err)
 		}
 		gt = gateToken{found: found, tok: newest, read: time.Now(), newest: gt.newest}
 		if found {

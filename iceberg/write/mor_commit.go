@@ -2,7 +2,6 @@ package write
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -83,7 +82,7 @@ type ChangeWindow struct {
 func (c Committer) CommitChanges(ctx context.Context, cat table.CatalogIO, ident table.Identifier, w ChangeWindow) (CommitResult, error) {
 	for k := range w.SnapshotProps {
 		if strings.HasPrefix(k, SummaryReservedPrefix) {
-			return CommitResult{}, fmt.Errorf("iceberg: commit %s: %w", strings.Join(ident, "."),
+			return CommitResult{}, config.WrapOp("commit", strings.Join(ident, "."),
 				config.Errorf(config.KeySnapshotProperties+"."+k, "keys under %q are reserved for the sink", SummaryReservedPrefix))
 		}
 	}

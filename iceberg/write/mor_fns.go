@@ -90,14 +90,14 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 		}
 		cat, cerr := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
 		if cerr != nil {
-			return nil, fmt.Errorf("iceberg: write %s: %w", name, cerr)
+			return nil, config.WrapOp("write", name, cerr)
 		}
 		_, created, eerr := EnsureTable(ctx, cat, ident, sc, f.rt.create)
 		if eerr != nil {
 			if errors.Is(eerr, config.ErrInvalidConfig) {
 				return eerr, nil
 			}
-			return nil, eerr
+			return nil, config.WrapOp("write", name, eerr)
 		}
 		if created {
 			log.Infof(ctx, "iceberg: write %s: created table", name)
@@ -106,14 +106,14 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 		tbl, err = catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
+		return nil, config.WrapOp("write", name, err)
 	}
 	if f.parser, err = f.Spec.parser(f.rt, tbl.Schema()); err != nil {
-		return nil, err
+		return nil, config.WrapOp("write", name, err)
 	}
 	if f.sharder, err = cdc.NewSharder(tbl, f.Spec.EqualityColumns, f.Spec.NumShards, f.Spec.ShardsPerPartition); err != nil {
 		f.parser = nil
-		return nil, fmt.Errorf("iceberg: write %s: %w", name, err)
+		return nil, config.WrapOp("write", name, err)
 	}
 	f.tbl = tbl
 	return nil, nil
@@ -256,7 +256,7 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 	name := f.Spec.Table
 	win := WindowEnd(w)
 	fail := func(err error) error {
-		return fmt.Errorf("iceberg: write %s: shard %d of the window ending %d: %w", name, shard, win, err)
+		return config.OpErrorf("write", name, "shard %d of the window ending %d: %w", shard, win, err)
 	}
 	out := ShardResult{MinSeq: math.MaxInt64, BaseSeq: noSeq}
 	var files []EncodedDataFile
@@ -604,7 +604,7 @@ func (f *changeShardFn) collapse(ctx context.Context, parser *cdc.Parser, sorter
 
 // commit commits one pane: the shard results of one window (or one late pane).
 func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
-	fail := func(err error) error { return fmt.Errorf("iceberg: commit %s: %w", dest, err) }
+	fail := func(err error) error { return config.WrapOp("commit", dest, err) }
 	ident, err := catalogs.ParseIdent(dest)
 	if err != nil {
 		return fail(err)

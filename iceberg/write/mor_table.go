@@ -33,7 +33,7 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error 
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error { return fmt.Errorf("iceberg: write %s: %w", spec.Table, err) }
+	fail := func(err error) error { return config.WrapOp("write", spec.Table, err) }
 	ident, err := catalogs.ParseIdent(spec.Table)
 	if err != nil {
 		return fail(err)
@@ -77,7 +77,7 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error 
 			return fail(err)
 		}
 		if tbl, _, err = EnsureTable(ctx, cat, ident, sc, rt.create); err != nil {
-			return err
+			return fail(err)
 		}
 		catalogs.Invalidate(spec.CatalogName, rt.catProps, spec.Table)
 	case err != nil:
@@ -99,7 +99,7 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error 
 		rt.changes.EqualityColumns = spec.EqualityColumns
 	}
 	if _, err := spec.parser(rt, tbl.Schema()); err != nil {
-		return err
+		return fail(err)
 	}
 	if _, err := cdc.ResolveFormat(tbl, config.DeleteFormat(spec.DeleteFormat), spec.EqualityColumns); err != nil {
 		return fail(err)

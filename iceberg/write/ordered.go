@@ -221,7 +221,7 @@ func Fire(sp state.Provider, bag state.Bag[Pane], handled state.Value[int64], ts
 	if err != nil || ok {
 		return err
 	}
-	return fmt.Errorf("%w: iceberg: commit: the rows of the window ending %s were held for their commit but are gone from the commit step's state, and the table has no commit of that window; failing instead of skipping it (a runner lost the state of a stateful DoFn: prism 2.77 does when it splits a bundle of one)",
+	return fmt.Errorf("%w: the rows of the window ending %s were held for their commit but are gone from the commit step's state, and the table has no commit of that window; failing instead of skipping it (a runner lost the state of a stateful DoFn: prism 2.77 does when it splits a bundle of one)",
 		ErrStateLost, time.UnixMilli(ts.Milliseconds()+1).UTC().Format(time.RFC3339Nano))
 }
 
@@ -267,8 +267,8 @@ func CheckWindows(table string, col beam.PCollection) error {
 	case window.GlobalWindows, window.FixedWindows:
 		return nil
 	default:
-		return fmt.Errorf("%w: iceberg: write %s: rows must be in the global window or in fixed windows, not %s (set %s, or window the rows with window.NewFixedWindows)",
-			config.ErrInvalidConfig, table, col.WindowingStrategy(), config.KeyTriggeringFrequencySeconds)
+		return config.OpErrorf("write", table, "%w: rows must be in the global window or in fixed windows, not %s (set %s, or window the rows with window.NewFixedWindows)",
+			config.ErrInvalidConfig, col.WindowingStrategy(), config.KeyTriggeringFrequencySeconds)
 	}
 }
 

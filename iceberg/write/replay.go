@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
@@ -82,10 +83,10 @@ func (x *ReplayIndex) Seen(ctx context.Context, cat catalog.Catalog, ident table
 	if w == nil {
 		tbl, err := cat.LoadTable(ctx, ident)
 		if err != nil {
-			return false, fmt.Errorf("iceberg: write %s: %w", name, err)
+			return false, config.WrapOp("write", name, err)
 		}
 		if w, err = x.load(ctx, tbl, windowEndMs); err != nil {
-			return false, fmt.Errorf("iceberg: write %s: rows committed to the window ending %d by earlier runs of sink %s: %w", name, windowEndMs, x.SinkID, err)
+			return false, config.OpErrorf("write", name, "rows committed to the window ending %d by earlier runs of sink %s: %w", windowEndMs, x.SinkID, err)
 		}
 		if x.windows == nil {
 			x.windows = map[replayKey]*replayWindow{}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -199,7 +198,7 @@ func (s Spec) runtime() (*runtime, error) {
 			continue
 		}
 		if err := json.Unmarshal([]byte(p.src), p.dst); err != nil {
-			return nil, fmt.Errorf("iceberg: write %s: bad serialized properties: %w", s.Table, err)
+			return nil, config.OpErrorf("write", s.Table, "bad serialized properties: %w", err)
 		}
 	}
 	if rt.create.PartitionFields, err = config.ParsePartitionFields(s.PartitionFields); err != nil {
@@ -215,7 +214,7 @@ func (s Spec) runtime() (*runtime, error) {
 	var changeMap map[string]string
 	if s.ChangeTypeMap != "" {
 		if err := json.Unmarshal([]byte(s.ChangeTypeMap), &changeMap); err != nil {
-			return nil, fmt.Errorf("iceberg: write %s: bad serialized change_type_map: %w", s.Table, err)
+			return nil, config.OpErrorf("write", s.Table, "bad serialized change_type_map: %w", err)
 		}
 	}
 	rt.changes = config.WriteConfig{Table: s.Table, Mode: config.MergeOnRead, ChangeTypeColumn: s.ChangeTypeColumn,

@@ -1,7 +1,6 @@
 package write
 
 import (
-	"fmt"
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -44,11 +43,11 @@ func ToRows(s beam.Scope, table string, col beam.PCollection) (rows, dead beam.P
 		st = st.Elem()
 	}
 	if st.Kind() != reflect.Struct || typex.IsKV(col.Type()) {
-		return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: rows must be iceberg.Row or a struct, got %s",
-			config.ErrInvalidConfig, table, col.Type())
+		return beam.PCollection{}, beam.PCollection{}, config.OpErrorf("write", table,
+			"%w: rows must be iceberg.Row or a struct, got %s", config.ErrInvalidConfig, col.Type())
 	}
 	if _, err := row.InferStructSchema(t); err != nil {
-		return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: %w", config.ErrInvalidConfig, table, err)
+		return beam.PCollection{}, beam.PCollection{}, config.OpErrorf("write", table, "%w: %w", config.ErrInvalidConfig, err)
 	}
 	outs, err := beam.TryParDo(s.Scope("ToRow"), &structToRowFn{Table: table}, col)
 	if err != nil {
@@ -71,7 +70,7 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 	}
 	if t := rows.Type().Type(); t != rowType {
 		if _, err := StructSchema(spec, t); err != nil {
-			return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("%w: iceberg: write %s: %w", config.ErrInvalidConfig, spec.Table, err)
+			return beam.PCollection{}, beam.PCollection{}, config.OpErrorf("write", spec.Table, "%w: %w", config.ErrInvalidConfig, err)
 		}
 	}
 	if err := CheckWindows(spec.Table, rows); err != nil {

@@ -129,7 +129,7 @@ func (rr *router) table(ctx context.Context, dest string, r row.Row) (dt *destTa
 	tbl, err := catalogs.LoadTable(ctx, rr.spec.CatalogName, rr.rt.catProps, dest, rr.rt.refresh)
 	if err != nil {
 		if !errors.Is(err, config.ErrTableNotFound) {
-			return nil, nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
+			return nil, nil, config.WrapOp("write", dest, err)
 		}
 		sc, ierr := row.InferSchema(r)
 		if ierr != nil {
@@ -137,21 +137,21 @@ func (rr *router) table(ctx context.Context, dest string, r row.Row) (dt *destTa
 		}
 		cat, err := rr.spec.catalog(ctx, rr.rt)
 		if err != nil {
-			return nil, nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
+			return nil, nil, config.WrapOp("write", dest, err)
 		}
 		_, created, err := EnsureTable(ctx, cat, ident, sc, rr.rt.create)
 		if err != nil {
 			if errors.Is(err, config.ErrInvalidConfig) {
 				return nil, err, nil
 			}
-			return nil, nil, err
+			return nil, nil, config.WrapOp("write", dest, err)
 		}
 		if created {
 			log.Infof(ctx, "iceberg: write %s: created table", dest)
 		}
 		catalogs.Invalidate(rr.spec.CatalogName, rr.rt.catProps, dest)
 		if tbl, err = catalogs.LoadTable(ctx, rr.spec.CatalogName, rr.rt.catProps, dest, rr.rt.refresh); err != nil {
-			return nil, nil, fmt.Errorf("iceberg: write %s: %w", dest, err)
+			return nil, nil, config.WrapOp("write", dest, err)
 		}
 	}
 	dt = &destTable{name: dest, tbl: tbl}
@@ -174,7 +174,7 @@ type fileBuffer struct {
 func newFileBuffer(tbl *table.Table, opts FileOptions) (*fileBuffer, error) {
 	bb, err := row.NewBatchBuilder(tbl.Schema(), memory.DefaultAllocator)
 	if err != nil {
-		return nil, fmt.Errorf("iceberg: write %s: %w", tbl.Identifier(), err)
+		return nil, config.WrapOp("write", strings.Join(tbl.Identifier(), "."), err)
 	}
 	target := opts.TargetFileSizeBytes
 	if target <= 0 {
@@ -224,7 +224,7 @@ func (b *fileBuffer) flush(ctx context.Context) error {
 	}
 	enc, err := EncodeDataFiles(b.tbl.Metadata(), files)
 	if err != nil {
-		return fmt.Errorf("iceberg: write %s: %w", b.tbl.Identifier(), err)
+		return config.WrapOp("write", strings.Join(b.tbl.Identifier(), "."), err)
 	}
 	b.files = append(b.files, enc...)
 	return nil
@@ -385,7 +385,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp tim
 }
 
 func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(SnapshotInfo)) error {
-	return Fire(sp, f.Pending, f.Handled, ts, func(p Pane) error { return f.commit(ctx, dest, p, emit) },
+	return config.WrapOp("commit", dest, Fire(sp, f.Pending, f.Handled, ts, func(p Pane) error { return f.commit(ctx, dest, p, emit) },
 		func(end int64) (bool, error) {
 			ident, err := parseIdent(dest)
 			if err != nil {
@@ -396,7 +396,7 @@ func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Prov
 				return false, err
 			}
 			return Committed(ctx, cat, ident, f.Spec.SinkID, end)
-		})
+		}))
 }
 
 func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
@@ -413,15 +413,15 @@ func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(Sn
 	}
 	cat, err := f.Spec.catalog(ctx, f.rt)
 	if err != nil {
-		return fmt.Errorf("iceberg: commit %s: %w", dest, err)
+		return config.WrapOp("commit", dest, err)
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
-		return fmt.Errorf("iceberg: commit %s: %w", dest, err)
+		return config.WrapOp("commit", dest, err)
 	}
 	files, err := DecodeDataFiles(tbl.Metadata(), enc)
 	if err != nil {
-		return fmt.Errorf("iceberg: commit %s: %w", dest, err)
+		return config.WrapOp("commit", dest, err)
 	}
 	res, err := Commit(ctx, cat, ident, CommitRequest{
 		SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),

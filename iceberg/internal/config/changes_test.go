@@ -65,8 +65,10 @@ func TestChangesConfigErrors(t *testing.T) {
 		})
 	}
 	from, to := int64(5), int64(4)
-	err := ChangesConfig{Table: "db.t", CatalogName: "c", CatalogProperties: map[string]string{"type": "sql"},
-		FromTimestamp: &from, ToTimestamp: &to, StartingStrategy: StartLatest, Keep: []string{"a"}, Drop: []string{"b"}}.Validate()
+	err := ChangesConfig{
+		Source: Source{Table: "db.t", CatalogName: "c", CatalogProperties: map[string]string{"type": "sql"}, Keep: []string{"a"}, Drop: []string{"b"}},
+		Range:  Range{FromTimestamp: &from, ToTimestamp: &to, StartingStrategy: StartLatest},
+	}.Validate()
 	for _, k := range []string{KeyFromTimestamp, KeyStartingStrategy, KeyDrop} {
 		if !hasKey(err, k) {
 			t.Errorf("%v: no error for %q", err, k)
@@ -138,7 +140,7 @@ func TestChangesConfigStreaming(t *testing.T) {
 		}
 	}
 	secs := 7
-	c := ChangesConfig{PollIntervalSeconds: &secs}
+	c := ChangesConfig{Range: Range{PollIntervalSeconds: &secs}}
 	if c.PollInterval() != 7*time.Second || (ChangesConfig{}).PollInterval() != DefaultPollIntervalSeconds*time.Second {
 		t.Errorf("PollInterval() = %v, default %v", c.PollInterval(), ChangesConfig{}.PollInterval())
 	}

@@ -14,38 +14,32 @@ import (
 // ParseReadConfigJSON parses a JSON object of managed keys (see ParseReadConfig). Numbers
 // keep their full precision, so 64-bit snapshot ids survive.
 func ParseReadConfigJSON(b []byte) (ReadConfig, error) {
-	m, err := decodeJSON(b)
-	if err != nil {
-		return ReadConfig{}, err
-	}
-	return ParseReadConfig(m)
+	return parseDoc(b, decodeJSON, ParseReadConfig)
 }
 
 // ParseReadConfigYAML parses a YAML mapping of managed keys (see ParseReadConfig).
 func ParseReadConfigYAML(b []byte) (ReadConfig, error) {
-	m, err := decodeYAML(b)
-	if err != nil {
-		return ReadConfig{}, err
-	}
-	return ParseReadConfig(m)
+	return parseDoc(b, decodeYAML, ParseReadConfig)
 }
 
 // ParseWriteConfigJSON parses a JSON object of managed keys (see ParseWriteConfig).
 func ParseWriteConfigJSON(b []byte) (WriteConfig, error) {
-	m, err := decodeJSON(b)
-	if err != nil {
-		return WriteConfig{}, err
-	}
-	return ParseWriteConfig(m)
+	return parseDoc(b, decodeJSON, ParseWriteConfig)
 }
 
 // ParseWriteConfigYAML parses a YAML mapping of managed keys (see ParseWriteConfig).
 func ParseWriteConfigYAML(b []byte) (WriteConfig, error) {
-	m, err := decodeYAML(b)
+	return parseDoc(b, decodeYAML, ParseWriteConfig)
+}
+
+// parseDoc decodes a JSON or YAML document b to a map with decode and parses the map.
+func parseDoc[C any](b []byte, decode func([]byte) (map[string]any, error), parse func(map[string]any) (C, error)) (C, error) {
+	m, err := decode(b)
 	if err != nil {
-		return WriteConfig{}, err
+		var zero C
+		return zero, err
 	}
-	return ParseWriteConfig(m)
+	return parse(m)
 }
 
 // errSyntax describes a document that is not a mapping of keys; it wraps ErrInvalidConfig.

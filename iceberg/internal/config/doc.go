@@ -1,7 +1,10 @@
 // Package config holds the configuration types shared by the read, write and cdc
-// packages: ReadConfig, WriteConfig, the managed-style key constants, their parsing from
-// map[string]any (and JSON or YAML), their inverse Map, validation, partition and sort
-// term parsing, and the sentinel errors. Package iceberg re-exports them with aliases.
+// packages: ReadConfig, WriteConfig, ChangesConfig, the managed-style key constants, their
+// parsing from map[string]any (and JSON or YAML), their inverse Map, validation,
+// partition and sort term parsing, and the sentinel errors. ReadConfig and ChangesConfig
+// embed the keys they share: Source (table, catalog, filter, columns) and Range (the
+// snapshot range of a changelog or continuous read). Package iceberg defines the public
+// config types with the same fields, those of Source and Range in line, and converts.
 //
 // Each managed field of a config struct carries its key in a `managed:"<key>"` tag; the
 // tags are the single source of truth for the parser and for Map. A zero field means "not

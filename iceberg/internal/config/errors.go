@@ -27,7 +27,10 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string {
-	return fmt.Sprintf("iceberg: config key %q: %v", e.Key, e.Err)
+	if e.Err == nil {
+		return fmt.Sprintf("iceberg: config key %q: %v", e.Key, e.Err)
+	}
+	return fmt.Sprintf("iceberg: config key %q: %s", e.Key, unprefixed(e.Err.Error()))
 }
 
 // Unwrap returns both the cause and ErrInvalidConfig, so errors.Is works for either.
@@ -36,6 +39,48 @@ func (e *ConfigError) Unwrap() []error {
 		return []error{ErrInvalidConfig}
 	}
 	return []error{e.Err, ErrInvalidConfig}
+}
+
+// OpError is an error of one operation on one table as users read it:
+// "iceberg: <op> <table>: <cause>", op being read, read changes, write, commit and the
+// like. It wraps its cause, and through it the sentinel (errors.Is). The "iceberg: "
+// with which the messages of wrapped errors start is left out, and so is a repeat of
+// the same op and table, so that the prefix stands once, in front.
+type OpError struct {
+	Op    string // "write"
+	Table string // "db.t"; empty when the operation has none
+	Err   error  // the cause
+}
+
+func (e *OpError) Error() string {
+	head := "iceberg: " + e.Op
+	if e.Table != "" {
+		head += " " + e.Table
+	}
+	return head + ": " + unprefixed(strings.TrimPrefix(e.Err.Error(), head+": "))
+}
+
+func (e *OpError) Unwrap() error { return e.Err }
+
+// WrapOp returns err as the error of op on table (see OpError): nil when err is nil,
+// err itself when it already is an *OpError of op on table.
+func WrapOp(op, table string, err error) error {
+	if oe, ok := err.(*OpError); err == nil || ok && oe.Op == op && oe.Table == table {
+		return err
+	}
+	return &OpError{Op: op, Table: table, Err: err}
+}
+
+// OpErrorf returns the error of op on table whose cause is fmt.Errorf(format, args...),
+// e.g. OpErrorf("write", t, "%w: rows must be a struct", ErrInvalidConfig).
+func OpErrorf(op, table, format string, args ...any) error {
+	return &OpError{Op: op, Table: table, Err: fmt.Errorf(format, args...)}
+}
+
+// unprefixed returns the message of a wrapped error without the "iceberg: " of the
+// errors in it, which the outer error's own prefix replaces.
+func unprefixed(msg string) string {
+	return strings.ReplaceAll(strings.TrimPrefix(msg, "iceberg: "), ": iceberg: ", ": ")
 }
 
 // Errorf builds a ConfigError for key.

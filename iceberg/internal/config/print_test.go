@@ -66,12 +66,12 @@ func TestConfigsPrintRedacted(t *testing.T) {
 	secrets = append(secrets, "SeCrEt-hadoop")
 	n := 7
 	id := int64(42)
-	read := ReadConfig{Table: "shop.orders", CatalogName: "lake", CatalogProperties: props, ConfigProperties: hadoop,
-		Filter: "password = 'not a secret'", SnapshotID: &id}
+	source := Source{Table: "shop.orders", CatalogName: "lake", CatalogProperties: props, ConfigProperties: hadoop}
+	read := ReadConfig{Source: source, SnapshotID: &id}
+	read.Filter = "password = 'not a secret'"
 	write := WriteConfig{Table: "shop.orders", CatalogName: "lake", CatalogProperties: props, ConfigProperties: hadoop,
 		Mode: MergeOnRead, EqualityColumns: []string{"id"}, NumShards: &n, SinkID: "orders-cdc"}
-	changes := ChangesConfig{Table: "shop.orders", CatalogName: "lake", CatalogProperties: props, ConfigProperties: hadoop,
-		FromSnapshot: &id}
+	changes := ChangesConfig{Source: source, Range: Range{FromSnapshot: &id}}
 	for name, out := range map[string]map[string]string{
 		"read": printings(read), "write": printings(write), "changes": printings(changes),
 	} {

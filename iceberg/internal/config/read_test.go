@@ -159,7 +159,7 @@ func TestParseReadConfigRejects(t *testing.T) {
 }
 
 func TestReadValidateTyped(t *testing.T) {
-	base := ReadConfig{Table: "t", CatalogName: "c", CatalogProperties: map[string]string{"type": "sql"}}
+	base := ReadConfig{Source: Source{Table: "t", CatalogName: "c", CatalogProperties: map[string]string{"type": "sql"}}}
 	if err := base.Validate(); err != nil {
 		t.Fatalf("valid config: %v", err)
 	}

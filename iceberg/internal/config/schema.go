@@ -31,12 +31,13 @@ const (
 // field is one managed key of a config struct.
 type field struct {
 	key   string
-	index int
+	index []int // for reflect.Value.FieldByIndex: a field of an embedded struct (Range) has two
 	kind  fieldKind
 }
 
-// schema describes the managed fields of ReadConfig or WriteConfig, derived from the
-// struct tags so that the tags are the single source of truth for key names.
+// schema describes the managed fields of ReadConfig, WriteConfig or ChangesConfig,
+// derived from the struct tags so that the tags are the single source of truth for key
+// names. The fields of an embedded struct (Range) count as the config's own, in place.
 type schema struct {
 	name   string // "read" or "write"
 	keys   []string
@@ -57,8 +58,10 @@ var (
 
 func buildSchema(name string, t reflect.Type) schema {
 	s := schema{name: name, fields: map[string]field{}}
-	for i := range t.NumField() {
-		f := t.Field(i)
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			continue // its fields follow
+		}
 		key := f.Tag.Get(tagName)
 		if key == "" || key == "-" {
 			continue
@@ -86,9 +89,22 @@ func buildSchema(name string, t reflect.Type) schema {
 			panic(fmt.Sprintf("config: key %q tagged twice in %s", key, t.Name()))
 		}
 		s.keys = append(s.keys, key)
-		s.fields[key] = field{key: key, index: i, kind: k}
+		s.fields[key] = field{key: key, index: f.Index, kind: k}
 	}
 	return s
+}
+
+// parse decodes m into a C with s (other is the other transform's schema, for hints)
+// and validates the result; every problem is reported at once. It is the body of every
+// ParseXConfig.
+func parse[C interface{ Validate() error }](s schema, m map[string]any, other schema) (C, error) {
+	var c C
+	errs := s.decode(m, reflect.ValueOf(&c), other)
+	if err := merge(errs, c.Validate()).Err(); err != nil {
+		var zero C
+		return zero, err
+	}
+	return c, nil
 }
 
 // decode sets the fields of dst (a pointer to the config struct) from m, collecting one
@@ -111,7 +127,7 @@ func (s schema) decode(m map[string]any, dst reflect.Value, other schema) Errors
 		if raw == nil {
 			continue // YAML "key:" or JSON null: not set
 		}
-		errs.Add(decodeField(f, raw, v.Field(f.index)))
+		errs.Add(decodeField(f, raw, v.FieldByIndex(f.index)))
 	}
 	return errs
 }
@@ -183,7 +199,7 @@ func (s schema) encode(v reflect.Value) map[string]any {
 	m := map[string]any{}
 	for _, key := range s.keys {
 		f := s.fields[key]
-		fv := v.Field(f.index)
+		fv := v.FieldByIndex(f.index)
 		switch f.kind {
 		case kindString, kindTimestamp:
 			if fv.String() != "" {
@@ -221,7 +237,7 @@ func (s schema) encode(v reflect.Value) map[string]any {
 
 // isSet reports whether the field of key holds a value (non-zero) in v.
 func (s schema) isSet(v reflect.Value, key string) bool {
-	return !v.Field(s.fields[key].index).IsZero()
+	return !v.FieldByIndex(s.fields[key].index).IsZero()
 }
 
 // describe names the type of a decoded value without printing the value, so that secrets

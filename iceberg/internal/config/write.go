@@ -215,12 +215,7 @@ type WriteConfig struct {
 // ParseWriteConfig builds a WriteConfig from a managed-style map and validates it. Every
 // problem is reported at once (see ParseReadConfig). SinkID stays empty when not given.
 func ParseWriteConfig(m map[string]any) (WriteConfig, error) {
-	var c WriteConfig
-	errs := writeSchema.decode(m, reflect.ValueOf(&c), readSchema)
-	if err := merge(errs, c.Validate()).Err(); err != nil {
-		return WriteConfig{}, err
-	}
-	return c, nil
+	return parse[WriteConfig](writeSchema, m, readSchema)
 }
 
 // Map returns the managed-style map of the keys set in c: the inverse of ParseWriteConfig.
@@ -246,7 +241,7 @@ func (c WriteConfig) Resolved() WriteConfig {
 			continue
 		}
 		f := writeSchema.fields[key]
-		if err := decodeField(f, def, v.Field(f.index)); err != nil {
+		if err := decodeField(f, def, v.FieldByIndex(f.index)); err != nil {
 			panic(fmt.Sprintf("config: bad default for %s: %v", key, err))
 		}
 	}
