@@ -191,6 +191,22 @@ func compactAndCompareScans(b *testing.B, lc *icebergtest.LocalCatalog, model ma
 		at.Release()
 		return d
 	}
+	for _, name := range []string{"history", "fresh"} {
+		tbl, err := lc.Catalog.LoadTable(context.Background(), table.Identifier{"db", name})
+		if err != nil {
+			b.Fatal(err)
+		}
+		fs, _ := tbl.FS(context.Background())
+		ms, err := tbl.CurrentSnapshot().Manifests(fs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var desc []string
+		for _, m := range ms {
+			desc = append(desc, fmt.Sprintf("%v(%d added, %d existing, %d deleted)", m.ManifestContent(), m.AddedDataFiles(), m.ExistingDataFiles(), m.DeletedDataFiles()))
+		}
+		b.Logf("%s: %d manifests: %s", name, len(ms), strings.Join(desc, ", "))
+	}
 	var tc, tf []time.Duration
 	for range 7 {
 		tc, tf = append(tc, scan("history")), append(tf, scan("fresh"))
