@@ -3,15 +3,14 @@ package write
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -481,25 +480,15 @@ func TestRemoveOrphanFiles(t *testing.T) {
 	icebergtest.RequireValid(t, tbl)
 }
 
+// stripScheme returns paths without a file:// or file: scheme, sorted.
 func stripScheme(paths []string) []string {
 	out := make([]string, len(paths))
 	for i, p := range paths {
-		out[i] = fmt.Sprint(trimFileScheme(p))
+		out[i] = strings.TrimPrefix(strings.TrimPrefix(p, "file://"), "file:")
 	}
 	slices.Sort(out)
 	return out
 }
-
-func trimFileScheme(p string) string {
-	for _, pre := range []string{"file://", "file:"} {
-		if len(p) > len(pre) && p[:len(pre)] == pre {
-			return p[len(pre):]
-		}
-	}
-	return p
-}
-
-var _ catalog.Catalog = (*faultCatalog)(nil)
 
 // TestCompactPositionDeletesV2: on a format-version 2 table with classic position
 // delete files, compaction folds them in and removes them; the rows are the same.
