@@ -12,7 +12,6 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	ibg "github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 
@@ -186,15 +185,9 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		sent bool // an earlier attempt reached the catalog and may have committed
 	)
 	err := c.retry(ctx, func(attempt, conflicts int) (*retryable, error) {
-		tbl, err := cat.LoadTable(ctx, ident)
-		if err != nil {
-			if errors.Is(err, catalog.ErrNoSuchTable) {
-				return nil, fmt.Errorf("%w: %w", config.ErrTableNotFound, err)
-			}
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			return &retryable{err: err}, nil
+		tbl, again, err := attemptLoad(ctx, cat, ident)
+		if tbl == nil {
+			return again, err
 		}
 		tok, done, newest, found, tokenProps, err := CheckWindow(tbl.Metadata(), branch, ref)
 		if err != nil {
@@ -342,6 +335,21 @@ func (c Committer) retry(ctx context.Context, try func(attempt, conflicts int) (
 		return fmt.Errorf("%w: gave up after %d attempts: %w", config.ErrCommitConflict, maxAttempts, last.err)
 	}
 	return fmt.Errorf("gave up after %d attempts: %w", maxAttempts, last.err)
+}
+
+// attemptLoad loads table ident at the start of a commit attempt. A missing table
+// (wrapping config.ErrTableNotFound) or a cancelled context ends the loop; any other
+// load failure is retryable. tbl is nil whenever the attempt cannot go on.
+func attemptLoad(ctx context.Context, cat table.CatalogIO, ident table.Identifier) (tbl *table.Table, again *retryable, err error) {
+	tbl, err = loadTable(ctx, cat, ident)
+	switch {
+	case err == nil:
+		return tbl, nil, nil
+	case errors.Is(err, config.ErrTableNotFound) || ctx.Err() != nil:
+		return nil, nil, err
+	default:
+		return nil, &retryable{err: err}, nil
+	}
 }
 
 // withoutRetries returns tbl with iceberg-go's commit retries off

@@ -362,12 +362,9 @@ func (c Committer) commitRewrite(ctx context.Context, cat table.CatalogIO, ident
 		res.BytesBefore, res.BytesAfter = gr.BytesBefore, gr.BytesAfter
 	}
 	err = c.retry(ctx, func(attempt, conflicts int) (*retryable, error) {
-		tbl, err := loadTable(ctx, cat, ident)
-		if err != nil {
-			if errors.Is(err, config.ErrTableNotFound) || ctx.Err() != nil {
-				return nil, err
-			}
-			return &retryable{err: err}, nil
+		tbl, again, err := attemptLoad(ctx, cat, ident)
+		if tbl == nil {
+			return again, err
 		}
 		if snap := findSummary(tbl, base, SummaryCompactionID, id); snap != nil {
 			done(snap) // an earlier attempt's response was lost; it committed
@@ -539,12 +536,9 @@ func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ide
 	var out ExpireResult
 	err := c.retry(ctx, func(attempt, conflicts int) (*retryable, error) {
 		out = ExpireResult{}
-		tbl, err := loadTable(ctx, cat, ident)
-		if err != nil {
-			if errors.Is(err, config.ErrTableNotFound) || ctx.Err() != nil {
-				return nil, err
-			}
-			return &retryable{err: err}, nil
+		tbl, again, err := attemptLoad(ctx, cat, ident)
+		if tbl == nil {
+			return again, err
 		}
 		meta := tbl.Metadata()
 		var opts []table.ExpireSnapshotsOpt
