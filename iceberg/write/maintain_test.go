@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,6 +70,16 @@ func churn(t *testing.T, cat table.CatalogIO, ident table.Identifier, model map[
 			model[i] = true
 		}
 	}
+}
+
+// requireModel fails t unless table ident holds exactly the ids of model and passes
+// the table invariant checks; what says when (for the failure message).
+func requireModel(t *testing.T, cat table.CatalogIO, ident table.Identifier, model map[int64]bool, what string) {
+	t.Helper()
+	if got, want := tableIDs(t, cat, ident), modelIDs(model); !slices.Equal(got, want) {
+		t.Fatalf("%s: got %d ids, want %d", what, len(got), len(want))
+	}
+	liveFiles(t, cat, ident)
 }
 
 func modelIDs(model map[int64]bool) []int64 {
@@ -146,17 +157,13 @@ func TestCompactFoldsDeletionVectors(t *testing.T) {
 	if after.DataFiles != 1 || after.DeleteFiles != 0 || after.Rows != int64(len(model)) {
 		t.Fatalf("after compaction: %+v, want 1 data file, no deletes, %d rows", after, len(model))
 	}
-	if got, want := tableIDs(t, cat, ident), modelIDs(model); !slices.Equal(got, want) {
-		t.Fatalf("ids after compaction differ from the model: got %d ids, want %d", len(got), len(want))
-	}
+	requireModel(t, cat, ident, model, "ids after compaction differ from the model")
 	if again := compactAll(t, cat, ident, CompactOptions{}); len(again) != 0 {
 		t.Fatalf("second compaction planned %d groups, want none", len(again))
 	}
 	// The sink goes on: its deletes resolve against the rewritten file.
 	churn(t, cat, ident, model, rand.New(rand.NewPCG(3, 4)), 13000, 14000)
-	if got, want := tableIDs(t, cat, ident), modelIDs(model); !slices.Equal(got, want) {
-		t.Fatalf("ids after more changes differ from the model")
-	}
+	requireModel(t, cat, ident, model, "ids after more changes differ from the model")
 }
 
 // TestCompactPlanRules: a lone file with most rows deleted is rewritten; small files
@@ -231,10 +238,7 @@ func TestCompactSinkCommitsFirst(t *testing.T) {
 	if res.Redos != 1 || res.Stale || res.SnapshotID == 0 {
 		t.Fatalf("result %+v, want one redo after the sink's commit", res)
 	}
-	if got, want := tableIDs(t, inner, ident), modelIDs(model); !slices.Equal(got, want) {
-		t.Fatalf("ids differ from the model after the race: got %d, want %d", len(got), len(want))
-	}
-	liveFiles(t, inner, ident)
+	requireModel(t, inner, ident, model, "ids differ from the model after the race")
 }
 
 // TestCompactCommitsFirst: compaction replaces the files a merge-on-read window's keys
@@ -267,14 +271,14 @@ func TestCompactCommitsFirst(t *testing.T) {
 	if res.PositionsDeleted != 3 {
 		t.Fatalf("window after compaction: %+v", res)
 	}
-	if got, want := tableIDs(t, cat, ident), modelIDs(model); !slices.Equal(got, want) {
-		t.Fatalf("ids differ from the model")
-	}
-	liveFiles(t, cat, ident)
+	requireModel(t, cat, ident, model, "ids differ from the model")
 }
 
 // TestCompactRacesSink runs compaction in a loop while a merge-on-read sink commits
-// windows: no delete is lost and no row comes back, and the table stays valid.
+// windows: no delete is lost and no row comes back, and the table stays valid. The
+// sink commits at least 25 windows and goes on (pausing every fifth window, up to 200)
+// until a rewrite has committed in the middle of its windows: most rewrites lose to a
+// window that changed their files' deletes, and the race must include one that won.
 func TestCompactRacesSink(t *testing.T) {
 	ctx := context.Background()
 	cat := newTestCatalog(t)
@@ -284,7 +288,8 @@ func TestCompactRacesSink(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	done := make(chan struct{})
 	errc := make(chan error, 1)
-	var rounds, committed int
+	var rounds int
+	var committed atomic.Int64
 	go func() {
 		defer close(errc)
 		for {
@@ -310,25 +315,26 @@ func TestCompactRacesSink(t *testing.T) {
 					return
 				}
 				if res.SnapshotID != 0 {
-					committed++
+					committed.Add(1)
 				}
 			}
 			rounds++
 		}
 	}()
-	for i := range int64(25) {
+	for i := int64(0); i < 200 && (i < 25 || committed.Load() == 0); i++ {
 		churn(t, cat, ident, model, rng, 1000*(i+1))
+		if i%5 == 4 {
+			time.Sleep(200 * time.Millisecond)
+		}
 	}
+	final := committed.Load() // rewrites that committed while windows were still coming
 	close(done)
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d compaction rounds, %d rewrites committed", rounds, committed)
-	if got, want := tableIDs(t, cat, ident), modelIDs(model); !slices.Equal(got, want) {
-		t.Fatalf("ids differ from the model: got %d, want %d", len(got), len(want))
-	}
-	liveFiles(t, cat, ident)
-	if committed == 0 {
+	t.Logf("%d compaction rounds, %d rewrites committed", rounds, committed.Load())
+	requireModel(t, cat, ident, model, "ids differ from the model")
+	if final == 0 {
 		t.Fatal("no compaction committed during the race")
 	}
 }
@@ -430,10 +436,7 @@ func TestExpireAfterCompactionDeletesFiles(t *testing.T) {
 			t.Errorf("replaced data file %s still exists after expiry", f.FilePath())
 		}
 	}
-	if got, want := tableIDs(t, cat, ident), modelIDs(model); !slices.Equal(got, want) {
-		t.Fatalf("ids differ from the model")
-	}
-	liveFiles(t, cat, ident)
+	requireModel(t, cat, ident, model, "ids differ from the model")
 }
 
 // TestRemoveOrphanFiles: data files written but never committed are listed by a dry
