@@ -240,9 +240,17 @@ func testStreamingAppend(t *testing.T, opts ...iceberg.WriteOption) {
 		files += si.FilesAdded
 	}
 	checkCounters(t, map[string]int64{"late_rows_committed": 1, "late_rows_dead_lettered": 1, "late_panes_committed": 1,
-		"replayed_rows_skipped": 0, "panes_skipped_committed": 0, "commits": 5, "commit_attempts": 5, "commit_conflicts": 0,
+		"replayed_rows_skipped": 0, "panes_skipped_committed": 0, "commits": 5,
 		"rows_written": 11, "data_files_written": files, "dead_letters": 1, "dead_letters_late": 1, "dead_letters_invalid_row": 0,
 		"dvs_written": 0})
+	// Every attempt either commits or meets a conflict and is retried. A conflict is
+	// rare but possible on a loaded machine: when prism 2.77 splits a bundle of the
+	// commit step it releases the residual's key (engine.splitBundle) while the primary
+	// still holds it, so the late pane's commit can overlap the timer's commit of the
+	// window [40s,50s) (seen once in CI; the retry keeps both).
+	if a, c := streamCounters["commit_attempts"], streamCounters["commit_conflicts"]; a != 5+c || c > 1 {
+		t.Errorf("commit_attempts = %d, commit_conflicts = %d, want 5 attempts plus one per conflict, at most 1 conflict (all: %v)", a, c, streamCounters)
+	}
 	if streamCounters["data_bytes_written"] <= 0 {
 		t.Errorf("data_bytes_written = %d", streamCounters["data_bytes_written"])
 	}
