@@ -7,6 +7,7 @@ package arrowipc
 import (
 	"bytes"
 	"fmt"
+	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -14,16 +15,40 @@ import (
 )
 
 // Encode returns rec in Arrow IPC stream format. It does not release rec.
+//
+// The stream is written twice: first to a counter, then into a buffer of exactly that
+// size. Writing a batch of many megabytes into a growing buffer copied and zeroed it
+// about twice over (13% of ReadBatches' CPU); the counting pass copies nothing.
 func Encode(rec arrow.RecordBatch) ([]byte, error) {
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
-	if err := w.Write(rec); err != nil {
-		return nil, fmt.Errorf("encode record batch: %w", err)
+	var n counter
+	if err := write(&n, rec); err != nil {
+		return nil, err
 	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("encode record batch: %w", err)
+	buf := bytes.NewBuffer(make([]byte, 0, int(n)))
+	if err := write(buf, rec); err != nil {
+		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// write writes rec to w as an Arrow IPC stream.
+func write(w io.Writer, rec arrow.RecordBatch) error {
+	iw := ipc.NewWriter(w, ipc.WithSchema(rec.Schema()))
+	if err := iw.Write(rec); err != nil {
+		return fmt.Errorf("encode record batch: %w", err)
+	}
+	if err := iw.Close(); err != nil {
+		return fmt.Errorf("encode record batch: %w", err)
+	}
+	return nil
+}
+
+// counter is an io.Writer that only counts the bytes written to it.
+type counter int
+
+func (c *counter) Write(p []byte) (int, error) {
+	*c += counter(len(p))
+	return len(p), nil
 }
 
 // Decode returns the first record batch of an Arrow IPC stream, allocated with Go's
