@@ -186,11 +186,13 @@ type toRowsFn struct {
 
 // ProcessElement emits the rows of one batch.
 func (fn *toRowsFn) ProcessElement(b Batch, emit func(row.Row)) error {
+	// The rows are views of rec (nothing is converted until a consumer reads a value),
+	// so rec is not released: its memory comes from Go's allocator and is freed by the
+	// garbage collector once no row refers to it.
 	rec, sc, err := fn.cache.decode(b)
 	if err != nil {
 		return err
 	}
-	defer rec.Release()
 	if fn.conv == nil || fn.key != b.Schema || !fn.conv.ArrowSchema().Equal(rec.Schema()) {
 		conv, err := row.NewArrowReader(rec.Schema(), sc)
 		if err != nil {
@@ -198,7 +200,7 @@ func (fn *toRowsFn) ProcessElement(b Batch, emit func(row.Row)) error {
 		}
 		fn.conv, fn.key = conv, b.Schema
 	}
-	fn.rows, err = fn.conv.AppendRows(rec, fn.rows[:0])
+	fn.rows, err = fn.conv.AppendViews(rec, fn.rows[:0])
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,13 @@ func TestBatchBuilderArrowReaderRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		sc   *ibg.Schema
-	}{{"with iceberg schema", sc}, {"types from arrow", nil}} {
+		read func(*ArrowReader, arrow.RecordBatch, []Row) ([]Row, error)
+	}{
+		{"with iceberg schema", sc, (*ArrowReader).AppendRows},
+		{"types from arrow", nil, (*ArrowReader).AppendRows},
+		{"views with iceberg schema", sc, (*ArrowReader).AppendViews},
+		{"views, types from arrow", nil, (*ArrowReader).AppendViews},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rd, err := NewArrowReader(rec.Schema(), tc.sc)
 			if err != nil {
@@ -73,7 +79,7 @@ func TestBatchBuilderArrowReaderRoundTrip(t *testing.T) {
 					t.Errorf("column %s: type %s, want %s", f.Name, got, f.Type)
 				}
 			}
-			got, err := rd.AppendRows(rec, nil)
+			got, err := tc.read(rd, rec, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,20 +100,68 @@ func TestBatchBuilderArrowReaderRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	t.Run("sliced batch", func(t *testing.T) {
+	for _, read := range []func(*ArrowReader, arrow.RecordBatch, []Row) ([]Row, error){(*ArrowReader).AppendRows, (*ArrowReader).AppendViews} {
+		t.Run("sliced batch", func(t *testing.T) {
+			rd, err := NewArrowReader(rec.Schema(), sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sl := rec.NewSlice(2, 6)
+			defer sl.Release()
+			got, err := read(rd, sl, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 4 {
+				t.Fatalf("%d rows, want 4", len(got))
+			}
+			for i := range got {
+				if !Equal(got[i], want[i+2]) {
+					t.Errorf("row %d:\n got %v\nwant %v", i, got[i], want[i+2])
+				}
+			}
+		})
+	}
+	t.Run("view accessors", func(t *testing.T) {
 		rd, err := NewArrowReader(rec.Schema(), sc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sl := rec.NewSlice(2, 6)
-		defer sl.Release()
-		got, err := rd.AppendRows(sl, nil)
+		views, err := rd.AppendViews(rec, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range got {
-			if !Equal(got[i], want[i+2]) {
-				t.Errorf("row %d:\n got %v\nwant %v", i, got[i], want[i+2])
+		for i, v := range views {
+			if v.Len() != len(sc.Fields()) {
+				t.Fatalf("row %d: Len %d, want %d", i, v.Len(), len(sc.Fields()))
+			}
+			// Value and Get before and after the values are converted and kept.
+			for pass := range 2 {
+				for j, f := range sc.Fields() {
+					if got, want := v.Value(j), want[i].Value(j); !equalValue(got, want) {
+						t.Errorf("pass %d row %d %s: Value %v, want %v", pass, i, f.Name, got, want)
+					}
+					if got, ok := v.Get(f.Name); !ok || !equalValue(got, want[i].Value(j)) {
+						t.Errorf("pass %d row %d %s: Get %v %v, want %v", pass, i, f.Name, got, ok, want[i].Value(j))
+					}
+				}
+				if pass == 0 {
+					vals := v.Values()
+					if again := v.Values(); &again[0] != &vals[0] {
+						t.Errorf("row %d: Values converted twice", i)
+					}
+				}
+			}
+			b, err := Encode(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !Equal(back, want[i]) {
+				t.Errorf("row %d after a coder round trip:\n got %v\nwant %v", i, back, want[i])
 			}
 		}
 	})

@@ -79,7 +79,7 @@ func (b *BatchBuilder) AppendRow(r Row) error {
 	}
 	vals := b.scratch
 	clear(vals)
-	for i, v := range r.values {
+	for i, v := range r.vals() {
 		vals[m[i]] = v
 	}
 	return b.AppendValues(vals)
@@ -228,7 +228,7 @@ func appendArrow(bld array.Builder, v any) {
 	case *array.StructBuilder:
 		r := v.(Row)
 		bb.Append(true)
-		for i, x := range r.values {
+		for i, x := range r.vals() {
 			appendArrow(bb.FieldBuilder(i), x)
 		}
 	default:

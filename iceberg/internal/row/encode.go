@@ -54,13 +54,14 @@ func AppendEncoded(dst []byte, r Row) ([]byte, error) {
 }
 
 func appendBody(b []byte, p *plan, r Row) ([]byte, error) {
-	if len(r.values) != len(p.cols) {
-		return nil, fmt.Errorf("%w: %d values for %d columns", ErrTypeMismatch, len(r.values), len(p.cols))
+	vals := r.vals()
+	if len(vals) != len(p.cols) {
+		return nil, fmt.Errorf("%w: %d values for %d columns", ErrTypeMismatch, len(vals), len(p.cols))
 	}
 	start := len(b)
 	b = appendZeros(b, (len(p.cols)+7)/8)
 	var err error
-	for i, v := range r.values {
+	for i, v := range vals {
 		if v == nil {
 			continue
 		}

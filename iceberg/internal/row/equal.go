@@ -14,7 +14,8 @@ import (
 // element in order, floats by bits so that NaN equals NaN and -0 differs from 0, and
 // decimals by value and scale.
 func Equal(a, b Row) bool {
-	if len(a.values) != len(b.values) {
+	av, bv := a.vals(), b.vals()
+	if len(av) != len(bv) {
 		return false
 	}
 	an, bn := a.Names(), b.Names()
@@ -28,8 +29,8 @@ func Equal(a, b Row) bool {
 			}
 		}
 	}
-	for i := range a.values {
-		if !equalValue(a.values[i], b.values[i]) {
+	for i := range av {
+		if !equalValue(av[i], bv[i]) {
 			return false
 		}
 	}

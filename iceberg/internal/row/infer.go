@@ -58,7 +58,7 @@ func inferRowFields(r Row, a *idAlloc, depth int) ([]ibg.NestedField, error) {
 		if i < len(types) && types[i] != nil {
 			t = renumber(types[i], a)
 		} else {
-			t, err = inferValue(r.values[i], a, depth+1)
+			t, err = inferValue(r.Value(i), a, depth+1)
 		}
 		if err != nil {
 			return nil, inColumn(n, err)

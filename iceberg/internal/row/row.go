@@ -16,11 +16,24 @@ import (
 //	timestamp_ns, timestamptz_ns ibg.TimestampNano; string string; uuid uuid.UUID;
 //	fixed[L], binary []byte; list []any; map []MapEntry; struct Row.
 //
-// Rows of one batch share a *Schema, so a Row is two words plus its values.
+// Rows of one batch share a *Schema. A row read from Arrow (ArrowReader.AppendViews)
+// is a view of one record of the batch: its values are converted from the Arrow
+// columns when they are first asked for, so a row that is only counted, filtered on
+// one column or passed along costs no boxed values. A view keeps its batch alive.
 // The zero Row has no columns.
 type Row struct {
 	schema *Schema
-	values []any
+	values []any // nil for a view: use vals
+	view   *view // non-nil: the row is record i of view's batch
+	i      int
+}
+
+// vals returns the row's values, converting a view's from Arrow on first use.
+func (r Row) vals() []any {
+	if r.view != nil {
+		return r.view.values(r.i)
+	}
+	return r.values
 }
 
 // MapEntry is one key/value pair of an Iceberg map value. Maps are slices of entries so
@@ -100,7 +113,12 @@ func Of(s *Schema, values []any) Row { return Row{schema: s, values: values} }
 func (r Row) Schema() *Schema { return r.schema }
 
 // Len returns the number of columns.
-func (r Row) Len() int { return len(r.values) }
+func (r Row) Len() int {
+	if r.view != nil {
+		return r.schema.Len()
+	}
+	return len(r.values)
+}
 
 // Names returns the column names. Do not modify the result.
 func (r Row) Names() []string {
@@ -111,10 +129,18 @@ func (r Row) Names() []string {
 }
 
 // Values returns the values in column order. Do not modify the result.
-func (r Row) Values() []any { return r.values }
+func (r Row) Values() []any { return r.vals() }
 
 // Value returns the value of column i.
-func (r Row) Value(i int) any { return r.values[i] }
+func (r Row) Value(i int) any {
+	if r.view != nil {
+		if vals := r.view.cached(r.i); vals != nil {
+			return vals[i]
+		}
+		return r.view.gets[i](r.i)
+	}
+	return r.values[i]
+}
 
 // Get returns the value of column name and whether the column exists.
 func (r Row) Get(name string) (any, bool) {
@@ -125,5 +151,5 @@ func (r Row) Get(name string) (any, bool) {
 	if i < 0 {
 		return nil, false
 	}
-	return r.values[i], true
+	return r.Value(i), true
 }

@@ -20,7 +20,7 @@ func (r Row) String() string {
 func writeRow(b *strings.Builder, r Row) {
 	b.WriteByte('{')
 	names := r.Names()
-	for i, v := range r.values {
+	for i, v := range r.vals() {
 		if i > 0 {
 			b.WriteString(", ")
 		}

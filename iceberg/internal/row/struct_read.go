@@ -487,7 +487,7 @@ func compileAssign(t reflect.Type, depth int) (assignFn, error) {
 					last.Store(&match{s: x.schema, idx: idx})
 				}
 				for k, f := range m.Fields {
-					if err := sets[k](dst.Field(f.Index), x.values[idx[k]]); err != nil {
+					if err := sets[k](dst.Field(f.Index), x.Value(idx[k])); err != nil {
 						return inColumn(f.Column, err)
 					}
 				}

@@ -250,10 +250,11 @@ func (sv *SchemaValues) AppendRow(dst []any, r Row) ([]any, error) {
 		}
 	}
 	start := len(dst)
+	vals := r.vals()
 	for i, f := range fs {
 		var x any
 		if sv.inOrder {
-			x = r.values[i]
+			x = vals[i]
 		} else {
 			x, _ = r.Get(f.Name)
 		}
