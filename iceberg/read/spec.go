@@ -164,7 +164,7 @@ func Resolve(ctx context.Context, catalogName string, props map[string]string, i
 		}
 	}
 
-	cols, err := projectColumns(sc, opts.Keep, opts.Drop)
+	cols, err := projectColumns(sc, tbl.Metadata().Version(), opts.Keep, opts.Drop)
 	errs.Add(err)
 	spec.Columns = cols
 	return spec, errs.Err()
@@ -181,7 +181,10 @@ func hasSnapshotAsOf(meta table.Metadata, ms int64) bool {
 }
 
 // projectColumns turns keep/drop into the ordered list of emitted columns (nil: all).
-func projectColumns(sc *ibg.Schema, keep, drop []string) ([]string, error) {
+// On a format-version 3 table keep may also name the row lineage metadata columns
+// _row_id and _last_updated_sequence_number (iceberg-go's scan fills them: a stored
+// value, else first_row_id + position and the file's data sequence number).
+func projectColumns(sc *ibg.Schema, version int, keep, drop []string) ([]string, error) {
 	var errs config.Errors
 	top := make([]string, 0, len(sc.Fields()))
 	for _, f := range sc.Fields() {
@@ -190,6 +193,17 @@ func projectColumns(sc *ibg.Schema, keep, drop []string) ([]string, error) {
 	check := func(key, name string) bool {
 		if _, ok := sc.FindFieldByName(name); ok {
 			return true
+		}
+		if IsLineageColumn(name) {
+			switch {
+			case key != config.KeyKeep:
+				errs.Add(config.Errorf(key, "%s is a row lineage metadata column, read only when keep names it", name))
+			case version < 3:
+				errs.Add(config.Errorf(key, "%s: row lineage needs a format-version 3 table (this one is version %d)", name, version))
+			default:
+				return true
+			}
+			return false
 		}
 		errs.Add(config.Errorf(key, "unknown column %q%s (columns: %s)", name, didYouMean(name, top), strings.Join(top, ", ")))
 		return false
@@ -230,4 +244,10 @@ func didYouMean(name string, candidates []string) string {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return ""
+}
+
+// IsLineageColumn reports whether name is one of the row lineage metadata columns of
+// format version 3, _row_id and _last_updated_sequence_number.
+func IsLineageColumn(name string) bool {
+	return name == ibg.RowIDColumnName || name == ibg.LastUpdatedSequenceNumberColumnName
 }

@@ -71,9 +71,24 @@ func readTasks(s beam.Scope, spec Spec, tasks beam.PCollection, outType reflect.
 func CheckOutputType(t reflect.Type, sc *ibg.Schema, columns []string) error {
 	proj := sc
 	if len(columns) > 0 {
+		var user []string
+		var lineage []ibg.NestedField
+		for _, c := range columns {
+			switch c {
+			case ibg.RowIDColumnName:
+				lineage = append(lineage, ibg.RowID())
+			case ibg.LastUpdatedSequenceNumberColumnName:
+				lineage = append(lineage, ibg.LastUpdatedSequenceNumber())
+			default:
+				user = append(user, c)
+			}
+		}
 		var err error
-		if proj, err = sc.Select(true, columns...); err != nil {
+		if proj, err = sc.Select(true, user...); err != nil {
 			return fmt.Errorf("iceberg: read: %w", err)
+		}
+		if len(lineage) > 0 {
+			proj = ibg.NewSchema(proj.ID, append(proj.Fields(), lineage...)...)
 		}
 	}
 	as, err := table.SchemaToArrowSchema(proj, nil, true, false)

@@ -70,6 +70,9 @@ func columnType(f arrow.Field, sc *ibg.Schema) (ibg.Type, error) {
 		if nf, ok := sc.FindFieldByName(f.Name); ok {
 			return nf.Type, nil
 		}
+		if f.Name == ibg.RowIDColumnName || f.Name == ibg.LastUpdatedSequenceNumberColumnName {
+			return ibg.PrimitiveTypes.Int64, nil // row lineage metadata: in no table schema
+		}
 		return nil, fmt.Errorf("%w: not in the Iceberg schema", ErrUnknownColumn)
 	}
 	return icebergTypeOf(f.Type)

@@ -21,6 +21,7 @@ import (
 	"log"
 	"os"
 	"reflect"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -41,6 +42,7 @@ var (
 	appendTable = flag.String("append_table", "", "new table the append writes (none: no append)")
 	appendRows  = flag.Int("append_rows", 1_000_000, "rows the append writes")
 	ops         = flag.String("ops", "raw,read,batches,filtered,append", "what to run, in order")
+	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 )
 
 var (
@@ -122,7 +124,17 @@ func main() {
 	if *catalogDir == "" || *tableName == "" {
 		log.Fatal("colbench: --catalog_dir and --table are required")
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+	}
 	out, err := run(context.Background())
+	pprof.StopCPUProfile()
 	if err != nil {
 		log.Fatalf("colbench: %v", err)
 	}
