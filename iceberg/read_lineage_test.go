@@ -34,7 +34,9 @@ type lineageRecord struct {
 	SeqNum int64 `iceberg:"_last_updated_sequence_number"`
 }
 
-func lineageRecordString(r lineageRecord) string { return fmt.Sprint(r.ID, " ", r.RowID, " ", r.SeqNum) }
+func lineageRecordString(r lineageRecord) string {
+	return fmt.Sprint(r.ID, " ", r.RowID, " ", r.SeqNum)
+}
 
 // lineageBatchStrings formats the rows of a ReadBatches batch like lineageString.
 func lineageBatchStrings(b iceberg.RecordBatch, emit func(string)) {
