@@ -5,33 +5,7 @@
 #
 #   bash testing/interop/bench_merge.sh [--rounds N] [--rows N] [--batch N] [--work DIR] ...
 #
-# Uses the environment install.sh makes (ICEBEAM_INTEROP_DEPS, default
-# testing/interop/.deps): its venv and jars. Writes everything to --work (default
-# a new /tmp/icebeam-bench-merge.XXXXXX, kept), never to .deps/run.
+# Environment and work dir: see bench_lib.sh.
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-DEPS="${ICEBEAM_INTEROP_DEPS:-$HERE/.deps}"
-GO="${GO:-go}"
-export CGO_ENABLED=0 TZ=UTC
-WORK=""
-ARGS=()
-while (($#)); do
-  case "$1" in
-    --work) WORK="$2"; shift 2 ;;
-    --work=*) WORK="${1#--work=}"; shift ;;
-    *) ARGS+=("$1"); shift ;;
-  esac
-done
-[[ -x "$DEPS/venv/bin/python" && -d "$DEPS/jars" ]] || bash "$HERE/install.sh"
-if [[ -z "$WORK" ]]; then
-  WORK="$(mktemp -d /tmp/icebeam-bench-merge.XXXXXX)"
-elif [[ -e "$WORK/catalog" ]]; then
-  echo "bench: $WORK already holds a catalog; give a new --work" >&2
-  exit 1
-fi
-mkdir -p "$WORK"
-echo "bench: work dir $WORK"
-(cd "$ROOT" && "$GO" build -o "$WORK/morbatch" ./testing/interop/cmd/morbatch)
-exec "$DEPS/venv/bin/python" "$HERE/bench_merge.py" --work "$WORK" --jars "$DEPS/jars" \
-  --morbatch "$WORK/morbatch" "${ARGS[@]}"
+source "$(dirname "$0")/bench_lib.sh"
+run_bench merge morbatch bench_merge.py "$@"
