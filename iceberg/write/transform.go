@@ -97,7 +97,6 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 			return beam.PCollection{}, beam.PCollection{}, err
 		}
 		files = outs[0]
-		deads = append(deads, outs[1])
 		if spec.DirectLimit > 0 {
 			files = beam.Flatten(s.Scope("DirectAndShuffled"), Rewindow(s, rows, direct), files)
 		}

@@ -15,8 +15,14 @@ import (
 
 // Encode returns rec in Arrow IPC stream format. It does not release rec.
 func Encode(rec arrow.RecordBatch) ([]byte, error) {
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
+	return Append(nil, rec)
+}
+
+// Append appends rec in Arrow IPC stream format to dst and returns the extended
+// slice. It does not release rec.
+func Append(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	w := ipc.NewWriter(buf, ipc.WithSchema(rec.Schema()))
 	if err := w.Write(rec); err != nil {
 		return nil, fmt.Errorf("encode record batch: %w", err)
 	}
