@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -14,6 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -233,5 +236,85 @@ func TestTryWriteBatchesErrors(t *testing.T) {
 				t.Errorf("error %q is not %v", err, c.wantErr)
 			}
 		})
+	}
+}
+
+func init() {
+	register.Function1x1(toStreamBatch)
+}
+
+// toStreamBatch makes a one-row batch (id, v) of a TestStream id, as toStreamRow
+// makes a row.
+func toStreamBatch(id int64) iceberg.RecordBatch {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil))
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).Append(id)
+	b.Field(1).(*array.StringBuilder).Append(fmt.Sprint("v", id))
+	return iceberg.RecordBatch{RecordBatch: b.NewRecordBatch()}
+}
+
+// TestStreamingWriteBatches: batches in 10 s windows commit once per window in
+// window order, a batch late by less than allowed lateness is committed in a late
+// pane, and a batch later than that reaches the dead letter output with the reason.
+func TestStreamingWriteBatches(t *testing.T) {
+	ctx := context.Background()
+	lc := icebergtest.NewLocalCatalog(t)
+	cfg := iceberg.WriteConfig{Table: "db.stream", CatalogName: lc.Name, CatalogProperties: lc.Props, SinkID: "stream-b"}
+	cfg = cfg.With(iceberg.WithTriggeringFrequency(10*time.Second), iceberg.WithAllowedLateness(0))
+	ts := teststream.NewConfig()
+	for _, e := range []streamEvent{elems(1000, 1, 2), elems(12000, 12, 13), elems(23000, 23), watermark(31000),
+		elems(25000, 25), // window [20s,30s) is the newest committed: late, within lateness
+		elems(5000, 5),   // window [0s,10s) ended before the committed [20s,30s): too late
+		elems(41000, 41)} {
+		var err error
+		if e.watermark {
+			err = ts.AdvanceWatermark(e.at)
+		} else {
+			vals := make([]any, len(e.ids))
+			for i, id := range e.ids {
+				vals[i] = id
+			}
+			err = ts.AddElements(e.at, vals...)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ts.AdvanceWatermarkToInfinity(); err != nil {
+		t.Fatal(err)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	res, err := iceberg.TryWriteBatches(s, cfg, beam.ParDo(s, toStreamBatch, teststream.Create(s, ts)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runN++
+	key := fmt.Sprintf("%s#%d", t.Name(), runN)
+	beam.ParDo0(s, &recordDeadFn{Key: key}, res.DeadLetter)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := lc.Catalog.LoadTable(ctx, table.Identifier{"db", "stream"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	icebergtest.RequireValid(t, tbl)
+	if got, want := tableIDs(t, tbl, "id"), idStrings(1, 2, 12, 13, 23, 25, 41); !slices.Equal(got, want) {
+		t.Errorf("table ids = %v, want %v", got, want)
+	}
+	want := []string{"9999", "19999", "29999", "29999 late 29999/", "49999"}
+	got := sinkCommits(t, tbl, "stream-b")
+	if len(got) == len(want) && strings.HasPrefix(got[3], want[3]) {
+		got[3] = want[3] // the late pane id ends in a hash of its content
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("commits (committed-through, oldest first) = %v, want %v<content>", got, want)
+	}
+	snapMu.Lock()
+	dead := deadOut[key]
+	snapMu.Unlock()
+	if len(dead) != 1 || !strings.Contains(dead[0].Row, "1 rows") || !strings.Contains(dead[0].Reason, "allowed_lateness_seconds") {
+		t.Errorf("dead letters = %+v, want the batch of row 5 rejected as late", dead)
 	}
 }
