@@ -31,7 +31,8 @@ func init() {
 
 // makeBatchFn emits one record batch of 10 rows (ids seed*10 ..) of the shape Kind
 // names: "ok" (id long not null, name string), "extra" (ok plus a column the table
-// lacks), "type" (id as string), "nullid" (ok with a null id).
+// lacks), "type" (id as string), "nullid" (ok with a null id), "large" (ok with name
+// a large string, as Arrow readers may give it).
 type makeBatchFn struct {
 	Kind string
 }
@@ -41,7 +42,11 @@ func (f *makeBatchFn) ProcessElement(seed int, emit func(iceberg.RecordBatch)) {
 	if f.Kind == "type" {
 		idType = arrow.BinaryTypes.String
 	}
-	fields := []arrow.Field{{Name: "id", Type: idType, Nullable: f.Kind == "nullid"}, {Name: "name", Type: arrow.BinaryTypes.String, Nullable: true}}
+	nameType := arrow.DataType(arrow.BinaryTypes.String)
+	if f.Kind == "large" {
+		nameType = arrow.BinaryTypes.LargeString
+	}
+	fields := []arrow.Field{{Name: "id", Type: idType, Nullable: f.Kind == "nullid"}, {Name: "name", Type: nameType, Nullable: true}}
 	if f.Kind == "extra" {
 		fields = append(fields, arrow.Field{Name: "zzz", Type: arrow.PrimitiveTypes.Int32, Nullable: true})
 	}
@@ -58,7 +63,12 @@ func (f *makeBatchFn) ProcessElement(seed int, emit func(iceberg.RecordBatch)) {
 		case *array.StringBuilder:
 			id.Append(fmt.Sprint(i))
 		}
-		b.Field(1).(*array.StringBuilder).Append(fmt.Sprint("n", i))
+		switch name := b.Field(1).(type) {
+		case *array.StringBuilder:
+			name.Append(fmt.Sprint("n", i))
+		case *array.LargeStringBuilder:
+			name.Append(fmt.Sprint("n", i))
+		}
 		if f.Kind == "extra" {
 			b.Field(2).(*array.Int32Builder).Append(int32(i))
 		}
@@ -162,9 +172,9 @@ func countRows(t *testing.T, tbl *table.Table) int64 {
 	return n
 }
 
-// TestWriteBatchesSchemaMismatch writes batches that fit the table and batches that
-// do not: the misfits go to the dead letter whole, with the reason naming the column,
-// and the others are committed.
+// TestWriteBatchesSchemaMismatch writes batches that fit the table (one with a large
+// string column for a string one) and batches that do not: the misfits go to the
+// dead letter whole, with the reason naming the column, and the others are committed.
 func TestWriteBatchesSchemaMismatch(t *testing.T) {
 	lc := icebergtest.NewLocalCatalog(t)
 	sc := ibg.NewSchema(0,
@@ -174,7 +184,7 @@ func TestWriteBatchesSchemaMismatch(t *testing.T) {
 	icebergtest.CreateTable(t, lc.Catalog, "db.t", sc)
 	p, s := beam.NewPipelineWithRoot()
 	var parts []beam.PCollection
-	for i, kind := range []string{"ok", "extra", "type", "nullid"} {
+	for i, kind := range []string{"ok", "extra", "type", "nullid", "large"} {
 		parts = append(parts, beam.ParDo(s, &makeBatchFn{Kind: kind}, beam.Create(s, i)))
 	}
 	cfg := iceberg.WriteConfig{Table: "db.t", CatalogName: lc.Name, CatalogProperties: lc.Props}
@@ -188,8 +198,8 @@ func TestWriteBatchesSchemaMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := countRows(t, tbl); got != 10 {
-		t.Fatalf("table has %d rows, want the 10 of the batch that fits", got)
+	if got := countRows(t, tbl); got != 20 {
+		t.Fatalf("table has %d rows, want the 20 of the batches that fit", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 package write
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,7 +65,15 @@ type batchWriteFn struct {
 	gate    *LateGate
 	tbl     *table.Table
 	casts   map[string]*batchCast // by the batch schema's fingerprint
-	writers map[int64]*FileWriter // by window end
+	writers map[writerKey]*FileWriter
+}
+
+// writerKey is a FileWriter's window end and the fingerprint of its batches' schema
+// (batches cast to one table schema have one Arrow schema, but a writer never gets
+// batches of another).
+type writerKey struct {
+	win    int64
+	schema string
 }
 
 // batchCast is how batches of one Arrow schema become batches of the table's schema:
@@ -85,7 +94,7 @@ func (f *batchWriteFn) Setup(ctx context.Context) error {
 // lifecycle methods declare the same outputs as ProcessElement.
 func (f *batchWriteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, Part), _ func(DeadLetter)) {
 	f.abort()
-	f.writers = map[int64]*FileWriter{}
+	f.writers = map[writerKey]*FileWriter{}
 	f.tbl = nil // loaded again (from the cache) once per bundle
 	f.casts = map[string]*batchCast{}
 }
@@ -163,14 +172,14 @@ func (f *batchWriteFn) process(ctx context.Context, w beam.Window, b arrow.Recor
 		reject(fmt.Sprintf("%v: %v", ErrSchemaMismatch, err))
 		return nil
 	}
-	win := w.MaxTimestamp().Milliseconds()
-	fw := f.writers[win]
+	wk := writerKey{win: w.MaxTimestamp().Milliseconds(), schema: out.Schema().Fingerprint()}
+	fw := f.writers[wk]
 	if fw == nil {
 		if fw, err = NewFileWriter(ctx, f.tbl, out.Schema(), f.Spec.fileOptions(f.rt)); err != nil {
 			out.Release()
 			return err
 		}
-		f.writers[win] = fw
+		f.writers[wk] = fw
 	}
 	return fw.Write(out)
 }
@@ -213,7 +222,10 @@ func (f *batchWriteFn) table(ctx context.Context, sc *arrow.Schema) (tbl *table.
 // FinishBundle closes the writers and emits the encoded files of each window,
 // timestamped at the window's end.
 func (f *batchWriteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, Part), _ func(DeadLetter)) error {
-	for _, k := range slices.Sorted(maps.Keys(f.writers)) {
+	keys := slices.SortedFunc(maps.Keys(f.writers), func(a, b writerKey) int {
+		return cmp.Or(cmp.Compare(a.win, b.win), strings.Compare(a.schema, b.schema))
+	})
+	for _, k := range keys {
 		files, err := f.writers[k].Close()
 		delete(f.writers, k)
 		if err != nil {
@@ -226,7 +238,7 @@ func (f *batchWriteFn) FinishBundle(ctx context.Context, emit func(beam.EventTim
 			return config.WrapOp("write", f.Spec.Table, err)
 		}
 		if len(enc) > 0 {
-			emit(mtime.FromMilliseconds(k), f.Spec.Table, Part{Files: enc})
+			emit(mtime.FromMilliseconds(k.win), f.Spec.Table, Part{Files: enc})
 		}
 	}
 	return nil
