@@ -16,7 +16,8 @@
 //	})
 //
 // ReadBatches is the same read emitting Arrow record batches (RecordBatch) instead of
-// rows, for pipelines that process columns.
+// rows, for pipelines that process columns; WriteBatches appends such batches to a
+// table without converting them to rows.
 //
 // ReadChanges reads a table's changelog: the rows each snapshot inserted, deleted or
 // updated, with _change_type, _commit_snapshot_id and _commit_snapshot_sequence_number.

@@ -344,6 +344,29 @@ func ExampleReadBatches() {
 	// rows: 3 amount: 465.5
 }
 
+// ExampleWriteBatches copies the NY orders into a new table with ReadBatches and
+// WriteBatches: the Arrow record batches go into Parquet files as they are, with no
+// conversion to rows, and the missing table is created from the batches' schema.
+func ExampleWriteBatches() {
+	lc, done := exampleCatalog()
+	defer done()
+	writeOrders(lc, Order{1, "NY", 120}, Order{2, "CA", 80}, Order{3, "NY", 45.5})
+
+	p, s := beam.NewPipelineWithRoot()
+	batches := iceberg.ReadBatches(s, iceberg.ReadConfig{Table: "db.orders", CatalogName: lc.Name, CatalogProperties: lc.Props,
+		Filter: "state = 'NY'"})
+	iceberg.WriteBatches(s, iceberg.WriteConfig{Table: "db.ny_orders", CatalogName: lc.Name, CatalogProperties: lc.Props,
+		SinkID: "ny-copy"}, batches)
+	run(p)
+
+	p, s = beam.NewPipelineWithRoot()
+	printCollected(p, s, iceberg.Read(s, iceberg.ReadConfig{Table: "db.ny_orders", CatalogName: lc.Name, CatalogProperties: lc.Props}),
+		"order_id", "state", "amount")
+	// Output:
+	// 1 NY 120
+	// 3 NY 45.5
+}
+
 // batchTotals is what sumAmounts saw (prism runs the pipeline in this process).
 var batchTotals struct {
 	sync.Mutex

@@ -34,7 +34,7 @@ type WriteResult struct {
 // Missing tables are created from the rows' schema with partition_fields, sort_fields
 // and table_properties (format-version 3 unless set). keep, drop or only project each
 // row first (dotted paths name nested fields; only writes one struct field as the row).
-// With distribution_mode=hash, rows are shuffled in packed batches by table and
+// With distribution_mode=hash, rows are shuffled in Arrow record batches by table and
 // partition so that each partition is written by one writer; otherwise each bundle
 // writes its own files. Each table gets one commit per window (in batch, one commit),
 // made exactly once per sink_id. Rows that cannot be written go to

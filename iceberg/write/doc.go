@@ -3,8 +3,9 @@
 //
 // Append: projection of rows (keep, drop, only), destinations and table creation,
 // streaming of rows as Arrow batches (built by package row) to Parquet data files
-// written without a commit, by per-bundle writers or after a shuffle of packed rows by
-// partition (distribution_mode=hash). Merge-on-read ([MergeOnRead]): rows are parsed
+// written without a commit, by per-bundle writers or after a shuffle of Arrow record
+// batches by partition (distribution_mode=hash); [AppendBatches] writes Arrow record
+// batches the same way without rows. Merge-on-read ([MergeOnRead]): rows are parsed
 // and packed per (window, shard), each shard sorts, collapses and resolves its keys
 // with package cdc, and [Committer.CommitChanges] commits each window's data files and
 // deletion vectors. Both modes end in the ordered commit step ([Arrive], [Fire]),

@@ -3,11 +3,13 @@ package write
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"iter"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -15,17 +17,19 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/icebeam/icebeam/iceberg/internal/arrowipc"
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
 // The hash distribution (distribution_mode=hash): hashRouteFn checks each row against
-// its table and packs the rows of one (table, partition) into packets, the rows'
-// values without their schema (row.AppendBody) after the id of the table schema they
-// were normalized to; a GroupByKey brings each partition's packets to one
-// hashWriteFn, which writes them to files. Each partition thus gets files from one
-// writer instead of one per bundle.
+// its table and builds the rows of one (table, partition) into Arrow record batches,
+// shipped as packets (the id of the table schema the rows were normalized to, then
+// the batch in Arrow IPC stream format); a GroupByKey brings each partition's packets
+// to one hashWriteFn, which hands the decoded batches to the Parquet writer. Each
+// partition thus gets files from one writer instead of one per bundle, and a row is
+// converted once, as with distribution_mode none.
 
 // partitionKeySep separates the table name from the partition key in a shuffle key.
 const partitionKeySep = "\x00"
@@ -113,29 +117,57 @@ func literalOf(v any) ibg.Literal {
 	return nil
 }
 
-// hashRouteFn routes and checks rows like writeFn, then packs them by (table, partition)
-// and emits the packets keyed by table and partition (see partitionKeySep). Rows it
-// cannot write go to the dead letter output.
+// hashRouteFn routes and checks rows like writeFn, then builds the rows of each
+// (table, partition) into Arrow record batches of the table's schema and emits each
+// full batch as a packet (the id of the table schema the rows were normalized to,
+// then the batch in Arrow IPC stream format) keyed by table and partition (see
+// partitionKeySep). The writer after the shuffle hands the decoded batches to the
+// Parquet writer as they are: no row is decoded or converted again. Rows it cannot
+// write go to the dead letter output.
 //
 // With Spec.AutoShard, a partition's packets of one bundle go to successive shards
 // (the shuffle key gets the packet's index in the bundle), so a partition receiving
 // more data is written by more writers. With Spec.DirectLimit (bundle lifting), a
-// bundle whose packets stay within DirectLimit bytes is written to files directly, at
+// bundle whose batches stay within DirectLimit bytes is written to files directly, at
 // the end of the bundle, and emitted on the direct output; a larger bundle goes
 // through the shuffle.
 type hashRouteFn struct {
 	Spec Spec
 
 	router  *router
-	schemas map[*table.Table]tableSchema // each table's current schema
-	packets map[bufKey]*[]byte           // bufKey.table is the shuffle key without shard
-	shards  map[bufKey]int               // packets emitted per key in this bundle
-	bytes   int64                        // packet bytes of the bundle
-	shuffle bool                         // the bundle goes through the shuffle
-	vals    []any                        // the values of the row being packed
-	last    lastKey                      // the key of the last row
-	chunk   []windowedRow                // rows not yet handed to the packer
-	pk      *packer                      // the bundle's packer, once started
+	schemas map[*table.Table]*tableSchema // each table's current schema
+	packets map[bufKey]*pending           // bufKey.table is the shuffle key without shard
+	shards  map[bufKey]int                // packets emitted per key in this bundle
+	bytes   int64                         // batch bytes of the bundle
+	shuffle bool                          // the bundle goes through the shuffle
+	vals    []any                         // the values of the row being packed
+	last    lastKey                       // the key of the last row
+	chunk   []windowedRow                 // rows not yet handed to the packer
+	pk      *packer                       // the bundle's packer, once started
+}
+
+// pending is what a bundle holds for one shuffle key: the batch being built and, in
+// a bundle not (yet) sent through the shuffle, the full batches.
+type pending struct {
+	ts      *tableSchema
+	bb      *row.BatchBuilder
+	batches []arrow.RecordBatch
+}
+
+// cut moves the rows built so far to p.batches.
+func (p *pending) cut() {
+	if p.bb.Len() > 0 {
+		p.batches = append(p.batches, p.bb.NewBatch())
+	}
+}
+
+// release releases p's builder and batches.
+func (p *pending) release() {
+	for _, b := range p.batches {
+		b.Release()
+	}
+	p.batches = nil
+	p.bb.Release()
 }
 
 // lastKey is the packet key of the last row routed, by table, partition key and
@@ -151,20 +183,29 @@ type lastKey struct {
 func (f *hashRouteFn) Setup(ctx context.Context) error {
 	var err error
 	f.router, err = newRouter(&f.Spec)
-	f.schemas = map[*table.Table]tableSchema{}
+	f.schemas = map[*table.Table]*tableSchema{}
 	return err
 }
 
 // StartBundle resets the packets (its emitters mirror ProcessElement's outputs).
 func (f *hashRouteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(beam.EventTime, string, Part), _ func(beam.EventTime, DeadLetter)) {
 	f.stopPacker() // a failed bundle's
+	f.releasePackets()
 	f.chunk = f.chunk[:0]
-	f.packets = map[bufKey]*[]byte{}
+	f.packets = map[bufKey]*pending{}
 	f.last = lastKey{}
 	f.shards = map[bufKey]int{}
 	f.bytes = 0
 	f.shuffle = f.Spec.DirectLimit <= 0
 	f.router.replay.Begin()
+}
+
+// releasePackets releases what the bundle holds.
+func (f *hashRouteFn) releasePackets() {
+	for _, p := range f.packets {
+		p.release()
+	}
+	f.packets = nil
 }
 
 // ProcessElement collects r into the chunk of rows that is handed to the packer
@@ -177,8 +218,8 @@ func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.R
 	return f.hand(ctx, emit, dead)
 }
 
-// pack routes, checks and packs row r of window w (on the packer's goroutine),
-// adding the packets to emit and the dead letters to out.
+// pack routes, checks and appends row r of window w to its key's batch (on the
+// packer's goroutine), adding the packets to emit and the dead letters to out.
 func (f *hashRouteFn) pack(ctx context.Context, w beam.Window, r row.Row, out *packed) error {
 	dead := func(d DeadLetter) { out.dead = append(out.dead, timedDead{w.MaxTimestamp(), d}) }
 	r, dt, dl, err := f.router.route(ctx, r)
@@ -201,10 +242,9 @@ func (f *hashRouteFn) pack(ctx context.Context, w beam.Window, r row.Row, out *p
 	ts, ok := f.schemas[dt.tbl]
 	if !ok {
 		sc := dt.tbl.Schema()
-		ts = tableSchema{sc: sc, rs: row.SchemaOf(sc), vals: row.NewSchemaValues(sc)}
+		ts = &tableSchema{sc: sc, rs: row.SchemaOf(sc), vals: row.NewSchemaValues(sc), target: rollSize(dt.tbl, f.Spec.fileOptions(f.router.rt))}
 		f.schemas[dt.tbl] = ts
 	}
-	sc, rs := ts.sc, ts.rs
 	vals, err := ts.vals.AppendRow(f.vals[:0], r)
 	f.vals = vals
 	if err != nil {
@@ -216,49 +256,108 @@ func (f *hashRouteFn) pack(ctx context.Context, w beam.Window, r row.Row, out *p
 			return err
 		}
 	}
-	nr := row.Of(rs, vals)
-	pk, win := dt.keys.key(nr), w.MaxTimestamp().Milliseconds()
+	pk, win := dt.keys.key(row.Of(ts.rs, vals)), w.MaxTimestamp().Milliseconds()
 	if l := &f.last; l.dt != dt || l.pk != pk || l.win != win {
 		*l = lastKey{dt: dt, pk: pk, win: win, key: bufKey{table: dt.name + partitionKeySep + pk, win: win}}
 	}
 	key := f.last.key
-	pp := f.packets[key]
-	if pp == nil {
-		p := binary.AppendUvarint(nil, uint64(sc.ID))
-		pp = &p
-		f.packets[key] = pp
+	p := f.packets[key]
+	if p != nil && p.ts != ts {
+		// The table's schema changed within the bundle (its table was reloaded): ship
+		// what the bundle holds, then start batches of the new schema.
+		f.shuffle = true
+		for _, k := range sortedKeys(f.packets) {
+			if err := f.takePacket(k, out); err != nil {
+				return err
+			}
+		}
+		p.release()
+		p = nil
 	}
-	n := len(*pp)
-	p, err := row.AppendBody(*pp, nr)
-	if err != nil {
+	if p == nil {
+		bb, err := row.NewBatchBuilder(ts.sc, nil)
+		if err != nil {
+			return config.WrapOp("write", dt.name, err)
+		}
+		p = &pending{ts: ts, bb: bb}
+		f.packets[key] = p
+	}
+	n := p.bb.Bytes()
+	if err := p.bb.AppendValues(vals); err != nil {
 		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
 		return nil
 	}
-	*pp = p
-	f.bytes += int64(len(p) - n)
+	f.bytes += int64(p.bb.Bytes() - n)
 	if !f.shuffle && f.bytes > f.Spec.DirectLimit {
 		// Too big to lift: everything of this bundle goes through the shuffle.
 		f.shuffle = true
 		for _, k := range sortedKeys(f.packets) {
-			f.takePacket(k, out)
+			if err := f.takePacket(k, out); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
-	if f.shuffle && len(p) >= packetBytes {
-		f.takePacket(key, out)
+	// table.WriteRecords rolls to a new file between batches only: cut at the target
+	// file size too.
+	if p.bb.Len() >= batchRows || int64(p.bb.Bytes()) >= min(int64(packetBytes), ts.target) {
+		p.cut()
+		if f.shuffle {
+			return f.takePacket(key, out)
+		}
 	}
 	return nil
 }
 
-// takePacket moves the packet of k to out, to be emitted to the shuffle.
-func (f *hashRouteFn) takePacket(k bufKey, out *packed) {
-	key := k.table
-	if f.Spec.AutoShard {
-		key += partitionKeySep + strconv.Itoa(f.shards[k])
-		f.shards[k]++
+// takePacket cuts the batch of k and moves the batches of k, encoded as packets, to
+// out, to be emitted to the shuffle.
+func (f *hashRouteFn) takePacket(k bufKey, out *packed) error {
+	p := f.packets[k]
+	p.cut()
+	defer func() {
+		for _, b := range p.batches {
+			b.Release()
+		}
+		p.batches = p.batches[:0]
+	}()
+	for _, b := range p.batches {
+		key := k.table
+		if f.Spec.AutoShard {
+			key += partitionKeySep + strconv.Itoa(f.shards[k])
+			f.shards[k]++
+		}
+		// The IPC stream is the batch's buffers plus their framing.
+		buf := make([]byte, 0, batchBytes(b)+4<<10)
+		packet, err := arrowipc.Append(binary.AppendUvarint(buf, uint64(p.ts.sc.ID)), b)
+		if err != nil {
+			dest, _, _ := strings.Cut(k.table, partitionKeySep)
+			return config.WrapOp("write", dest, err)
+		}
+		out.packets = append(out.packets, shufflePacket{win: k.win, key: key, packet: packet})
 	}
-	out.packets = append(out.packets, shufflePacket{win: k.win, key: key, packet: *f.packets[k]})
-	delete(f.packets, k)
+	return nil
+}
+
+// batchBytes is the size of b's buffers.
+func batchBytes(b arrow.RecordBatch) int {
+	var size func(d arrow.ArrayData) int
+	size = func(d arrow.ArrayData) int {
+		n := 0
+		for _, buf := range d.Buffers() {
+			if buf != nil {
+				n += buf.Len()
+			}
+		}
+		for _, c := range d.Children() {
+			n += size(c)
+		}
+		return n
+	}
+	n := 0
+	for _, c := range b.Columns() {
+		n += size(c.Data())
+	}
+	return n
 }
 
 // FinishBundle emits the remaining packets to the shuffle, or, for a bundle lifted
@@ -267,46 +366,52 @@ func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime
 	if err := f.drain(ctx, emit, dead); err != nil {
 		return err
 	}
+	defer f.releasePackets()
 	keys := sortedKeys(f.packets)
 	if f.shuffle {
 		var out packed
 		for _, k := range keys {
-			f.takePacket(k, &out)
+			if err := f.takePacket(k, &out); err != nil {
+				return err
+			}
 		}
 		out.emit(emit, dead)
-		f.packets = nil
 		f.router.replay.Done()
 		return nil
 	}
-	// Lifted: one writer per table and window, fed the packets of its partitions.
+	// Lifted: one writer per table and window, fed the batches of its partitions.
 	for i := 0; i < len(keys); {
 		dest, _, _ := strings.Cut(keys[i].table, partitionKeySep)
 		j := i
-		var group [][]byte
+		var group []idBatch
 		for ; j < len(keys) && keys[j].win == keys[i].win && strings.HasPrefix(keys[j].table, dest+partitionKeySep); j++ {
-			group = append(group, *f.packets[keys[j]])
+			p := f.packets[keys[j]]
+			p.cut()
+			for _, b := range p.batches {
+				group = append(group, idBatch{p.ts.sc.ID, b})
+			}
+			p.batches = nil // the writer releases them
 		}
-		ts := mtime.FromMilliseconds(keys[i].win)
-		files, err := writePackets(ctx, f.Spec, f.router.rt, dest, slices.Values(group), func(d DeadLetter) { dead(ts, d) })
+		files, err := writeBatches(ctx, f.Spec, f.router.rt, dest, slices.Values(group))
 		if err != nil {
 			return err
 		}
 		if len(files) > 0 {
-			direct(ts, dest, Part{Files: files})
+			direct(mtime.FromMilliseconds(keys[i].win), dest, Part{Files: files})
 		}
 		i = j
 	}
-	f.packets = nil
 	f.router.replay.Done()
 	return nil
 }
 
-// tableSchema is a table's current schema, its row schema and the converter of rows
-// to its values.
+// tableSchema is a table's current schema, its row schema, the converter of rows
+// to its values and the table's target file size.
 type tableSchema struct {
-	sc   *ibg.Schema
-	rs   *row.Schema
-	vals *row.SchemaValues
+	sc     *ibg.Schema
+	rs     *row.Schema
+	vals   *row.SchemaValues
+	target int64
 }
 
 // hashWriteFn writes the packets of one (table, partition) to data files and emits
@@ -323,14 +428,29 @@ func (f *hashWriteFn) Setup(ctx context.Context) error {
 	return err
 }
 
-func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, Part), dead func(DeadLetter)) error {
+func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, Part)) error {
 	dest, _, _ := strings.Cut(key, partitionKeySep)
-	files, err := writePackets(ctx, f.Spec, f.rt, dest, func(yield func([]byte) bool) {
+	var decodeErr error
+	files, err := writeBatches(ctx, f.Spec, f.rt, dest, func(yield func(idBatch) bool) {
 		var p []byte
-		for packets(&p) && yield(p) {
+		for packets(&p) {
+			id, n := binary.Uvarint(p)
+			if n <= 0 {
+				decodeErr = config.OpErrorf("write", dest, "corrupt packet")
+				return
+			}
+			b, err := arrowipc.Decode(p[n:])
+			if err != nil {
+				decodeErr = config.WrapOp("write", dest, err)
+				return
+			}
+			if !yield(idBatch{int(id), b}) {
+				b.Release()
+				return
+			}
 		}
-	}, dead)
-	if err != nil {
+	})
+	if err = errors.Join(decodeErr, err); err != nil {
 		return err
 	}
 	if len(files) > 0 {
@@ -339,7 +459,64 @@ func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets fu
 	return nil
 }
 
-// writePackets writes the rows of packets (of table dest) to data files and returns
+// idBatch is a record batch of rows of table schema id.
+type idBatch struct {
+	id int
+	b  arrow.RecordBatch
+}
+
+// writeBatches writes batches (of table dest) to data files and returns them: one
+// FileWriter per table schema of the batches, which it releases.
+func writeBatches(ctx context.Context, spec Spec, rt *runtime, dest string, batches iter.Seq[idBatch]) ([]EncodedDataFile, error) {
+	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, dest, rt.refresh)
+	if err != nil {
+		for ib := range batches {
+			ib.b.Release()
+		}
+		return nil, config.WrapOp("write", dest, err)
+	}
+	writers := map[int]*FileWriter{}
+	ids := []int{}
+	defer func() {
+		for _, w := range writers {
+			w.Close()
+		}
+	}()
+	for ib := range batches {
+		w := writers[ib.id]
+		if w == nil {
+			if _, err := packetSchema(ctx, spec, rt, dest, &tbl, ib.id); err != nil {
+				ib.b.Release()
+				return nil, err
+			}
+			if w, err = NewFileWriter(ctx, tbl, ib.b.Schema(), spec.fileOptions(rt)); err != nil {
+				ib.b.Release()
+				return nil, err
+			}
+			writers[ib.id] = w
+			ids = append(ids, ib.id)
+		}
+		if err := w.Write(ib.b); err != nil {
+			return nil, err
+		}
+	}
+	var out []EncodedDataFile
+	for _, id := range ids {
+		files, err := writers[id].Close()
+		delete(writers, id)
+		if err != nil {
+			return nil, err
+		}
+		enc, err := EncodeDataFiles(tbl.Metadata(), files)
+		if err != nil {
+			return nil, config.WrapOp("write", dest, err)
+		}
+		out = append(out, enc...)
+	}
+	return out, nil
+}
+
+// writePackets (merge-on-read's new rows) writes the rows of packets (of table dest) to data files and returns
 // them. Rows the table cannot take go to dead.
 func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, packets iter.Seq[[]byte], dead func(DeadLetter)) ([]EncodedDataFile, error) {
 	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, dest, rt.refresh)
@@ -413,6 +590,6 @@ func packetSchema(ctx context.Context, spec Spec, rt *runtime, dest string, tbl 
 func init() {
 	register.DoFn6x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(beam.EventTime, string, Part), func(beam.EventTime, DeadLetter), error](&hashRouteFn{})
 	register.Emitter2[beam.EventTime, DeadLetter]()
-	register.DoFn5x1[context.Context, string, func(*[]byte) bool, func(string, Part), func(DeadLetter), error](&hashWriteFn{})
+	register.DoFn4x1[context.Context, string, func(*[]byte) bool, func(string, Part), error](&hashWriteFn{})
 	register.Emitter2[string, []byte]()
 }

@@ -85,7 +85,7 @@ func bundleFiles(t *testing.T, spec Spec, bundles [][]row.Row) (map[string][]Enc
 				*p, ps = ps[0], ps[1:]
 				return true
 			}
-			if err := wf.ProcessElement(ctx, key, next, addFiles, onDead); err != nil {
+			if err := wf.ProcessElement(ctx, key, next, addFiles); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -97,7 +97,6 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 			return beam.PCollection{}, beam.PCollection{}, err
 		}
 		files = outs[0]
-		deads = append(deads, outs[1])
 		if spec.DirectLimit > 0 {
 			files = beam.Flatten(s.Scope("DirectAndShuffled"), Rewindow(s, rows, direct), files)
 		}
@@ -109,16 +108,25 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 		files = Rewindow(s, rows, outs[0])
 		deads = append(deads, outs[1])
 	}
-	panes := OrderPanes(s, files)
-	commits, err := beam.TryParDo(s.Scope("Commit"), newCommitFn(spec), panes)
-	if err != nil {
+	if snapshots, err = commitFiles(s, spec, files); err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
-	snapshots = commits[0]
-	MaintainAfterCommits(s, spec, snapshots)
 	dead = deads[0]
 	if len(deads) > 1 {
 		dead = beam.Flatten(s.Scope("DeadLetters"), deads...)
 	}
 	return snapshots, dead, nil
+}
+
+// commitFiles adds the commit step of an append write: files (table -> Part, in
+// their windows) become one commit per table and window, oldest window first, and
+// the maintenance the spec asks for runs after the commits. It returns the
+// PCollection of SnapshotInfo.
+func commitFiles(s beam.Scope, spec Spec, files beam.PCollection) (beam.PCollection, error) {
+	commits, err := beam.TryParDo(s.Scope("Commit"), newCommitFn(spec), OrderPanes(s, files))
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	MaintainAfterCommits(s, spec, commits[0])
+	return commits[0], nil
 }

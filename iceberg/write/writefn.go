@@ -176,11 +176,15 @@ func newFileBuffer(tbl *table.Table, opts FileOptions) (*fileBuffer, error) {
 	if err != nil {
 		return nil, config.WrapOp("write", strings.Join(tbl.Identifier(), "."), err)
 	}
-	target := opts.TargetFileSizeBytes
-	if target <= 0 {
-		target = int64(tbl.Properties().GetInt(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault))
+	return &fileBuffer{tbl: tbl, opts: opts, target: rollSize(tbl, opts), builder: bb}, nil
+}
+
+// rollSize is the size at which files of tbl written with opts roll.
+func rollSize(tbl *table.Table, opts FileOptions) int64 {
+	if opts.TargetFileSizeBytes > 0 {
+		return opts.TargetFileSizeBytes
 	}
-	return &fileBuffer{tbl: tbl, opts: opts, target: target, builder: bb}, nil
+	return int64(tbl.Properties().GetInt(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault))
 }
 
 // add appends r and, once a batch is full, hands it to the writer. A returned row
