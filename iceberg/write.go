@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window/trigger"
+	ibg "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
@@ -239,7 +240,11 @@ func checkExistingTable(ctx context.Context, cfg WriteConfig, spec write.Spec, r
 	if err != nil {
 		return config.OpErrorf("write", cfg.Table, "%w: %w", ErrInvalidConfig, err)
 	}
-	if err := write.CheckSchema(tbl.Schema(), sc); err != nil {
+	check := write.CheckSchema
+	if cfg.EvolveSchema {
+		check = func(tbl, rows *ibg.Schema) error { return write.CheckEvolvable(tbl, rows, nil) }
+	}
+	if err := check(tbl.Schema(), sc); err != nil {
 		return config.OpErrorf("write", cfg.Table, "%w: %w", ErrInvalidConfig, err)
 	}
 	return nil

@@ -204,13 +204,26 @@ func (f *hashRouteFn) pack(ctx context.Context, w beam.Window, r row.Row, out *p
 		ts = tableSchema{sc: sc, rs: row.SchemaOf(sc), vals: row.NewSchemaValues(sc)}
 		f.schemas[dt.tbl] = ts
 	}
-	sc, rs := ts.sc, ts.rs
 	vals, err := ts.vals.AppendRow(f.vals[:0], r)
+	if err != nil && f.Spec.EvolveSchema {
+		changed, reason, eerr := f.router.evolve(ctx, dt, r, err)
+		if eerr != nil {
+			return eerr
+		}
+		if err = reason; changed {
+			f.takeTable(dt.name, out)
+			sc := dt.tbl.Schema()
+			ts = tableSchema{sc: sc, rs: row.SchemaOf(sc), vals: row.NewSchemaValues(sc)}
+			f.schemas[dt.tbl] = ts
+			vals, err = ts.vals.AppendRow(f.vals[:0], r)
+		}
+	}
 	f.vals = vals
 	if err != nil {
 		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
 		return nil
 	}
+	sc, rs := ts.sc, ts.rs
 	if dt.keys == nil {
 		if dt.keys, err = newPartitionKeyer(dt.tbl); err != nil {
 			return err
@@ -248,6 +261,17 @@ func (f *hashRouteFn) pack(ctx context.Context, w beam.Window, r row.Row, out *p
 		f.takePacket(key, out)
 	}
 	return nil
+}
+
+// takeTable moves every packet of table dest to out (its schema evolved: the next
+// rows go into packets of the new schema).
+func (f *hashRouteFn) takeTable(dest string, out *packed) {
+	for _, k := range sortedKeys(f.packets) {
+		if strings.HasPrefix(k.table, dest+partitionKeySep) {
+			f.takePacket(k, out)
+		}
+	}
+	f.last = lastKey{}
 }
 
 // takePacket moves the packet of k to out, to be emitted to the shuffle.
@@ -370,6 +394,12 @@ func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, pack
 			}
 			rs = row.SchemaOf(sc)
 			schemas[int(id)] = rs
+			if tbl.Schema().ID != buf.tbl.Schema().ID {
+				// The table evolved since it was cached (evolve_schema).
+				if err := buf.retarget(ctx, tbl); err != nil {
+					return nil, err
+				}
+			}
 		}
 		var writeErr error // a failure of the writer, reported as is
 		err := row.DecodeBodies(rs, p[n:], func(r row.Row) error {
