@@ -89,7 +89,6 @@ func fmtChanges(cs []SchemaChange) string {
 	return "[" + strings.Join(s, " ") + "]"
 }
 
-
 func TestCheckEvolvable(t *testing.T) {
 	rows := ibg.NewSchema(0,
 		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64, Required: true},
