@@ -64,6 +64,11 @@ type WriteResult struct {
 // README's streaming counters). Input that is already in fixed windows keeps them
 // (one commit per window); sliding windows and sessions are rejected.
 //
+// With evolve_schema, rows the table's schema cannot take evolve it instead (new
+// optional columns, int to long, float to double, wider decimals, required to
+// optional), in one conflict-safe schema commit per change; see the README's "Schema
+// evolution".
+//
 // Write panics on a construction error; use TryWrite to get it.
 func Write(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...WriteOption) WriteResult {
 	return must(TryWrite(s, cfg, rows, opts...))
