@@ -3,6 +3,7 @@ package iceberg_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -237,6 +239,51 @@ type NarrowEvent struct {
 func init() {
 	beam.RegisterType(reflect.TypeFor[EvolvedEvent]())
 	beam.RegisterType(reflect.TypeFor[NarrowEvent]())
+	beam.RegisterType(reflect.TypeFor[evolveRange]())
+	register.Function2x0(genEvolveRowsFn)
+}
+
+// evolveRange is the ids [Lo, Hi).
+type evolveRange struct{ Lo, Hi int64 }
+
+// genEvolveRowsFn emits a row per id of r with the new column extra and n a long.
+func genEvolveRowsFn(r evolveRange, emit func(iceberg.Row)) {
+	for id := r.Lo; id < r.Hi; id++ {
+		emit(iceberg.NewRow([]string{"id", "n", "note", "extra"}, []any{id, id, "b", "e" + strconv.FormatInt(id, 10)}))
+	}
+}
+
+// TestWriteEvolveSchemaManyBundles: every bundle of a reshuffled input sees the new
+// column and the long values at once; the table ends with one schema update and every
+// row, also with the hash distribution's shards.
+func TestWriteEvolveSchemaManyBundles(t *testing.T) {
+	for _, hash := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hash=%v", hash), func(t *testing.T) {
+			lc := icebergtest.NewLocalCatalog(t)
+			seedEvolve(t, lc, "ev")
+			cfg := iceberg.WriteConfig{Table: "db.ev", CatalogName: lc.Name, CatalogProperties: lc.Props, EvolveSchema: true}
+			if hash {
+				cfg.DistributionMode, cfg.AutoSharding = iceberg.DistributionHash, true
+			}
+			var ranges []evolveRange
+			for lo := int64(100); lo < 4100; lo += 250 {
+				ranges = append(ranges, evolveRange{lo, lo + 250})
+			}
+			snaps, dead, counters := runMORCounters(t, cfg, func(s beam.Scope) beam.PCollection {
+				return beam.ParDo(s, genEvolveRowsFn, beam.Reshuffle(s, beam.CreateList(s, ranges)))
+			})
+			if len(dead) != 0 || len(snaps) != 1 || snaps[0].RowsAdded != 4000 {
+				t.Fatalf("snapshots %+v, dead %d", snaps, len(dead))
+			}
+			got, tbl := tableRows(t, lc, "ev", "id", "n", "extra")
+			if len(got) != 4002 || got[2] != `id=100, n=100, extra="e100"` || got[4001] != `id=4099, n=4099, extra="e4099"` {
+				t.Errorf("%d rows: %q ... %q", len(got), got[:3], got[len(got)-1])
+			}
+			if n := len(tbl.Metadata().Schemas()); n != 2 || counters["schema_updates"] != 1 {
+				t.Errorf("%d schemas, %d schema updates; want one update", n, counters["schema_updates"])
+			}
+		})
+	}
 }
 
 // TestWriteEvolveSchemaStructs writes structs to an existing table: without
