@@ -92,6 +92,7 @@ func TestWriteOptionsSetTheirKey(t *testing.T) {
 		{"WithWriteDrop", []WriteOption{WithWriteDrop("a")}, KeyDrop, []string{"a"}},
 		{"WithOnly", []WriteOption{WithOnly("payload")}, KeyOnly, "payload"},
 		{"WithBeforeField", []WriteOption{mor, WithOnly("after"), WithBeforeField("before")}, KeyBeforeField, "before"},
+		{"WithSchemaEvolution", []WriteOption{WithSchemaEvolution(true)}, KeyEvolveSchema, true},
 		{"WithMaximumTableCacheSize", []WriteOption{WithMaximumTableCacheSize(5)}, KeyMaximumTableCacheSize, 5},
 		{"WithTableCacheRefreshInterval", []WriteOption{WithTableCacheRefreshInterval(time.Minute)}, KeyTableCacheRefreshIntervalSeconds, 60},
 		{"WithTableCachePollingBuckets", []WriteOption{WithTableCachePollingBuckets(3)}, KeyTableCachePollingBuckets, 3},

@@ -163,6 +163,9 @@ type WriteConfig struct {
 	// (Debezium's "before"): DELETE and UPDATE_BEFORE changes take their row from it,
 	// or from Only when it is null. Merge-on-read; needs Only.
 	BeforeField string `managed:"before_field"`
+	// EvolveSchema lets the write evolve the table's schema to fit the rows (new
+	// optional columns, lossless widening, required to optional); see KeyEvolveSchema.
+	EvolveSchema bool `managed:"evolve_schema"`
 	// MaximumTableCacheSize is the number of table metadata entries cached (>= 1).
 	MaximumTableCacheSize *int `managed:"maximum_table_cache_size"`
 	// TableCacheRefreshIntervalSeconds is how often cached metadata is refreshed (>= 1).

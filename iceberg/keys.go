@@ -99,6 +99,12 @@ const (
 	// envelope (Debezium's "before"): a DELETE or UPDATE_BEFORE change takes its row
 	// from it, or from only when it is null. Merge-on-read with only; icebeam addition.
 	KeyBeforeField = config.KeyBeforeField
+	// KeyEvolveSchema lets the write evolve the table's schema to fit the rows: a field
+	// the table lacks becomes a new optional column (nested struct fields too), int,
+	// float and decimal columns widen to long, double and a larger precision, and a
+	// required column a row leaves null becomes optional. Anything else stays an error.
+	// Write (both modes); default false; icebeam addition.
+	KeyEvolveSchema = config.KeyEvolveSchema
 	// KeyMaximumTableCacheSize is the number of table metadata entries cached in memory. Write.
 	KeyMaximumTableCacheSize = config.KeyMaximumTableCacheSize
 	// KeyTableCacheRefreshIntervalSeconds is how often cached table metadata is refreshed

@@ -289,6 +289,12 @@ func WithBeforeField(field string) WriteOption {
 	return func(c *WriteConfig) { c.BeforeField = field }
 }
 
+// WithSchemaEvolution sets evolve_schema: the write evolves the table's schema to fit
+// the rows (new optional columns, lossless widening, required to optional).
+func WithSchemaEvolution(on bool) WriteOption {
+	return func(c *WriteConfig) { c.EvolveSchema = on }
+}
+
 // WithMaximumTableCacheSize sets maximum_table_cache_size.
 func WithMaximumTableCacheSize(n int) WriteOption {
 	return func(c *WriteConfig) { c.MaximumTableCacheSize = &n }

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window/trigger"
+	ibg "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
@@ -62,6 +63,11 @@ type WriteResult struct {
 // replays its source writes only what the earlier run did not commit (see the
 // README's streaming counters). Input that is already in fixed windows keeps them
 // (one commit per window); sliding windows and sessions are rejected.
+//
+// With evolve_schema, rows the table's schema cannot take evolve it instead (new
+// optional columns, int to long, float to double, wider decimals, required to
+// optional), in one conflict-safe schema commit per change; see the README's "Schema
+// evolution".
 //
 // Write panics on a construction error; use TryWrite to get it.
 func Write(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...WriteOption) WriteResult {
@@ -239,7 +245,11 @@ func checkExistingTable(ctx context.Context, cfg WriteConfig, spec write.Spec, r
 	if err != nil {
 		return config.OpErrorf("write", cfg.Table, "%w: %w", ErrInvalidConfig, err)
 	}
-	if err := write.CheckSchema(tbl.Schema(), sc); err != nil {
+	check := write.CheckSchema
+	if cfg.EvolveSchema {
+		check = func(tbl, rows *ibg.Schema) error { return write.CheckEvolvable(tbl, rows, nil) }
+	}
+	if err := check(tbl.Schema(), sc); err != nil {
 		return config.OpErrorf("write", cfg.Table, "%w: %w", ErrInvalidConfig, err)
 	}
 	return nil

@@ -2,9 +2,12 @@ package read
 
 import (
 	"context"
+	"errors"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
@@ -44,6 +47,21 @@ func (fn *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(Task))
 	}
 	defer scan.Close()
 	tasks, err := scan.PlanFiles(ctx)
+	if errors.Is(err, ibg.ErrInvalidBinSerialization) && fn.spec.Filter != "" {
+		// iceberg-go v0.7.0 cannot read the column statistics of data files written
+		// before their column widened (the 4-byte bounds of an int column now long, of
+		// a float now double): plan without the filter's pruning. Each task's read
+		// still applies the filter to its rows.
+		log.Warnf(ctx, "iceberg: read %s: planning with the filter failed (%v): planning every file, filtering rows as they are read", fn.spec.Table, err)
+		all := fn.spec
+		all.Filter = ""
+		var unfiltered *table.Scan
+		if unfiltered, err = all.NewScan(tbl); err != nil {
+			return err
+		}
+		defer unfiltered.Close()
+		tasks, err = unfiltered.PlanFiles(ctx)
+	}
 	if err != nil {
 		return config.OpErrorf("read", fn.spec.Table, "plan: %w", err)
 	}

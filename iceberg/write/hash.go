@@ -246,6 +246,20 @@ func (f *hashRouteFn) pack(ctx context.Context, w beam.Window, r row.Row, out *p
 		f.schemas[dt.tbl] = ts
 	}
 	vals, err := ts.vals.AppendRow(f.vals[:0], r)
+	if err != nil && f.Spec.EvolveSchema {
+		changed, reason, eerr := f.router.evolve(ctx, dt, r, err)
+		if eerr != nil {
+			return eerr
+		}
+		if err = reason; changed {
+			// A new tableSchema: the rows of the old schema still buffered are shipped
+			// as they are before the first batch of the new one (see below).
+			sc := dt.tbl.Schema()
+			ts = &tableSchema{sc: sc, rs: row.SchemaOf(sc), vals: row.NewSchemaValues(sc), target: rollSize(dt.tbl, f.Spec.fileOptions(f.router.rt))}
+			f.schemas[dt.tbl] = ts
+			vals, err = ts.vals.AppendRow(f.vals[:0], r)
+		}
+	}
 	f.vals = vals
 	if err != nil {
 		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
@@ -547,6 +561,12 @@ func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, pack
 			}
 			rs = row.SchemaOf(sc)
 			schemas[int(id)] = rs
+			if tbl.Schema().ID != buf.tbl.Schema().ID {
+				// The table evolved since it was cached (evolve_schema).
+				if err := buf.retarget(ctx, tbl); err != nil {
+					return nil, err
+				}
+			}
 		}
 		var writeErr error // a failure of the writer, reported as is
 		err := row.DecodeBodies(rs, p[n:], func(r row.Row) error {

@@ -38,6 +38,9 @@ var (
 	// (a null change type and null row images, such as Debezium's tombstone after a
 	// delete), skipped.
 	TombstonesSkipped = beam.NewCounter(MetricsNamespace, "tombstones_skipped")
+	// SchemaUpdates counts the schema updates evolve_schema committed (see
+	// EvolveTable).
+	SchemaUpdates = beam.NewCounter(MetricsNamespace, "schema_updates")
 	// LatePanes counts late panes committed.
 	LatePanes = beam.NewCounter(MetricsNamespace, "late_panes_committed")
 	// PanesSkipped counts panes found already committed (a retried bundle or a lost

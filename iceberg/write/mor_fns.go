@@ -1,6 +1,7 @@
 package write
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -138,7 +139,9 @@ func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, r row
 			return nil
 		}
 		for _, p := range f.pending {
-			f.add(p.r, p.win, emit, dead)
+			if err := f.add(ctx, p.r, p.win, emit, dead); err != nil {
+				return err
+			}
 		}
 		f.pending = nil
 	}
@@ -162,8 +165,7 @@ func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, r row
 			return nil
 		}
 	}
-	f.add(r, win, emit, dead)
-	return nil
+	return f.add(ctx, r, win, emit, dead)
 }
 
 // pendingRow is a row that arrived before the table could be created.
@@ -172,9 +174,19 @@ type pendingRow struct {
 	win int64
 }
 
-// add parses r and adds it to its packet, or dead-letters it.
-func (f *changeParseFn) add(r row.Row, win int64, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) {
+// add parses r and adds it to its packet, or dead-letters it; with evolve_schema a
+// row the table's schema cannot take evolves it first (see evolve).
+func (f *changeParseFn) add(ctx context.Context, r row.Row, win int64, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) error {
 	c, err := f.parser.Parse(r)
+	if err != nil && f.Spec.EvolveSchema {
+		changed, reason, eerr := f.evolve(ctx, r, err, emit)
+		if eerr != nil {
+			return eerr
+		}
+		if err = reason; changed {
+			c, err = f.parser.Parse(r)
+		}
+	}
 	if err == nil {
 		f.kb, err = f.parser.AppendKey(f.kb[:0], c.Key)
 	}
@@ -183,7 +195,7 @@ func (f *changeParseFn) add(r row.Row, win int64, emit func(beam.EventTime, int,
 	}
 	if err != nil {
 		dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: err.Error()})
-		return
+		return nil
 	}
 	key := packetKey{win: win, shard: f.sharder.Shard(f.kb, c.Key)}
 	p, ok := f.packets[key]
@@ -194,9 +206,55 @@ func (f *changeParseFn) add(r row.Row, win int64, emit func(beam.EventTime, int,
 	if len(p) >= packetBytes {
 		emit(mtime.FromMilliseconds(key.win), key.shard, p)
 		delete(f.packets, key)
-		return
+		return nil
 	}
 	f.packets[key] = p
+	return nil
+}
+
+// evolve evolves the table so that it takes the row image of r, which failed to
+// parse with parseErr. changed reports that the parser is now the new schema's (the
+// packets of the old one are emitted first: they carry its id, see
+// changeShardFn); otherwise reason is why r goes to the dead letter output.
+func (f *changeParseFn) evolve(ctx context.Context, r row.Row, parseErr error, emit func(beam.EventTime, int, []byte)) (changed bool, reason, err error) {
+	img, ierr := f.env.Data(r)
+	if ierr != nil {
+		return false, parseErr, nil
+	}
+	tbl, reject, err := evolveFor(ctx, &f.Spec, f.rt, f.Spec.Table, f.tbl, img)
+	switch {
+	case err != nil:
+		return false, nil, err
+	case reject != nil:
+		return false, reject, nil
+	case tbl == nil:
+		return false, parseErr, nil
+	}
+	parser, err := f.Spec.parser(f.rt, tbl.Schema())
+	if err != nil {
+		return false, nil, config.WrapOp("write", f.Spec.Table, err)
+	}
+	sharder, err := cdc.NewSharder(tbl, f.Spec.EqualityColumns, f.Spec.NumShards, f.Spec.ShardsPerPartition)
+	if err != nil {
+		return false, nil, config.WrapOp("write", f.Spec.Table, err)
+	}
+	f.emitPackets(emit)
+	f.tbl, f.parser, f.sharder = tbl, parser, sharder
+	return true, nil, nil
+}
+
+// emitPackets emits the packets held, by window and shard.
+func (f *changeParseFn) emitPackets(emit func(beam.EventTime, int, []byte)) {
+	keys := slices.SortedFunc(maps.Keys(f.packets), func(a, b packetKey) int {
+		if a.win != b.win {
+			return cmp.Compare(a.win, b.win)
+		}
+		return a.shard - b.shard
+	})
+	for _, k := range keys {
+		emit(mtime.FromMilliseconds(k.win), k.shard, f.packets[k])
+	}
+	f.packets = map[packetKey][]byte{}
 }
 
 // FinishBundle emits the remaining packets. Rows held because no row of the bundle
@@ -206,18 +264,7 @@ func (f *changeParseFn) FinishBundle(ctx context.Context, emit func(beam.EventTi
 		dead(DeadLetter{Row: p.r.String(), Table: f.Spec.Table, Reason: f.pendingErr.Error()})
 	}
 	f.pending = nil
-	keys := slices.SortedFunc(maps.Keys(f.packets), func(a, b packetKey) int {
-		if a.win != b.win {
-			if a.win < b.win {
-				return -1
-			}
-			return 1
-		}
-		return a.shard - b.shard
-	})
-	for _, k := range keys {
-		emit(mtime.FromMilliseconds(k.win), k.shard, f.packets[k])
-	}
+	f.emitPackets(emit)
 	f.packets = nil
 	return nil
 }
@@ -260,7 +307,11 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 	}
 	out := ShardResult{MinSeq: math.MaxInt64, BaseSeq: noSeq}
 	var files []EncodedDataFile
-	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
+	refresh := f.rt.refresh
+	if f.Spec.EvolveSchema {
+		refresh = 0 // the shard's packets may carry a schema newer than the cached one
+	}
+	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, refresh)
 	if err != nil {
 		return fail(err)
 	}

@@ -107,8 +107,12 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error 
 	if _, err := cdc.NewSharder(tbl, spec.EqualityColumns, spec.NumShards, spec.ShardsPerPartition); err != nil {
 		return fail(err)
 	}
+	check := CheckSchema
+	if spec.EvolveSchema {
+		check = func(tbl, rows *ibg.Schema) error { return CheckEvolvable(tbl, rows, spec.EqualityColumns) }
+	}
 	for _, img := range images {
-		if err := CheckSchema(tbl.Schema(), img); err != nil {
+		if err := check(tbl.Schema(), img); err != nil {
 			return fail(fmt.Errorf("%w: %w", config.ErrInvalidConfig, err))
 		}
 	}

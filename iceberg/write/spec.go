@@ -71,6 +71,9 @@ type Spec struct {
 	// AutoShard is auto_sharding: a partition's packets of one bundle go to
 	// successive shuffle shards (distribution_mode=hash).
 	AutoShard bool
+	// EvolveSchema is evolve_schema: rows the table's schema cannot take evolve it
+	// (see EvolveTable) instead of going to the dead letter output.
+	EvolveSchema bool
 
 	// MergeOnRead is true for mode merge-on-read.
 	MergeOnRead bool
@@ -132,6 +135,7 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 		s.DirectLimit = int64(*cfg.DirectWriteByteLimit)
 	}
 	s.AutoShard = cfg.AutoSharding
+	s.EvolveSchema = cfg.EvolveSchema
 	s.Maintenance = newInlineMaintenance(cfg)
 	if cfg.TriggeringFrequencySeconds != nil {
 		s.Windowed = true

@@ -159,6 +159,24 @@ func (rr *router) table(ctx context.Context, dest string, r row.Row) (dt *destTa
 	return dt, nil, nil
 }
 
+// evolve evolves dt's table (evolve_schema) so that it takes r, which failed to fit
+// it with rowErr. changed reports that dt.tbl is now the table with its new schema
+// (the caller writes what it buffered with the old one); otherwise rowErr, or the
+// reason evolution cannot mend r, is why r goes to the dead letter output.
+func (rr *router) evolve(ctx context.Context, dt *destTable, r row.Row, rowErr error) (changed bool, reason, err error) {
+	tbl, reject, err := evolveFor(ctx, rr.spec, rr.rt, dt.name, dt.tbl, r)
+	switch {
+	case err != nil:
+		return false, nil, err
+	case reject != nil:
+		return false, reject, nil
+	case tbl == nil:
+		return false, rowErr, nil
+	}
+	dt.tbl, dt.keys = tbl, nil
+	return true, nil, nil
+}
+
 // fileBuffer turns rows of one table into Arrow batches and streams them to a
 // FileWriter, opened with the first batch; flushed, it keeps the encodings of the files
 // written. Memory stays bounded by the batch being built and the writer's queue.
@@ -231,6 +249,21 @@ func (b *fileBuffer) flush(ctx context.Context) error {
 		return config.WrapOp("write", strings.Join(b.tbl.Identifier(), "."), err)
 	}
 	b.files = append(b.files, enc...)
+	return nil
+}
+
+// retarget writes the rows buffered so far with the schema they were checked against
+// and builds the next batches for tbl, the same table with an evolved schema.
+func (b *fileBuffer) retarget(ctx context.Context, tbl *table.Table) error {
+	if err := b.flush(ctx); err != nil {
+		return err
+	}
+	bb, err := row.NewBatchBuilder(tbl.Schema(), memory.DefaultAllocator)
+	if err != nil {
+		return config.WrapOp("write", strings.Join(tbl.Identifier(), "."), err)
+	}
+	b.builder.Release()
+	b.tbl, b.builder = tbl, bb
 	return nil
 }
 
@@ -335,6 +368,20 @@ func (f *writeFn) process(ctx context.Context, w beam.Window, r row.Row, dead fu
 		f.buffers[key] = buf
 	}
 	rowErr, err := buf.add(ctx, r)
+	if rowErr != nil && err == nil && f.Spec.EvolveSchema {
+		var changed bool
+		if changed, rowErr, err = f.router.evolve(ctx, dt, r, rowErr); changed {
+			// Rows buffered so far are written with the schema they were checked against.
+			for _, k := range sortedKeys(f.buffers) {
+				if k.table == dt.name {
+					if err := f.buffers[k].retarget(ctx, dt.tbl); err != nil {
+						return err
+					}
+				}
+			}
+			rowErr, err = buf.add(ctx, r)
+		}
+	}
 	if rowErr != nil {
 		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: rowErr.Error()})
 	}

@@ -70,7 +70,8 @@ func genRowsFn(r idRange, emit func(icebeamRow)) {
 // writeIcebeam writes the "icebeam" scenarios with icebeam's own
 // iceberg.Write on prism into the shared catalog, and their expected
 // answers to expected/icebeam.json: v3 and v2 appends, and an append whose rows
-// with invalid UTF-8 go to the dead letters (writeUTF8Append). Its merge-on-read
+// with invalid UTF-8 go to the dead letters (writeUTF8Append), and a table whose
+// schema the write evolves (writeEvolved). Its merge-on-read
 // scenarios are writeIcebeamMOR's.
 func writeIcebeam(t *testing.T) {
 	cat, err := icebergtest.NewLocalCatalogAt(catalogDir(t))
@@ -117,7 +118,7 @@ func writeIcebeam(t *testing.T) {
 		icebergtest.RequireValid(t, tbl)
 		exp.Scenarios = append(exp.Scenarios, scenarioFor(t, v.name, v.ident, v.version, live))
 	}
-	exp.Scenarios = append(exp.Scenarios, writeUTF8Append(t, cat))
+	exp.Scenarios = append(exp.Scenarios, writeUTF8Append(t, cat), writeEvolved(t, cat))
 	if err := WriteJSON(filepath.Join(expectedDir(t), "icebeam.json"), exp); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package config
 
 // Managed configuration keys. They are the keys of Dataflow's managed Iceberg I/O, plus a
 // few icebeam additions (snapshot_id, as_of_timestamp, branch, delete_format,
-// before_field, ...). Every key is the managed tag of a field of ReadConfig,
+// before_field, evolve_schema, ...). Every key is the managed tag of a field of ReadConfig,
 // WriteConfig, ChangesConfig or MaintainConfig.
 const (
 	// KeyTable is the table identifier ("db.table"); for writes it may be a template such
@@ -102,6 +102,12 @@ const (
 	// envelope (Debezium's "before"): a DELETE or UPDATE_BEFORE change takes its row
 	// from it, or from only when it is null. Merge-on-read with only; icebeam addition.
 	KeyBeforeField = "before_field"
+	// KeyEvolveSchema lets the write evolve the table's schema to fit the rows: a field
+	// the table lacks becomes a new optional column (nested struct fields too), int,
+	// float and decimal columns widen to long, double and a larger precision, and a
+	// required column a row leaves null becomes optional. Anything else stays an error.
+	// Write (both modes); default false; icebeam addition.
+	KeyEvolveSchema = "evolve_schema"
 	// KeyMaximumTableCacheSize is the number of table metadata entries cached in memory. Write.
 	KeyMaximumTableCacheSize = "maximum_table_cache_size"
 	// KeyTableCacheRefreshIntervalSeconds is how often cached table metadata is refreshed

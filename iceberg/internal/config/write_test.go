@@ -60,8 +60,8 @@ func TestParseWriteConfigAccepts(t *testing.T) {
 		{"streaming", with(baseWrite(), KeyTriggeringFrequencySeconds, 60, KeyTokenHeartbeatSeconds, 3600,
 			KeyDirectWriteByteLimit, 1<<20, KeyMaximumTableCacheSize, 10, KeyTableCacheRefreshIntervalSeconds, 30,
 			KeyTableCachePollingBuckets, 2, KeyUseSideInputTableCache, true,
-			KeySnapshotProperties, map[string]any{"app": "x"}, KeyOnly, "payload"), func(c WriteConfig) bool {
-			return *c.TriggeringFrequencySeconds == 60 && c.UseSideInputTableCache && c.Only == "payload"
+			KeySnapshotProperties, map[string]any{"app": "x"}, KeyOnly, "payload", KeyEvolveSchema, true), func(c WriteConfig) bool {
+			return *c.TriggeringFrequencySeconds == 60 && c.UseSideInputTableCache && c.Only == "payload" && c.EvolveSchema
 		}},
 	}
 	for _, tt := range tests {

@@ -90,6 +90,10 @@ func renumber(t ibg.Type, a *idAlloc) ibg.Type {
 	return t
 }
 
+// InferType returns the Iceberg type InferSchema gives a column holding v (nested
+// field IDs from 1). A null has no type: the error wraps ErrUnsupportedType.
+func InferType(v any) (ibg.Type, error) { return inferValue(v, &idAlloc{}, 0) }
+
 func inferValue(v any, a *idAlloc, depth int) (ibg.Type, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("%w: values nest too deeply", ErrUnsupportedType)
