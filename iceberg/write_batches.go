@@ -31,8 +31,8 @@ import (
 // cannot be told apart from those committed).
 //
 // cfg.Table must be one table, not a template; mode merge-on-read, keep, drop, only,
-// distribution_mode hash, auto_sharding and direct_write_byte_limit do not apply to
-// batches and are ConfigErrors wrapping ErrUnsupported.
+// distribution_mode hash, auto_sharding, direct_write_byte_limit and evolve_schema do
+// not apply to batches and are ConfigErrors wrapping ErrUnsupported.
 //
 // WriteBatches panics on a construction error; use TryWriteBatches to get it.
 func WriteBatches(s beam.Scope, cfg WriteConfig, batches beam.PCollection, opts ...WriteOption) WriteResult {
@@ -74,6 +74,9 @@ func TryWriteBatches(s beam.Scope, cfg WriteConfig, batches beam.PCollection, op
 	}
 	if cfg.DirectWriteByteLimit != nil {
 		errs.Add(unsupported(config.KeyDirectWriteByteLimit, "each bundle writes its own batches"))
+	}
+	if cfg.EvolveSchema {
+		errs.Add(unsupported(config.KeyEvolveSchema, "a batch the table cannot take goes to the dead letter whole"))
 	}
 	if !cfg.IsMergeOnRead() {
 		errs.Add(checkAppendSupport(cfg))

@@ -222,6 +222,7 @@ func TestTryWriteBatchesErrors(t *testing.T) {
 			c.Keep, c.DistributionMode = []string{"id"}, "hash"
 			return c
 		}, false, []string{`"keep"`, `"distribution_mode"`}, iceberg.ErrUnsupported},
+		{"evolve_schema", func(c iceberg.WriteConfig) iceberg.WriteConfig { c.EvolveSchema = true; return c }, false, []string{`"evolve_schema"`}, iceberg.ErrUnsupported},
 		{"rows", func(c iceberg.WriteConfig) iceberg.WriteConfig { return c }, true, []string{"RecordBatch"}, iceberg.ErrInvalidConfig},
 	}
 	for _, c := range cases {
