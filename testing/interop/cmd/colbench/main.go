@@ -25,6 +25,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
@@ -41,7 +44,7 @@ var (
 	keep        = flag.String("keep", "", "comma-separated columns of the filtered read")
 	appendTable = flag.String("append_table", "", "new table the append writes (none: no append)")
 	appendRows  = flag.Int("append_rows", 1_000_000, "rows the append writes")
-	ops         = flag.String("ops", "raw,read,batches,filtered,append", "what to run, in order")
+	ops         = flag.String("ops", "raw,read,batches,filtered,append,append_batches", "what to run, in order")
 	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 )
 
@@ -70,6 +73,8 @@ func init() {
 	register.DoFn1x0[iceberg.Row](&countRowsFn{})
 	register.DoFn1x0[iceberg.RecordBatch](&countBatchesFn{})
 	register.DoFn2x0[int64, func(Gen)](&genFn{})
+	register.DoFn2x0[int64, func(iceberg.RecordBatch)](&genBatchFn{})
+	register.Emitter1[iceberg.RecordBatch]()
 	register.Emitter1[Gen]()
 	register.Function2x0(countSnapshot)
 	register.Function2x0(countDead)
@@ -102,6 +107,31 @@ func (fn *genFn) ProcessElement(part int64, emit func(Gen)) {
 	for id := part * fn.Per; id < (part+1)*fn.Per; id++ {
 		emit(Gen{ID: id, Qty: id % 1000, Amount: float64(id%100000) / 100, Name: fmt.Sprintf("name-%d", id),
 			State: States[id%16], Flag: id%2 == 0})
+	}
+}
+
+// genBatchFn emits the rows genFn emits as Arrow record batches of 8192 rows.
+type genBatchFn struct{ Per int64 }
+
+func (fn *genBatchFn) ProcessElement(part int64, emit func(iceberg.RecordBatch)) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "qty", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "amount", Type: arrow.PrimitiveTypes.Float64}, {Name: "name", Type: arrow.BinaryTypes.String},
+		{Name: "state", Type: arrow.BinaryTypes.String}, {Name: "flag", Type: arrow.FixedWidthTypes.Boolean},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	end := (part + 1) * fn.Per
+	for lo := part * fn.Per; lo < end; lo += 8192 {
+		for id := lo; id < min(lo+8192, end); id++ {
+			b.Field(0).(*array.Int64Builder).Append(id)
+			b.Field(1).(*array.Int64Builder).Append(id % 1000)
+			b.Field(2).(*array.Float64Builder).Append(float64(id%100000) / 100)
+			b.Field(3).(*array.StringBuilder).Append(fmt.Sprintf("name-%d", id))
+			b.Field(4).(*array.StringBuilder).Append(States[id%16])
+			b.Field(5).(*array.BooleanBuilder).Append(id%2 == 0)
+		}
+		emit(iceberg.RecordBatch{RecordBatch: b.NewRecordBatch()})
 	}
 }
 
@@ -178,11 +208,11 @@ func run(ctx context.Context) (map[string]Op, error) {
 				beam.ParDo0(s, &countRowsFn{}, rows)
 				return err
 			})
-		case "append":
+		case "append", "append_batches":
 			if *appendTable == "" {
 				continue
 			}
-			res, err = appendGen(ctx, cat)
+			res, err = appendGen(ctx, cat, op == "append_batches")
 		default:
 			err = fmt.Errorf("unknown op %q", op)
 		}
@@ -242,16 +272,23 @@ func counter(pr beam.PipelineResult, name string) int64 {
 	return n
 }
 
-// appendGen appends --append_rows generated rows into the new table --append_table
-// (created by the write, format version 3) in 4 generator parts.
-func appendGen(ctx context.Context, cat *icebergtest.LocalCatalog) (Op, error) {
+// appendGen appends --append_rows generated rows into a new table (created by the
+// write, format version 3) in 4 generator parts: --append_table with Write of Gen
+// structs, or --append_table + "_batches" with WriteBatches of Arrow batches.
+func appendGen(ctx context.Context, cat *icebergtest.LocalCatalog, batches bool) (Op, error) {
 	const parts = 4
 	wcfg := iceberg.WriteConfig{Table: *appendTable, CatalogName: cat.Name, CatalogProperties: cat.Props,
 		TableProperties: map[string]string{"format-version": "3"}}
 	p, s := beam.NewPipelineWithRoot()
 	seeds := beam.CreateList(s, []int64{0, 1, 2, 3})
-	rows := beam.ParDo(s, &genFn{Per: int64(*appendRows / parts)}, seeds)
-	res, err := iceberg.TryWrite(s, wcfg, rows)
+	var res iceberg.WriteResult
+	var err error
+	if batches {
+		wcfg.Table += "_batches"
+		res, err = iceberg.TryWriteBatches(s, wcfg, beam.ParDo(s, &genBatchFn{Per: int64(*appendRows / parts)}, seeds))
+	} else {
+		res, err = iceberg.TryWrite(s, wcfg, beam.ParDo(s, &genFn{Per: int64(*appendRows / parts)}, seeds))
+	}
 	if err != nil {
 		return Op{}, err
 	}
