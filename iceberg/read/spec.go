@@ -194,7 +194,7 @@ func projectColumns(sc *ibg.Schema, version int, keep, drop []string) ([]string,
 		if _, ok := sc.FindFieldByName(name); ok {
 			return true
 		}
-		if IsLineageColumn(name) {
+		if isLineageColumn(name) {
 			switch {
 			case key != config.KeyKeep:
 				errs.Add(config.Errorf(key, "%s is a row lineage metadata column, read only when keep names it", name))
@@ -246,8 +246,8 @@ func didYouMean(name string, candidates []string) string {
 	return ""
 }
 
-// IsLineageColumn reports whether name is one of the row lineage metadata columns of
+// isLineageColumn reports whether name is one of the row lineage metadata columns of
 // format version 3, _row_id and _last_updated_sequence_number.
-func IsLineageColumn(name string) bool {
+func isLineageColumn(name string) bool {
 	return name == ibg.RowIDColumnName || name == ibg.LastUpdatedSequenceNumberColumnName
 }
