@@ -23,7 +23,8 @@
 //   - [Resolve] turns keys whose committed row must go into row positions in the
 //     table's data files ([Resolution]), planning with the key predicate and reading
 //     only the key columns. Resolutions cross the shuffle as [EncodedResolution] and
-//     merge with [MergeResolutions].
+//     merge with [MergeResolutions]. [Resolution.RowIDs] gives the resolved rows'
+//     _row_id, which an update's new row keeps.
 //   - [Deletes.Prepare], called by the committer on each attempt with the freshly
 //     loaded table, brings the resolutions up to it (re-reading data files that
 //     changed), merges positions per data file with the file's live deletion vector

@@ -67,7 +67,8 @@ type FileWriter struct {
 }
 
 // NewFileWriter starts a writer of batches of schema sc to data files of tbl, with
-// opts (see WriteDataFiles).
+// opts (see WriteDataFiles). When sc has the _row_id column (lineageSchema), the
+// files store it.
 func NewFileWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts FileOptions) (*FileWriter, error) {
 	name := strings.Join(tbl.Identifier(), ".")
 	target := tbl
@@ -83,6 +84,10 @@ func NewFileWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts
 	}
 	if opts.WriteUUID != nil {
 		wopts = append(wopts, table.WithWriteUUID(*opts.WriteUUID))
+	}
+	if len(sc.FieldIndices(ibg.RowIDColumnName)) > 0 {
+		// Batches of lineageSchema: merge-on-read updates keep their row's _row_id.
+		wopts = append(wopts, table.WithPreserveRowLineage(lineageSchema(tbl.Schema())))
 	}
 	w := &FileWriter{name: name, batches: make(chan arrow.RecordBatch, 1), done: make(chan struct{})}
 	recs := iter.Seq2[arrow.RecordBatch, error](func(yield func(arrow.RecordBatch, error) bool) {

@@ -547,25 +547,45 @@ func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, pack
 			buf.abort()
 		}
 	}()
-	schemas := map[int]*row.Schema{}
+	if rowLineage(tbl, spec) {
+		// Updates carry _row_id: every file of the window stores the column (see
+		// changeShardFn), rather than a file without it for the rows before the first
+		// update.
+		if err := buf.withLineage(ctx); err != nil {
+			return nil, err
+		}
+	}
+	type schemaKey struct {
+		id      int
+		lineage bool
+	}
+	schemas := map[schemaKey]*row.Schema{}
 	for p := range packets {
-		id, n := binary.Uvarint(p)
+		id, lineage, n := readPacketHeader(p)
 		if n <= 0 {
 			return nil, config.OpErrorf("write", dest, "corrupt packet")
 		}
-		rs, ok := schemas[int(id)]
+		rs, ok := schemas[schemaKey{id, lineage}]
 		if !ok {
-			sc, err := packetSchema(ctx, spec, rt, dest, &tbl, int(id))
+			sc, err := packetSchema(ctx, spec, rt, dest, &tbl, id)
 			if err != nil {
 				return nil, err
 			}
+			if lineage {
+				sc = lineageSchema(sc)
+			}
 			rs = row.SchemaOf(sc)
-			schemas[int(id)] = rs
+			schemas[schemaKey{id, lineage}] = rs
 			if tbl.Schema().ID != buf.tbl.Schema().ID {
 				// The table evolved since it was cached (evolve_schema).
 				if err := buf.retarget(ctx, tbl); err != nil {
 					return nil, err
 				}
+			}
+		}
+		if lineage {
+			if err := buf.withLineage(ctx); err != nil {
+				return nil, err
 			}
 		}
 		var writeErr error // a failure of the writer, reported as is

@@ -19,6 +19,9 @@ import (
 //     sequence number, kind) within sorter_memory_mb, collapse each key to its net
 //     effect, pack new rows, and resolve the keys to delete to row positions (DV
 //     mode, through the worker's cdc.KeyIndex) or keep them as keys (equality mode).
+//     In DV mode on format version 3 the new rows that replace a committed row wait
+//     until the keys are resolved and keep that row's _row_id (row lineage, see
+//     cdc.Resolution.RowIDs and shardRows.addUpdates).
 //  3. GroupByKey by table per window, then morWriteFn writes the new rows of a
 //     pane, from every shard, to as few data files as their size and partitions
 //     need (a shard with more than shardRowsToWriters of new rows writes the rest

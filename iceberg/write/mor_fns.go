@@ -406,20 +406,22 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 	rows := &shardRows{ctx: ctx, spec: f.Spec, rt: f.rt, tbl: tbl, rs: parser.Schema(),
 		emit: func(p []byte) { emit(f.Spec.Table, shardOut{Rows: p}) }}
 	defer rows.release()
-	deleteKeys, maxSeq, err := f.collapse(ctx, parser, sorter, rows, dead)
-	if err != nil {
-		return fail(err)
+	// With row lineage (format version 3, deletion vectors) an updated key's new row
+	// keeps the _row_id of the row it replaces: those rows wait in updates until the
+	// keys are resolved.
+	var updates *cdc.Sorter
+	if rowLineage(tbl, f.Spec) {
+		updates = cdc.NewSorterMB(f.Spec.SorterMemoryMB)
+		defer updates.Close()
+		rows.lineage = true
 	}
-	written, err := rows.close()
+	deleteKeys, maxSeq, err := f.collapse(ctx, parser, sorter, rows, updates, dead)
 	if err != nil {
 		return fail(err)
 	}
 	SorterSpills.Inc(ctx, int64(sorter.Spills()))
 	SpilledBytes.Inc(ctx, sorter.SpilledBytes())
 	out.MaxSeq = maxSeq
-	if files, err = EncodeDataFiles(tbl.Metadata(), written); err != nil {
-		return fail(err)
-	}
 	if len(deleteKeys) > 0 {
 		format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns)
 		if err != nil {
@@ -431,6 +433,11 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 				return fail(err)
 			}
 			KeyFilesRead.Inc(ctx, int64(len(res.Scanned)))
+			if updates != nil && updates.Len() > 0 {
+				if err := rows.addUpdates(res, len(deleteKeys), updates); err != nil {
+					return fail(err)
+				}
+			}
 			enc, err := res.Encode(sc, f.Spec.EqualityColumns)
 			if err != nil {
 				return fail(err)
@@ -439,6 +446,13 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 		} else if out.DeleteKeys, err = cdc.EncodeKeys(sc, f.Spec.EqualityColumns, deleteKeys); err != nil {
 			return fail(err)
 		}
+	}
+	written, err := rows.close()
+	if err != nil {
+		return fail(err)
+	}
+	if files, err = EncodeDataFiles(tbl.Metadata(), written); err != nil {
+		return fail(err)
 	}
 	emit(f.Spec.Table, shardOut{Result: Part{Files: files, Changes: &out}})
 	return nil
@@ -470,57 +484,159 @@ var shardRowsToWriters int64 = 32 << 20
 // shardRows takes a shard's new rows of one window (packed bodies in the parser's
 // schema, which is the table schema's top-level columns): packets go to the table's
 // writer through emit, up to shardRowsToWriters bytes, and the rest to the shard's
-// own data files.
+// own data files. With row lineage, updated rows carry the _row_id of the row they
+// replace (addUpdates): they travel in lineage packets, whose rows are in the
+// schema of the table's columns and _row_id (see lineageSchema).
 type shardRows struct {
-	ctx    context.Context
-	spec   Spec
-	rt     *runtime
-	tbl    *table.Table
-	rs     *row.Schema
-	emit   func([]byte)
-	sent   int64
-	packet []byte
-	bb     *row.BatchBuilder // direct writes, once past shardRowsToWriters
-	fw     *FileWriter
+	ctx     context.Context
+	spec    Spec
+	rt      *runtime
+	tbl     *table.Table
+	rs      *row.Schema
+	lineage bool // rows may carry _row_id: the shard's own files store it
+	emit    func([]byte)
+	sent    int64
+	packet  []byte            // rows in rs
+	lpacket []byte            // rows in lineageSchema
+	bb      *row.BatchBuilder // direct writes, once past shardRowsToWriters
+	fw      *FileWriter
+}
+
+// rowLineage reports whether merge-on-read updates of tbl keep the _row_id of the
+// row they replace: on format version 3 with deletion vectors, which resolve the
+// replaced row (equality deletes do not).
+func rowLineage(tbl *table.Table, spec Spec) bool {
+	if tbl.Metadata().Version() < 3 {
+		return false
+	}
+	format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(spec.DeleteFormat), spec.EqualityColumns)
+	return err == nil && format == config.DeleteFormatDV
+}
+
+// lineageSchema returns sc with the _row_id column (iceberg-go's row lineage
+// schema without _last_updated_sequence_number: rows written without it take the
+// data file's sequence number, which is what an updated row needs).
+func lineageSchema(sc *ibg.Schema) *ibg.Schema {
+	return ibg.SchemaWithRowLineageColumns(sc, true, false)
+}
+
+// packetHeader starts a packet of new rows: the table schema id, and whether the
+// rows carry _row_id.
+func packetHeader(schemaID int, lineage bool) []byte {
+	h := uint64(schemaID) << 1
+	if lineage {
+		h |= 1
+	}
+	return binary.AppendUvarint(nil, h)
+}
+
+// readPacketHeader returns what packetHeader wrote and its length.
+func readPacketHeader(p []byte) (schemaID int, lineage bool, n int) {
+	h, n := binary.Uvarint(p)
+	return int(h >> 1), h&1 == 1, n
 }
 
 // add takes one packed row.
 func (s *shardRows) add(body []byte) error {
 	if s.bb != nil {
-		return s.write(body)
+		r, _, err := row.DecodeBody(s.rs, body)
+		if err != nil {
+			return err
+		}
+		return s.write(r)
 	}
 	if s.packet == nil {
-		s.packet = binary.AppendUvarint(nil, uint64(s.tbl.Schema().ID))
+		s.packet = packetHeader(s.tbl.Schema().ID, false)
 	}
 	s.packet = append(s.packet, body...)
-	if len(s.packet) >= packetBytes {
-		s.send()
+	return s.sendFull(&s.packet)
+}
+
+// sendFull sends *p once full, and switches to direct writes once enough rows went
+// to the writer.
+func (s *shardRows) sendFull(p *[]byte) error {
+	if len(*p) >= packetBytes {
+		s.send(p)
 	}
 	if s.sent < shardRowsToWriters {
 		return nil
 	}
 	// Enough for the writer: the shard writes the rest of its rows itself.
-	s.send()
+	s.send(&s.packet)
+	s.send(&s.lpacket)
+	sc := s.tbl.Schema()
+	if s.lineage {
+		sc = lineageSchema(sc)
+	}
 	var err error
-	s.bb, err = row.NewBatchBuilder(s.tbl.Schema(), memory.DefaultAllocator)
+	s.bb, err = row.NewBatchBuilder(sc, memory.DefaultAllocator)
 	return err
 }
 
-func (s *shardRows) send() {
-	if s.packet == nil {
+func (s *shardRows) send(p *[]byte) {
+	if *p == nil {
 		return
 	}
-	s.emit(s.packet)
-	s.sent += int64(len(s.packet))
-	s.packet = nil
+	s.emit(*p)
+	s.sent += int64(len(*p))
+	*p = nil
 }
 
-// write adds body to the shard's own data files.
-func (s *shardRows) write(body []byte) error {
-	r, _, err := row.DecodeBody(s.rs, body)
+// addUpdates adds the rows held in updates (see changeShardFn.collapse), each with
+// the _row_id of the row its key resolved to in res (null when it has none); nkeys
+// is the number of keys resolved.
+func (s *shardRows) addUpdates(res *cdc.Resolution, nkeys int, updates *cdc.Sorter) error {
+	if !s.lineage {
+		return errors.New("row lineage: updates held without lineage")
+	}
+	if len(res.Keys) != nkeys {
+		return fmt.Errorf("row lineage: %d keys resolved, want %d", len(res.Keys), nkeys)
+	}
+	fs, err := s.tbl.FS(s.ctx)
 	if err != nil {
 		return err
 	}
+	ids, err := res.RowIDs(s.ctx, fs, func(int32) bool { return true })
+	if err != nil {
+		return err
+	}
+	lrs := row.SchemaOf(lineageSchema(s.tbl.Schema()))
+	var body []byte
+	for rec, err := range updates.Sorted() {
+		if err != nil {
+			return err
+		}
+		r, _, err := row.DecodeBody(s.rs, rec.Row)
+		if err != nil {
+			return err
+		}
+		var id any
+		if v, ok := ids[int32(rec.Seq)]; ok {
+			id = v
+		}
+		lr := row.Of(lrs, append(slices.Clip(r.Values()), id))
+		if s.bb != nil {
+			if err := s.write(lr); err != nil {
+				return err
+			}
+			continue
+		}
+		if body, err = row.AppendBody(body[:0], lr); err != nil {
+			return err
+		}
+		if s.lpacket == nil {
+			s.lpacket = packetHeader(s.tbl.Schema().ID, true)
+		}
+		s.lpacket = append(s.lpacket, body...)
+		if err := s.sendFull(&s.lpacket); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// write adds r to the shard's own data files.
+func (s *shardRows) write(r row.Row) error {
 	if err := s.bb.AppendRow(r); err != nil {
 		return fmt.Errorf("row %s: %w", r, err)
 	}
@@ -545,11 +661,15 @@ func (s *shardRows) flush() error {
 
 // close sends the remaining packets and returns the shard's own data files.
 func (s *shardRows) close() ([]ibg.DataFile, error) {
-	s.send()
+	s.send(&s.packet)
+	s.send(&s.lpacket)
 	if err := s.flush(); err != nil {
 		return nil, err
 	}
-	s.release()
+	if s.bb != nil {
+		s.bb.Release()
+		s.bb = nil
+	}
 	if s.fw == nil {
 		return nil, nil
 	}
@@ -621,8 +741,10 @@ func (f *morWriteFn) ProcessElement(ctx context.Context, dest string, outs func(
 }
 
 // collapse collapses the sorted changes: rows to write go to out, keys whose
-// committed row must go are returned.
-func (f *changeShardFn) collapse(ctx context.Context, parser *cdc.Parser, sorter *cdc.Sorter, out *shardRows, dead func(DeadLetter)) (deleteKeys [][]any, maxSeq int64, err error) {
+// committed row must go are returned. When updates is not nil, the rows that replace
+// a committed row go there instead, under the index of their key in deleteKeys (as
+// the sequence number), to be written with the replaced row's _row_id.
+func (f *changeShardFn) collapse(ctx context.Context, parser *cdc.Parser, sorter *cdc.Sorter, out *shardRows, updates *cdc.Sorter, dead func(DeadLetter)) (deleteKeys [][]any, maxSeq int64, err error) {
 	sc := parser.Schema()
 	err = cdc.CollapseChecked(sorter.Sorted(), f.Spec.Upsert, func(n *cdc.Net) error {
 		maxSeq = max(maxSeq, n.MaxSeq)
@@ -635,6 +757,9 @@ func (f *changeShardFn) collapse(ctx context.Context, parser *cdc.Parser, sorter
 		}
 		if !n.Write {
 			return nil
+		}
+		if n.DeletePrior && updates != nil {
+			return updates.Add(n.Key, int64(len(deleteKeys)-1), cdc.UpdateAfter, n.Row)
 		}
 		return out.add(n.Row)
 	}, func(a *cdc.Ambiguous) error {

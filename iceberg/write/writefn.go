@@ -185,6 +185,7 @@ type fileBuffer struct {
 	opts    FileOptions
 	target  int64 // target file size: batches are cut at it, so files can roll there
 	builder *row.BatchBuilder
+	lineage bool // the builder's schema has _row_id (see withLineage)
 	writer  *FileWriter
 	files   []EncodedDataFile
 }
@@ -258,13 +259,27 @@ func (b *fileBuffer) retarget(ctx context.Context, tbl *table.Table) error {
 	if err := b.flush(ctx); err != nil {
 		return err
 	}
-	bb, err := row.NewBatchBuilder(tbl.Schema(), memory.DefaultAllocator)
+	sc := tbl.Schema()
+	if b.lineage {
+		sc = lineageSchema(sc)
+	}
+	bb, err := row.NewBatchBuilder(sc, memory.DefaultAllocator)
 	if err != nil {
 		return config.WrapOp("write", strings.Join(tbl.Identifier(), "."), err)
 	}
 	b.builder.Release()
 	b.tbl, b.builder = tbl, bb
 	return nil
+}
+
+// withLineage makes the next files store _row_id (null for rows without one), for
+// merge-on-read updates that keep the _row_id of the row they replace.
+func (b *fileBuffer) withLineage(ctx context.Context) error {
+	if b.lineage {
+		return nil
+	}
+	b.lineage = true
+	return b.retarget(ctx, b.tbl)
 }
 
 // abort stops the writer, waiting for it, and releases the builder; files already
