@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -200,23 +199,7 @@ func (f *batchWriteFn) table(ctx context.Context, sc *arrow.Schema) (tbl *table.
 	if err != nil {
 		return nil, fmt.Errorf("cannot create table %s: %w", dest, err), nil
 	}
-	cat, err := f.Spec.catalog(ctx, f.rt)
-	if err != nil {
-		return nil, nil, config.WrapOp("write", dest, err)
-	}
-	_, created, err := EnsureTable(ctx, cat, ident, isc, f.rt.create)
-	if err != nil {
-		if errors.Is(err, config.ErrInvalidConfig) {
-			return nil, err, nil
-		}
-		return nil, nil, config.WrapOp("write", dest, err)
-	}
-	if created {
-		log.Infof(ctx, "iceberg: write %s: created table", dest)
-	}
-	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
-	tbl, err = catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, dest, f.rt.refresh)
-	return tbl, nil, config.WrapOp("write", dest, err)
+	return createTable(ctx, &f.Spec, f.rt, dest, ident, isc)
 }
 
 // FinishBundle closes the writers and emits the encoded files of each window,

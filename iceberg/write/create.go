@@ -7,10 +7,12 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
@@ -166,4 +168,28 @@ func transformOf(name string, param int) (ibg.Transform, string, error) {
 		return ibg.VoidTransform{}, "_null", nil
 	}
 	return nil, "", fmt.Errorf("%w: transform %q", config.ErrUnsupported, name)
+}
+
+// createTable creates the missing destination table dest (ident) with schema sc, as
+// a write does from its first row or batch, and returns it loaded through the
+// worker's table cache. A non-nil reject is why what was to create it goes to the
+// dead letter output (an invalid create option); err is a failure of the catalog.
+func createTable(ctx context.Context, spec *Spec, rt *runtime, dest string, ident table.Identifier, sc *ibg.Schema) (tbl *table.Table, reject, err error) {
+	cat, err := spec.catalog(ctx, rt)
+	if err != nil {
+		return nil, nil, config.WrapOp("write", dest, err)
+	}
+	_, created, err := EnsureTable(ctx, cat, ident, sc, rt.create)
+	if err != nil {
+		if errors.Is(err, config.ErrInvalidConfig) {
+			return nil, err, nil
+		}
+		return nil, nil, config.WrapOp("write", dest, err)
+	}
+	if created {
+		log.Infof(ctx, "iceberg: write %s: created table", dest)
+	}
+	catalogs.Invalidate(spec.CatalogName, rt.catProps, dest)
+	tbl, err = catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, dest, rt.refresh)
+	return tbl, nil, config.WrapOp("write", dest, err)
 }

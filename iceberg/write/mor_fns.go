@@ -89,22 +89,10 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 		if perr != nil {
 			return nil, perr
 		}
-		cat, cerr := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
-		if cerr != nil {
-			return nil, config.WrapOp("write", name, cerr)
+		var rej error
+		if tbl, rej, err = createTable(ctx, &f.Spec, f.rt, name, ident, sc); rej != nil {
+			return rej, nil
 		}
-		_, created, eerr := EnsureTable(ctx, cat, ident, sc, f.rt.create)
-		if eerr != nil {
-			if errors.Is(eerr, config.ErrInvalidConfig) {
-				return eerr, nil
-			}
-			return nil, config.WrapOp("write", name, eerr)
-		}
-		if created {
-			log.Infof(ctx, "iceberg: write %s: created table", name)
-		}
-		catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, name)
-		tbl, err = catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
 	}
 	if err != nil {
 		return nil, config.WrapOp("write", name, err)

@@ -17,7 +17,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/iceberg-go/table"
 
@@ -135,23 +134,8 @@ func (rr *router) table(ctx context.Context, dest string, r row.Row) (dt *destTa
 		if ierr != nil {
 			return nil, fmt.Errorf("cannot create table %s: %w", dest, ierr), nil
 		}
-		cat, err := rr.spec.catalog(ctx, rr.rt)
-		if err != nil {
-			return nil, nil, config.WrapOp("write", dest, err)
-		}
-		_, created, err := EnsureTable(ctx, cat, ident, sc, rr.rt.create)
-		if err != nil {
-			if errors.Is(err, config.ErrInvalidConfig) {
-				return nil, err, nil
-			}
-			return nil, nil, config.WrapOp("write", dest, err)
-		}
-		if created {
-			log.Infof(ctx, "iceberg: write %s: created table", dest)
-		}
-		catalogs.Invalidate(rr.spec.CatalogName, rr.rt.catProps, dest)
-		if tbl, err = catalogs.LoadTable(ctx, rr.spec.CatalogName, rr.rt.catProps, dest, rr.rt.refresh); err != nil {
-			return nil, nil, config.WrapOp("write", dest, err)
+		if tbl, reject, err = createTable(ctx, rr.spec, rr.rt, dest, ident, sc); tbl == nil {
+			return nil, reject, err
 		}
 	}
 	dt = &destTable{name: dest, tbl: tbl}

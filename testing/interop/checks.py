@@ -95,11 +95,13 @@ class Results:
         return [r for r in self.items if not r["ok"]]
 
 
-def check_scenario(res, engine, writer, sc, read):
+def check_scenario(res, engine, writer, sc, read, lineage=False):
     """Runs the full read, the queries and the lookups of scenario sc with
-    read(filter, keep) -> list of value tuples (in keep order); records them."""
+    read(filter, keep) -> list of value tuples (in keep order); records them.
+    With lineage, also the scenario's row lineage read (see expected.go)."""
     cols = [c["name"] for c in sc["columns"]]
     types = {c["name"]: c["type"] for c in sc["columns"]}
+    types.update({"_row_id": "long", "_last_updated_sequence_number": "long"})
 
     def run(check, flt, keep, exp_count, exp_sum):
         try:
@@ -113,6 +115,9 @@ def check_scenario(res, engine, writer, sc, read):
     run("all", None, cols, sc["count"], sc["checksum"])
     for q in sc["queries"]:
         run("query[" + q["name"] + "]", q["filter"], q["keep"], q["count"], q["checksum"])
+    q = sc.get("lineage")
+    if lineage and q:
+        run("lineage", q["filter"], q["keep"], q["count"], q["checksum"])
     ids = [lk["id"] for lk in sc["lookups"]]
     try:
         rows = read("id IN (%s)" % ", ".join(str(i) for i in ids), cols)

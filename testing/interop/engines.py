@@ -240,7 +240,7 @@ def main():
                         res.add(engine, exp["writer"], sc["name"], "load table", "ok", "error",
                                 error=f"{type(e).__name__}: {e}"[:400])
                         continue
-                    checks.check_scenario(res, engine, exp["writer"], sc, read)
+                    checks.check_scenario(res, engine, exp["writer"], sc, read, lineage=engine == "spark")
                     if engine == "spark":
                         res.add("spark", exp["writer"], sc["name"], "delete files",
                                 ",".join(sorted(sc.get("delete_formats") or [])),

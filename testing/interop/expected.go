@@ -41,6 +41,10 @@ type Scenario struct {
 	Queries []Query `json:"queries"`
 	// Lookups are point reads by id; Row is nil when the id must be absent.
 	Lookups []Lookup `json:"lookups"`
+	// Lineage, when set, reads id and the row lineage columns (_row_id,
+	// _last_updated_sequence_number) of every live row; readers that support
+	// row lineage (Spark, icebeam, iceberg-go) check it.
+	Lineage *Query `json:"lineage,omitempty"`
 	// DeleteFormats lists the file formats (PUFFIN, PARQUET) and contents
 	// ("position", "equality") of the live delete files, as
 	// "FORMAT/content" strings that Spark's .delete_files must show.

@@ -159,6 +159,9 @@ func checkScenario(t *testing.T, engine, writer string, sc Scenario, read readFu
 	for _, q := range sc.Queries {
 		run("query["+q.Name+"]", q.Filter, q.Keep, q.Count, q.Checksum)
 	}
+	if q := sc.Lineage; q != nil {
+		run("lineage", q.Filter, q.Keep, q.Count, q.Checksum)
+	}
 	ids := make([]string, len(sc.Lookups))
 	for i, lk := range sc.Lookups {
 		ids[i] = fmt.Sprint(lk.ID)

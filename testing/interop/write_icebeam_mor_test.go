@@ -4,6 +4,7 @@ package interop
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -112,14 +113,20 @@ func writeIcebeamMOR(t *testing.T) {
 		{"go_icebeam.v3_mor_2dvs", "v3 merge-on-read CDC (2 batches, merged DV among several in its Puffin)", true},
 	} {
 		live := writeMORScenario(t, cat, v.ident, v.twoFiles)
-		exp.Scenarios = append(exp.Scenarios, scenarioFor(t, v.name, v.ident, 3, live, "PUFFIN/position"))
+		sc := scenarioFor(t, v.name, v.ident, 3, live, "PUFFIN/position")
+		sc.Lineage = lineageQuery(t, cat, v.ident)
+		exp.Scenarios = append(exp.Scenarios, sc)
 	}
 	const replaced = "go_icebeam.v3_mor_replaced"
-	exp.Scenarios = append(exp.Scenarios, scenarioFor(t, "v3 merge-on-read CDC (4 batches, DVs replaced in each)",
-		replaced, 3, writeMORReplaced(t, cat, replaced), "PUFFIN/position"))
+	sc := scenarioFor(t, "v3 merge-on-read CDC (4 batches, DVs replaced in each)",
+		replaced, 3, writeMORReplaced(t, cat, replaced), "PUFFIN/position")
+	sc.Lineage = lineageQuery(t, cat, replaced)
+	exp.Scenarios = append(exp.Scenarios, sc)
 	const compacted = "go_icebeam.v3_mor_compacted"
-	exp.Scenarios = append(exp.Scenarios, scenarioFor(t, "v3 merge-on-read CDC (4 batches of replaced DVs), then compacted by Maintain",
-		compacted, 3, writeMORCompacted(t, cat, compacted)))
+	sc = scenarioFor(t, "v3 merge-on-read CDC (4 batches of replaced DVs), then compacted by Maintain",
+		compacted, 3, writeMORCompacted(t, cat, compacted))
+	sc.Lineage = lineageQuery(t, cat, compacted)
+	exp.Scenarios = append(exp.Scenarios, sc)
 	exp.Scenarios = append(exp.Scenarios, writeUTF8MOR(t, cat))
 	if err := WriteJSON(filepath.Join(expectedDir(t), "icebeam_mor.json"), exp); err != nil {
 		t.Fatal(err)
@@ -227,7 +234,15 @@ func writeMORScenario(t *testing.T, cat *icebergtest.LocalCatalog, ident string,
 	for id := int64(30000); id < 31000; id++ {
 		b1 = append(b1, change("c", id, id))
 	}
+	before := rowIDsOf(t, m.load())
 	apply(b1)
+	// The upserted rows keep their _row_id (row lineage, as Spark's MERGE).
+	after := rowIDsOf(t, m.load())
+	for id := int64(7); id < 30000; id += 10 {
+		if after[id] != before[id] {
+			t.Fatalf("%s: upserted id %d has _row_id %d, had %d", ident, id, after[id], before[id])
+		}
+	}
 
 	// Batch 2: delete up to 300 ids ending in 5 of one base data file that has a DV
 	// now (its DV is replaced by the union).
@@ -357,6 +372,55 @@ func writeMORCompacted(t *testing.T, cat *icebergtest.LocalCatalog, ident string
 		t.Fatalf("%s after Maintain: %d data files, %d delete files; want 1 and 0", ident, len(d), len(del))
 	}
 	return live
+}
+
+// lineageQuery is the row lineage read of ident (id, _row_id,
+// _last_updated_sequence_number of every live row) as iceberg-go reads it. Updated
+// rows keep the _row_id of the row they replaced (the writers check that), so other
+// readers agreeing on it shows they read the _row_id the data files store.
+func lineageQuery(t *testing.T, cat *icebergtest.LocalCatalog, ident string) *Query {
+	t.Helper()
+	tbl, err := cat.Catalog.LoadTable(context.Background(), table.Identifier(strings.Split(ident, ".")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := []string{"id", ibg.RowIDColumnName, ibg.LastUpdatedSequenceNumberColumnName}
+	at := icebergtest.ReadAll(t, tbl, nil, keep...)
+	q := &Query{Name: "lineage", Keep: keep}
+	var sum Checksum
+	seen := map[int64]bool{}
+	rdr := array.NewTableReader(at, 1<<16)
+	defer rdr.Release()
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		ids, rowIDs, seqs := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Int64), rec.Column(2).(*array.Int64)
+		for i := range int(rec.NumRows()) {
+			if rowIDs.IsNull(i) || seqs.IsNull(i) || seen[rowIDs.Value(i)] {
+				t.Fatalf("%s: id %d has _row_id %v (null or not unique)", ident, ids.Value(i), rowIDs.GetOneForMarshal(i))
+			}
+			seen[rowIDs.Value(i)] = true
+			sum.Add(fmt.Sprintf("%d|%d|%d", ids.Value(i), rowIDs.Value(i), seqs.Value(i)))
+		}
+	}
+	q.Count, q.Checksum = sum.N, sum.String()
+	return q
+}
+
+// rowIDsOf returns the _row_id of every live row of tbl by id.
+func rowIDsOf(t *testing.T, tbl *table.Table) map[int64]int64 {
+	t.Helper()
+	at := icebergtest.ReadAll(t, tbl, nil, "id", ibg.RowIDColumnName)
+	out := map[int64]int64{}
+	rdr := array.NewTableReader(at, 1<<16)
+	defer rdr.Release()
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		ids, rowIDs := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Int64)
+		for i := range int(rec.NumRows()) {
+			out[ids.Value(i)] = rowIDs.Value(i)
+		}
+	}
+	return out
 }
 
 // idsAt returns the ids of the rows of data file path of tbl (deleted or not).
