@@ -1,0 +1,367 @@
+package iceberg_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/icebeam/icebeam/iceberg"
+	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/testing/icebergtest"
+)
+
+// VariantDoc is a struct element with a variant field.
+type VariantDoc struct {
+	ID  int64           `iceberg:"id"`
+	Doc iceberg.Variant `iceberg:"doc"`
+}
+
+func init() {
+	beam.RegisterType(reflect.TypeFor[VariantDoc]())
+	register.Function1x1(describeRow)
+	register.Function1x1(describeVariantDoc)
+	register.Function2x0(describeBatch)
+}
+
+// describeRow formats a row with the Go type of every value, variants as their Go
+// values (so an int64 and a decimal, or a variant null and a null, differ).
+func describeRow(r iceberg.Row) string { return describeValue(r) }
+
+func describeVariantDoc(d VariantDoc) string {
+	return describeValue(iceberg.NewRow([]string{"id", "doc"}, []any{d.ID, d.Doc}))
+}
+
+// describeBatch formats each record of a ReadBatches batch as describeRow does, the
+// column types taken from the Arrow schema (a variant column must arrive as the
+// variant extension type).
+func describeBatch(b iceberg.RecordBatch, emit func(string)) {
+	rd, err := row.NewArrowReader(b.Schema(), nil)
+	if err != nil {
+		panic(err)
+	}
+	rows, err := rd.AppendRows(b, nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range rows {
+		emit(describeRow(r))
+	}
+}
+
+func describeValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case iceberg.Variant:
+		if x.IsZero() {
+			return "zero-variant"
+		}
+		return "variant(" + describeGo(x.Value()) + ")"
+	case iceberg.Row:
+		var parts []string
+		for i, n := range x.Names() {
+			parts = append(parts, n+"="+describeValue(x.Value(i)))
+		}
+		return "{" + strings.Join(parts, " ") + "}"
+	case []any:
+		var parts []string
+		for _, e := range x {
+			parts = append(parts, describeValue(e))
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	}
+	return fmt.Sprintf("%T(%v)", v, v)
+}
+
+func describeGo(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			parts = append(parts, k+":"+describeGo(x[k]))
+		}
+		return "{" + strings.Join(parts, " ") + "}"
+	case []any:
+		var parts []string
+		for _, e := range x {
+			parts = append(parts, describeGo(e))
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case time.Time:
+		return "time.Time(" + x.UTC().Format(time.RFC3339Nano) + ")"
+	case ibg.Decimal:
+		return "decimal(" + x.String() + ")"
+	}
+	return fmt.Sprintf("%T(%v)", v, v)
+}
+
+func variantOf(t *testing.T, v any) iceberg.Variant {
+	t.Helper()
+	x, err := iceberg.NewVariant(v)
+	if err != nil {
+		t.Fatalf("NewVariant(%v): %v", v, err)
+	}
+	return x
+}
+
+// sampleVariants are variants of every kind: nested objects and arrays, each
+// primitive type, an empty object and array, and a variant null.
+func sampleVariants(t *testing.T) []iceberg.Variant {
+	at := time.Date(2024, 5, 1, 12, 30, 0, 123456000, time.UTC)
+	parsed, err := iceberg.ParseVariantJSON(`{"user": {"name": "Zoë", "tags": ["a", "b"], "score": 12.75}, "events": [{"k": 1}, {"k": 2, "extra": null}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []iceberg.Variant{
+		variantOf(t, map[string]any{
+			"name": "order-1", "qty": int64(3), "price": ibg.Decimal{Val: decimal128.FromI64(1999), Scale: 2},
+			"ok": true, "ratio": 0.25, "f32": float32(1.5), "big": int64(1) << 50,
+			"when": at, "local": ibg.Timestamp(at.UnixMicro()), "nanos": ibg.TimestampNano(at.UnixNano() + 7),
+			"day": ibg.Date(19844), "clock": ibg.Time(45_000_000_001), "raw": []byte{0, 1, 0xff},
+			"id": uuid.MustParse("0190c6a8-1c2b-7d3e-8f40-112233445566"),
+			"items": []any{map[string]any{"sku": "a", "n": int64(1)}, map[string]any{"sku": "b", "n": nil}},
+			"nested": map[string]any{"deeper": map[string]any{"list": []any{[]any{int64(1), "x"}, nil}}},
+			"empty": map[string]any{}, "none": []any{},
+		}),
+		parsed,
+		variantOf(t, []any{int64(1), "two", 3.5, nil, false}),
+		variantOf(t, "just a string"),
+		variantOf(t, int64(-42)),
+		variantOf(t, nil), // a variant null: not a null column value
+	}
+}
+
+// variantTableSchema has variant columns at the top level and in a struct.
+func variantTableSchema() *ibg.Schema {
+	return ibg.NewSchema(0,
+		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64, Required: true},
+		ibg.NestedField{ID: 2, Name: "v", Type: ibg.VariantType{}},
+		ibg.NestedField{ID: 4, Name: "s", Type: &ibg.StructType{FieldList: []ibg.NestedField{
+			{ID: 6, Name: "label", Type: ibg.PrimitiveTypes.String},
+			{ID: 7, Name: "inner", Type: ibg.VariantType{}},
+		}}},
+	)
+}
+
+// readDescribed reads the table with Read (rows), Read into structs when outType is
+// set, and ReadBatches, and checks that each gives want (describeRow strings).
+func readDescribed(t *testing.T, lc *icebergtest.LocalCatalog, name string, outType reflect.Type, want []string) {
+	t.Helper()
+	var wantAny []any
+	for _, w := range want {
+		wantAny = append(wantAny, w)
+	}
+	cfg := iceberg.ReadConfig{Table: name, CatalogName: lc.Name, CatalogProperties: lc.Props, Filter: "id <> 999"}
+	p, s := beam.NewPipelineWithRoot()
+	passert.Equals(s.Scope("rows"), beam.ParDo(s, describeRow, iceberg.Read(s, cfg)), wantAny...)
+	passert.Equals(s.Scope("batches"), beam.ParDo(s, describeBatch, iceberg.ReadBatches(s, cfg)), wantAny...)
+	if outType != nil {
+		typed := iceberg.Read(s, cfg, iceberg.WithOutputType(outType))
+		passert.Equals(s.Scope("structs"), beam.ParDo(s, describeVariantDoc, typed), wantAny...)
+	}
+	ptest.RunAndValidate(t, p)
+}
+
+func loadValid(t *testing.T, lc *icebergtest.LocalCatalog, name string) *table.Table {
+	t.Helper()
+	tbl, err := lc.Catalog.LoadTable(context.Background(), table.Identifier(strings.Split(name, ".")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	icebergtest.RequireValid(t, tbl)
+	return tbl
+}
+
+// TestVariantRoundTripRows: Rows with variants (nested objects and arrays, every
+// primitive, variant nulls and nulls) written with Write to a format-version 3 table,
+// at the top level and in a struct, read back equal with Read and ReadBatches; a
+// plain Go value in a variant column is written as a variant; a value that cannot be
+// a variant is dead-lettered naming the column. A table that asks iceberg-go to shred
+// variants (write.parquet.shred-variants) is written unshredded when write_properties
+// turn shredding off.
+func TestVariantRoundTripRows(t *testing.T) {
+	for _, shredOff := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shredding_turned_off=%v", shredOff), func(t *testing.T) {
+			lc := icebergtest.NewLocalCatalog(t)
+			var opts []icebergtest.TableOption
+			cfg := iceberg.WriteConfig{Table: "db.docs", CatalogName: lc.Name, CatalogProperties: lc.Props, SinkID: "variant-rows"}
+			if shredOff {
+				opts = append(opts, icebergtest.WithProperties(map[string]string{"write.parquet.shred-variants": "true"}))
+				cfg.WriteProperties = map[string]string{"write.parquet.shred-variants": "false"}
+			}
+			icebergtest.CreateTable(t, lc.Catalog, "db.docs", variantTableSchema(), opts...)
+			names := []string{"id", "v", "s"}
+			inner := iceberg.NewRowSchema([]string{"label", "inner"}, nil)
+			var rows []iceberg.Row
+			var want []string
+			for i, v := range append(shapedVariants(t), sampleVariants(t)...) {
+				r := iceberg.NewRow(names, []any{int64(i), v, iceberg.RowOf(inner, []any{fmt.Sprint("l", i), v})})
+				rows = append(rows, r)
+				want = append(want, describeRow(r))
+			}
+			// nulls everywhere
+			r := iceberg.NewRow(names, []any{int64(100), nil, iceberg.RowOf(inner, []any{nil, nil})})
+			rows, want = append(rows, r), append(want, describeRow(r))
+			// plain Go values in variant columns become variants
+			plain := []iceberg.MapEntry{{Key: "sku", Value: "plain"}, {Key: "qty", Value: int32(7)}}
+			rows = append(rows, iceberg.NewRow(names, []any{int64(101), plain, iceberg.RowOf(inner, []any{nil, "text"})}))
+			want = append(want, describeRow(iceberg.NewRow(names, []any{int64(101), variantOf(t, map[string]any{"sku": "plain", "qty": int64(7)}),
+				iceberg.RowOf(inner, []any{nil, variantOf(t, "text")})})))
+			// a map with a non-string key cannot be a variant object
+			rows = append(rows, iceberg.NewRow(names, []any{int64(102), []iceberg.MapEntry{{Key: int64(1), Value: "x"}}, nil}))
+
+			snaps, dead := runMOR(t, cfg, func(s beam.Scope) beam.PCollection { return beam.CreateList(s, rows) })
+			if len(dead) != 1 || !strings.Contains(dead[0].Row, "id: 102") || !strings.Contains(dead[0].Reason, `column "v"`) ||
+				!strings.Contains(dead[0].Reason, "variant") {
+				t.Fatalf("dead letters %+v, want one for id 102 naming column v", dead)
+			}
+			if len(snaps) != 1 || snaps[0].RowsAdded != int64(len(want)) {
+				t.Fatalf("snapshots %+v, want one adding %d rows", snaps, len(want))
+			}
+			tbl := loadValid(t, lc, "db.docs")
+			if cols := leafColumns(t, tbl); slices.ContainsFunc(cols, func(c string) bool { return strings.Contains(c, "typed_value") }) {
+				t.Fatalf("data files are shredded: leaf columns %v", cols)
+			}
+			readDescribed(t, lc, "db.docs", nil, want)
+		})
+	}
+}
+
+// shapedVariants are objects of one shape, the kind iceberg-go's shredding would
+// shred by (as objects with an array field).
+func shapedVariants(t *testing.T) []iceberg.Variant {
+	var vs []iceberg.Variant
+	for i := range 12 {
+		vs = append(vs, variantOf(t, map[string]any{"sku": fmt.Sprint("s", i), "qty": int64(i),
+			"price": ibg.Decimal{Val: decimal128.FromI64(int64(100 + i)), Scale: 2}, "tags": []any{"a", fmt.Sprint(i)}}))
+	}
+	return vs
+}
+
+// TestVariantShreddingRefused: a write to a table whose variant columns iceberg-go
+// would shred fails with an error naming the property, rather than writing what
+// arrow-go v18.8.0's shredding gets wrong (an object without the array field of the
+// other objects read back with "tags": [null]).
+func TestVariantShreddingRefused(t *testing.T) {
+	lc := icebergtest.NewLocalCatalog(t)
+	icebergtest.CreateTable(t, lc.Catalog, "db.shred", variantTableSchema(),
+		icebergtest.WithProperties(map[string]string{"write.parquet.shred-variants": "true"}))
+	var rows []iceberg.Row
+	for i, v := range append(shapedVariants(t), variantOf(t, map[string]any{"sku": "no tags"})) {
+		rows = append(rows, iceberg.NewRow([]string{"id", "v"}, []any{int64(i), v}))
+	}
+	p, s := beam.NewPipelineWithRoot()
+	res, err := iceberg.TryWrite(s, iceberg.WriteConfig{Table: "db.shred", CatalogName: lc.Name, CatalogProperties: lc.Props}, beam.CreateList(s, rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	passert.Count(s, res.Snapshots, "snapshots", 0)
+	err = ptest.Run(p)
+	if err == nil || !strings.Contains(err.Error(), "write.parquet.shred-variants") || !strings.Contains(err.Error(), `"v"`) {
+		t.Fatalf("write error %v, want one naming write.parquet.shred-variants and column v", err)
+	}
+	if files := icebergtest.DataFiles(t, loadValid(t, lc, "db.shred")); len(files) != 0 {
+		t.Fatalf("%d data files committed", len(files))
+	}
+}
+
+// leafColumns returns the Parquet leaf column paths of the table's data files.
+func leafColumns(t *testing.T, tbl *table.Table) []string {
+	t.Helper()
+	fs, err := tbl.FS(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, df := range icebergtest.DataFiles(t, tbl) {
+		f, err := fs.Open(df.FilePath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf, err := file.NewParquetReader(f.(parquet.ReaderAtSeeker))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := pf.MetaData().Schema
+		for i := range sc.NumColumns() {
+			paths = append(paths, sc.Column(i).Path())
+		}
+		pf.Close()
+		f.Close()
+	}
+	if len(paths) == 0 {
+		t.Fatal("no data files")
+	}
+	return paths
+}
+
+// TestVariantRoundTripCreatedTable: a write creates the table from Rows whose column
+// holds Variants (a variant column), and from structs with a Variant field (an
+// optional variant column, the zero Variant null); Read, Read into the struct type and
+// ReadBatches give the values back.
+func TestVariantRoundTripCreatedTable(t *testing.T) {
+	samples := sampleVariants(t)
+	t.Run("rows", func(t *testing.T) {
+		lc := icebergtest.NewLocalCatalog(t)
+		var rows []iceberg.Row
+		var want []string
+		for i, v := range samples {
+			r := iceberg.NewRow([]string{"id", "doc"}, []any{int64(i), v})
+			rows, want = append(rows, r), append(want, describeRow(r))
+		}
+		r := iceberg.NewRow([]string{"id", "doc"}, []any{int64(50), nil})
+		rows, want = append(rows, r), append(want, describeRow(r))
+		cfg := iceberg.WriteConfig{Table: "db.created", CatalogName: lc.Name, CatalogProperties: lc.Props, SinkID: "variant-created"}
+		_, dead := runMOR(t, cfg, func(s beam.Scope) beam.PCollection { return beam.CreateList(s, rows) })
+		if len(dead) != 0 {
+			t.Fatalf("dead letters %+v", dead)
+		}
+		tbl := loadValid(t, lc, "db.created")
+		if f, ok := tbl.Schema().FindFieldByName("doc"); !ok || !f.Type.Equals(ibg.VariantType{}) {
+			t.Fatalf("column doc is %v, want variant", f.Type)
+		}
+		if tbl.Metadata().Version() != 3 {
+			t.Fatalf("format version %d, want 3", tbl.Metadata().Version())
+		}
+		readDescribed(t, lc, "db.created", reflect.TypeFor[VariantDoc](), want)
+	})
+	t.Run("structs", func(t *testing.T) {
+		lc := icebergtest.NewLocalCatalog(t)
+		var docs []VariantDoc
+		var want []string
+		for i, v := range samples {
+			docs = append(docs, VariantDoc{ID: int64(i), Doc: v})
+			want = append(want, describeRow(iceberg.NewRow([]string{"id", "doc"}, []any{int64(i), v})))
+		}
+		docs = append(docs, VariantDoc{ID: 50}) // the zero Variant: null
+		want = append(want, describeRow(iceberg.NewRow([]string{"id", "doc"}, []any{int64(50), nil})))
+		cfg := iceberg.WriteConfig{Table: "db.structs", CatalogName: lc.Name, CatalogProperties: lc.Props, SinkID: "variant-structs"}
+		_, dead := runMOR(t, cfg, func(s beam.Scope) beam.PCollection { return beam.CreateList(s, docs) })
+		if len(dead) != 0 {
+			t.Fatalf("dead letters %+v", dead)
+		}
+		tbl := loadValid(t, lc, "db.structs")
+		if f, ok := tbl.Schema().FindFieldByName("doc"); !ok || !f.Type.Equals(ibg.VariantType{}) || f.Required {
+			t.Fatalf("column doc is %v (required %v), want optional variant", f.Type, f.Required)
+		}
+		readDescribed(t, lc, "db.structs", reflect.TypeFor[VariantDoc](), want)
+	})
+}
