@@ -94,8 +94,8 @@ func (s Spec) ScanOptions(sc *ibg.Schema) ([]table.ScanOption, error) {
 		return nil, err
 	}
 	opts := []table.ScanOption{table.WithRowFilter(filter), table.WithCaseSensitive(true)}
-	if len(s.Columns) > 0 {
-		opts = append(opts, table.WithSelectedFields(s.Columns...))
+	if _, cols := unknownColumns(sc, s.Filter, s.Columns); len(cols) > 0 {
+		opts = append(opts, table.WithSelectedFields(cols...))
 	}
 	switch {
 	case s.SnapshotID != 0:
