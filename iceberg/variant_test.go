@@ -463,3 +463,28 @@ func TestUnknownColumnRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestVariantPartitionAndFilterRefused: a variant column cannot be a partition source
+// (the row that would create the table is dead-lettered naming the transform and the
+// column) nor be compared in a filter (a ConfigError naming the column).
+func TestVariantPartitionAndFilterRefused(t *testing.T) {
+	lc := icebergtest.NewLocalCatalog(t)
+	for _, pf := range []string{"v", "bucket(4, v)"} {
+		rows := []iceberg.Row{iceberg.NewRow([]string{"id", "v"}, []any{int64(1), variantOf(t, "x")})}
+		cfg := iceberg.WriteConfig{Table: "db.part", CatalogName: lc.Name, CatalogProperties: lc.Props, PartitionFields: []string{pf}}
+		snaps, dead := runMOR(t, cfg, func(s beam.Scope) beam.PCollection { return beam.CreateList(s, rows) })
+		if len(snaps) != 0 || len(dead) != 1 || !strings.Contains(dead[0].Reason, "partition_fields") ||
+			!strings.Contains(dead[0].Reason, `column "v" of type variant`) {
+			t.Errorf("partition_fields %s: snapshots %+v, dead letters %+v", pf, snaps, dead)
+		}
+	}
+	icebergtest.CreateTable(t, lc.Catalog, "db.docs", variantTableSchema())
+	for _, f := range []string{"v = 'x'", "s.inner IS NOT NULL"} {
+		_, s := beam.NewPipelineWithRoot()
+		_, err := iceberg.TryRead(s, iceberg.ReadConfig{Table: "db.docs", CatalogName: lc.Name, CatalogProperties: lc.Props, Filter: f})
+		var ce *iceberg.ConfigError
+		if !errors.As(err, &ce) || ce.Key != "filter" || !strings.Contains(err.Error(), "variant") {
+			t.Errorf("filter %q: error %v, want a ConfigError on filter about the variant", f, err)
+		}
+	}
+}
