@@ -559,3 +559,23 @@ func TestVariantWriteBatches(t *testing.T) {
 	}
 	readDescribed(t, lc, "db.dst", nil, want)
 }
+
+// TestVariantSchemaEvolution: with evolve_schema, a Row field holding a Variant that
+// the table lacks cannot become a new column (iceberg-go v0.7.0's UpdateSchema refuses
+// the variant type): the row is dead-lettered naming the column and the cause.
+func TestVariantSchemaEvolution(t *testing.T) {
+	lc := icebergtest.NewLocalCatalog(t)
+	icebergtest.CreateTable(t, lc.Catalog, "db.evolve", ibg.NewSchema(0,
+		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64, Required: true}))
+	v := variantOf(t, map[string]any{"added": []any{true, nil}})
+	rows := []iceberg.Row{iceberg.NewRow([]string{"id", "doc"}, []any{int64(1), v})}
+	cfg := iceberg.WriteConfig{Table: "db.evolve", CatalogName: lc.Name, CatalogProperties: lc.Props, SinkID: "variant-evolve"}
+	cfg = cfg.With(iceberg.WithSchemaEvolution(true))
+	_, dead := runMOR(t, cfg, func(s beam.Scope) beam.PCollection { return beam.CreateList(s, rows) })
+	if len(dead) != 1 || !strings.Contains(dead[0].Reason, `column "doc" of type variant`) || !strings.Contains(dead[0].Reason, "add the column") {
+		t.Fatalf("dead letters %+v, want one naming column doc and the variant type", dead)
+	}
+	if f, ok := loadValid(t, lc, "db.evolve").Schema().FindFieldByName("doc"); ok {
+		t.Fatalf("column doc was added: %v", f)
+	}
+}
