@@ -44,8 +44,14 @@ func init() {
 // values (so an int64 and a decimal, or a variant null and a null, differ).
 func describeRow(r iceberg.Row) string { return describeValue(r) }
 
+// describeVariantDoc formats a VariantDoc as describeRow formats its row: a null
+// column reads into the zero Variant.
 func describeVariantDoc(d VariantDoc) string {
-	return describeValue(iceberg.NewRow([]string{"id", "doc"}, []any{d.ID, d.Doc}))
+	var doc any = d.Doc
+	if d.Doc.IsZero() {
+		doc = nil
+	}
+	return describeValue(iceberg.NewRow([]string{"id", "doc"}, []any{d.ID, doc}))
 }
 
 // describeBatch formats each record of a ReadBatches batch as describeRow does, the
