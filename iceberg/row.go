@@ -15,7 +15,7 @@ import (
 // float float32; double float64; decimal ibg.Decimal; date ibg.Date; time ibg.Time
 // (microseconds); timestamp and timestamptz ibg.Timestamp (microseconds, UTC for tz);
 // timestamp_ns ibg.TimestampNano; string string; uuid uuid.UUID; fixed and binary
-// []byte; list []any; map []MapEntry; struct Row.
+// []byte; list []any; map []MapEntry; struct Row; variant Variant; unknown always nil.
 //
 // Its methods (Row is an alias of the internal type the read and write stages use,
 // so that no stage converts rows between a public and an internal type):
@@ -40,6 +40,42 @@ type RowSchema = row.Schema
 
 // MapEntry is one key/value pair of an Iceberg map value in a Row.
 type MapEntry = row.MapEntry
+
+// Variant is the value of an Iceberg variant column (format version 3): one
+// semi-structured value (null, boolean, number, string, binary, date, time, timestamp,
+// UUID, array or object) in the Parquet variant binary encoding. A struct field of type
+// Variant maps to an optional variant column (the zero Variant is null). Build one
+// with NewVariant, ParseVariantJSON or VariantFromBytes; a write also converts the Go
+// values NewVariant takes when the column is a variant. Its methods (Variant is an
+// alias of the type the read and write stages use):
+//
+//	Value() any                          // as Go values: nil, bool, int64, float32, float64, string, []byte,
+//	                                     // uuid.UUID, ibg.Decimal, ibg.Date, ibg.Time, ibg.Timestamp,
+//	                                     // ibg.TimestampNano, time.Time (with time zone), []any, map[string]any
+//	JSON() string                        // as JSON, keys sorted (also String() and MarshalJSON())
+//	Equal(w Variant) bool                // same value (integers of any width by value)
+//	IsZero() bool                        // the zero Variant: no value
+//	Metadata() []byte                    // the encoded metadata (do not modify)
+//	Bytes() []byte                       // the encoded value (do not modify)
+//	VariantValue() variant.Value         // arrow-go's parquet/variant value
+type Variant = row.Variant
+
+// NewVariant encodes a Go value as a Variant: nil (a variant null, not a null column
+// value), bool, integers, float32, float64, json.Number, string, []byte, uuid.UUID,
+// ibg.Decimal, ibg.Date, ibg.Time, ibg.Timestamp and ibg.TimestampNano (without time
+// zone), time.Time (with time zone, UTC), Variant, slices (arrays), maps with string
+// keys, []MapEntry with string keys and Row (objects), at any depth.
+func NewVariant(v any) (Variant, error) { return row.NewVariant(v) }
+
+// ParseVariantJSON returns the Variant of JSON text (numbers become integers, decimals
+// or doubles as written; a duplicate key is an error).
+func ParseVariantJSON(s string) (Variant, error) { return row.ParseVariantJSON(s) }
+
+// VariantFromBytes returns the Variant of encoded metadata and value bytes (the Parquet
+// variant encoding), checking them.
+func VariantFromBytes(metadata, value []byte) (Variant, error) {
+	return row.VariantFromBytes(metadata, value)
+}
 
 // NewRow returns a row with the given column names and values; column types are
 // inferred from the Go values when the row creates a table (the README's type

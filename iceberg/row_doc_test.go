@@ -29,7 +29,7 @@ func TestRowAliasDocsListMethods(t *testing.T) {
 			}
 		}
 	}
-	for name, typ := range map[string]reflect.Type{"Row": reflect.TypeFor[Row](), "RowSchema": reflect.TypeFor[*RowSchema]()} {
+	for name, typ := range map[string]reflect.Type{"Row": reflect.TypeFor[Row](), "RowSchema": reflect.TypeFor[*RowSchema](), "Variant": reflect.TypeFor[Variant]()} {
 		if typ.NumMethod() == 0 {
 			t.Fatalf("%s has no methods", name)
 		}

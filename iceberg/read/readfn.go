@@ -80,7 +80,14 @@ func (fn *readBase) process(ctx context.Context, rt *sdf.LockRTracker, t Task, e
 		if err != nil {
 			return config.WrapOp("read", fn.spec.Table, err)
 		}
-		if err := fn.readUnit(ctx, scan, ft, func(rec arrow.RecordBatch) error { return each(tbl.Schema(), rec) }); err != nil {
+		unknown, _ := unknownColumns(tbl.Schema(), fn.spec.Filter, fn.spec.Columns)
+		if err := fn.readUnit(ctx, scan, ft, func(rec arrow.RecordBatch) error {
+			if out := withNullColumns(tbl.Schema(), unknown, rec); out != rec {
+				defer out.Release()
+				rec = out
+			}
+			return each(tbl.Schema(), rec)
+		}); err != nil {
 			return config.OpErrorf("read", fn.spec.Table, "data file %s: %w", t.Path, err)
 		}
 		fn.rowGroupsRead.Inc(ctx, 1)

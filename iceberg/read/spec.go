@@ -94,8 +94,8 @@ func (s Spec) ScanOptions(sc *ibg.Schema) ([]table.ScanOption, error) {
 		return nil, err
 	}
 	opts := []table.ScanOption{table.WithRowFilter(filter), table.WithCaseSensitive(true)}
-	if len(s.Columns) > 0 {
-		opts = append(opts, table.WithSelectedFields(s.Columns...))
+	if _, cols := unknownColumns(sc, s.Filter, s.Columns); len(cols) > 0 {
+		opts = append(opts, table.WithSelectedFields(cols...))
 	}
 	switch {
 	case s.SnapshotID != 0:
@@ -167,7 +167,51 @@ func Resolve(ctx context.Context, catalogName string, props map[string]string, i
 	cols, err := projectColumns(sc, tbl.Metadata().Version(), opts.Keep, opts.Drop)
 	errs.Add(err)
 	spec.Columns = cols
+	errs.Add(checkReadableTypes(sc, cols, ident))
 	return spec, errs.Err()
+}
+
+// checkReadableTypes reports, wrapping ErrUnsupported, each column to be read (cols,
+// nil for all) that holds a variant inside a list or a map: iceberg-go v0.7.0's
+// Parquet projection fails on one ("cannot explicitly project list or map types").
+// A variant column, or a variant field of a struct, reads.
+func checkReadableTypes(sc *ibg.Schema, cols []string, ident string) error {
+	var errs config.Errors
+	for _, f := range sc.Fields() {
+		if cols != nil && !slices.ContainsFunc(cols, func(c string) bool { return c == f.Name || strings.HasPrefix(c, f.Name+".") }) {
+			continue
+		}
+		if path := variantInCollection(f.Type, f.Name, false); path != "" {
+			errs.Add(config.OpErrorf("read", ident, "%w: column %q holds a variant inside a list or map (%s), which iceberg-go v0.7.0 cannot read; leave the column out with keep or drop",
+				config.ErrUnsupported, f.Name, path))
+		}
+	}
+	return errs.Err()
+}
+
+// variantInCollection returns the path of the first variant in t that is a list
+// element or map value (at any depth below one), or "".
+func variantInCollection(t ibg.Type, path string, inCollection bool) string {
+	switch t := t.(type) {
+	case ibg.VariantType:
+		if inCollection {
+			return path
+		}
+	case *ibg.ListType:
+		return variantInCollection(t.Element, path+".element", true)
+	case *ibg.MapType:
+		if p := variantInCollection(t.KeyType, path+".key", true); p != "" {
+			return p
+		}
+		return variantInCollection(t.ValueType, path+".value", true)
+	case *ibg.StructType:
+		for _, f := range t.FieldList {
+			if p := variantInCollection(f.Type, path+"."+f.Name, inCollection); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 // hasSnapshotAsOf reports whether the snapshot log has a snapshot current at ms.

@@ -274,6 +274,13 @@ func EvolveTable(ctx context.Context, cat table.CatalogIO, ident table.Identifie
 			tbl = cur
 			return nil, nil
 		}
+		for _, c := range changes {
+			if c.Add != nil && hasVariant(c.Add) {
+				reject = config.OpErrorf("write", name, "%w: evolve_schema cannot add column %q of type %s: iceberg-go v0.7.0's schema update refuses the variant type; add the column to the table first",
+					ErrSchemaMismatch, strings.Join(c.Path, "."), c.Add)
+				return nil, nil
+			}
+		}
 		txTbl, err := withoutRetries(cur, cat)
 		if err != nil {
 			return nil, err
@@ -314,6 +321,25 @@ func EvolveTable(ctx context.Context, cat table.CatalogIO, ident table.Identifie
 		return nil, nil, config.WrapOp("write", name, fmt.Errorf("evolve schema: %w", err))
 	}
 	return tbl, reject, nil
+}
+
+// hasVariant reports whether t is or holds a variant.
+func hasVariant(t ibg.Type) bool {
+	switch t := t.(type) {
+	case ibg.VariantType:
+		return true
+	case *ibg.ListType:
+		return hasVariant(t.Element)
+	case *ibg.MapType:
+		return hasVariant(t.KeyType) || hasVariant(t.ValueType)
+	case *ibg.StructType:
+		for _, f := range t.FieldList {
+			if hasVariant(f.Type) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // evolveFor evolves table dest, which a writer holds as cached, so that it takes r

@@ -71,6 +71,9 @@ type FileWriter struct {
 // files store it.
 func NewFileWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts FileOptions) (*FileWriter, error) {
 	name := strings.Join(tbl.Identifier(), ".")
+	if err := checkVariantShredding(tbl, opts.WriteProperties); err != nil {
+		return nil, config.WrapOp("write", name, err)
+	}
 	target := tbl
 	if len(opts.WriteProperties) > 0 {
 		var err error
@@ -151,6 +154,35 @@ func (w *FileWriter) Close() ([]ibg.DataFile, error) {
 
 // withWriteProperties returns a copy of tbl whose properties are overlaid with props;
 // the copy is only used to write files and never committed.
+// shredVariantsKey is iceberg-go's table (and write) property that shreds the
+// top-level variant columns of the Parquet files it writes.
+const shredVariantsKey = "write.parquet.shred-variants"
+
+// checkVariantShredding refuses, wrapping ErrUnsupported, a write that would shred
+// variant columns: arrow-go v18.8.0's shredding builder (used by iceberg-go v0.7.0)
+// writes an object lacking a field shredded as an array as if the field held a
+// one-element array of a missing value, so it reads back changed, and fails the write
+// on a value that is not an object (a variant null included) in a column shredded
+// as objects with an array field. write_properties override the table's property.
+func checkVariantShredding(tbl *table.Table, writeProps map[string]string) error {
+	v, ok := writeProps[shredVariantsKey]
+	if !ok {
+		v = tbl.Properties()[shredVariantsKey]
+	}
+	if on, _ := strconv.ParseBool(v); !on {
+		return nil
+	}
+	for _, f := range tbl.Schema().Fields() {
+		if _, ok := f.Type.(ibg.VariantType); ok {
+			return fmt.Errorf("%w: %s=true with variant column %q: the variant shredding of arrow-go v18.8.0 writes wrong data "+
+				"(an object without a field shredded as an array reads back with a one-element array) or fails "+
+				"(a value other than an object in a column shredded as objects); unset the table property, or set write_properties %s: false",
+				config.ErrUnsupported, shredVariantsKey, f.Name, shredVariantsKey)
+		}
+	}
+	return nil
+}
+
 func withWriteProperties(tbl *table.Table, props map[string]string) (*table.Table, error) {
 	b, err := table.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
 	if err != nil {

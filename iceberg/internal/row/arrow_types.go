@@ -60,6 +60,8 @@ func icebergTypeOf(dt arrow.DataType) (ibg.Type, error) {
 		return ibg.PrimitiveTypes.Binary, nil
 	case *extensions.UUIDType:
 		return ibg.PrimitiveTypes.UUID, nil
+	case *extensions.VariantType:
+		return ibg.VariantType{}, nil
 	case *arrow.FixedSizeBinaryType:
 		return ibg.FixedTypeOf(dt.ByteWidth), nil
 	case *arrow.NullType:

@@ -55,6 +55,9 @@ func compileGetter(dt arrow.DataType, t ibg.Type) (bindFn, error) {
 			}
 		}, nil
 	}
+	if _, ok := t.(ibg.VariantType); ok {
+		return variantGetter(dt, t)
+	}
 	if e, ok := dt.(arrow.ExtensionType); ok {
 		if _, isUUID := dt.(*extensions.UUIDType); !isUUID {
 			inner, err := compileGetter(e.StorageType(), t)
@@ -305,6 +308,31 @@ func compileGetter(dt arrow.DataType, t ibg.Type) (bindFn, error) {
 		}
 	}
 	return nil, badArrow(dt, t)
+}
+
+// variantGetter reads variant values from the variant extension type (shredded or
+// not). A variant null stays a variant null (only a null struct is a null value), and
+// values are copied out of the batch. A value whose encoding cannot be read panics
+// with an error naming the record: a getter has no error result, and such a batch is
+// a corrupt data file.
+func variantGetter(dt arrow.DataType, t ibg.Type) (bindFn, error) {
+	if _, ok := dt.(*extensions.VariantType); !ok {
+		return nil, badArrow(dt, t)
+	}
+	return func(arr arrow.Array) getFn {
+		x := arr.(*extensions.VariantArray)
+		st := x.Storage()
+		return func(i int) any {
+			if st.IsNull(i) {
+				return nil
+			}
+			v, err := x.Value(i)
+			if err != nil {
+				panic(fmt.Errorf("iceberg: read variant of record %d: %w: %w", i, ErrCorrupt, err))
+			}
+			return Variant{v: v.Clone()}
+		}
+	}, nil
 }
 
 // tsToMicros converts a timestamp of unit u to microseconds (floor for nanoseconds, as

@@ -200,6 +200,8 @@ func appendArrow(bld array.Builder, v any) {
 		bb.Append(v.(string))
 	case *extensions.UUIDBuilder:
 		bb.Append(v.(uuid.UUID))
+	case *extensions.VariantBuilder:
+		bb.Append(v.(Variant).v)
 	case *array.FixedSizeBinaryBuilder:
 		if u, ok := v.(uuid.UUID); ok {
 			bb.Append(u[:])

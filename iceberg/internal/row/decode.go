@@ -308,8 +308,30 @@ func (r *reader) value(n *node, depth int) (any, error) {
 		return r.body(n.schema, depth+1)
 	case tagUnknown:
 		return nil, fmt.Errorf("value for unknown type: %w", ErrCorrupt)
+	case tagVariant:
+		return r.variant()
 	}
 	return nil, fmt.Errorf("type tag %d: %w", n.tag, ErrCorrupt)
+}
+
+// variant reads a variant written by appendVariantBytes, checking its encoding.
+func (r *reader) variant() (any, error) {
+	m, err := r.lenBytes()
+	if err != nil {
+		return nil, err
+	}
+	x, err := r.lenBytes()
+	if err != nil {
+		return nil, err
+	}
+	if len(m) == 0 && len(x) == 0 {
+		return Variant{}, nil
+	}
+	v, err := variantOf(clone(m), clone(x))
+	if err != nil {
+		return nil, fmt.Errorf("variant: %v: %w", err, ErrCorrupt)
+	}
+	return v, nil
 }
 
 func clone(b []byte) []byte {
@@ -446,6 +468,8 @@ func (r *reader) dynamic(depth int) (any, error) {
 		return es, nil
 	case tagStruct:
 		return r.row(depth + 1)
+	case tagVariant:
+		return r.variant()
 	case tagBool, tagInt, tagLong, tagFloat, tagDouble, tagDate, tagTime, tagTimestamp,
 		tagTimestampNs, tagString, tagUUID, tagBinary:
 		return r.value(&dynNodes[tag], depth)
@@ -454,7 +478,7 @@ func (r *reader) dynamic(depth int) (any, error) {
 }
 
 // dynNodes are the nodes of the primitive dynamic tags.
-var dynNodes = func() (ns [tagUnknown + 1]node) {
+var dynNodes = func() (ns [tagVariant + 1]node) {
 	for i := range ns {
 		ns[i].tag = byte(i)
 	}

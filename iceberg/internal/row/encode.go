@@ -161,6 +161,10 @@ func appendValue(b []byte, n *node, v any) ([]byte, error) {
 		if x, ok := v.([]MapEntry); ok {
 			return appendMap(b, n, x)
 		}
+	case tagVariant:
+		if x, ok := v.(Variant); ok {
+			return appendVariantBytes(b, x), nil
+		}
 	case tagStruct:
 		if x, ok := v.(Row); ok {
 			if err := sameFields(x, n.schema); err != nil {
@@ -255,6 +259,16 @@ func appendMap(b []byte, n *node, es []MapEntry) ([]byte, error) {
 	return b, nil
 }
 
+// appendVariantBytes appends a variant's metadata and value, each with its length (the
+// zero Variant has none of either).
+func appendVariantBytes(b []byte, v Variant) []byte {
+	m, x := v.Metadata(), v.Bytes()
+	b = binary.AppendUvarint(b, uint64(len(m)))
+	b = append(b, m...)
+	b = binary.AppendUvarint(b, uint64(len(x)))
+	return append(b, x...)
+}
+
 // appendDynamic appends a type tag and the value, for columns of unknown type.
 func appendDynamic(b []byte, v any, depth int) ([]byte, error) {
 	if depth > maxDepth {
@@ -293,6 +307,8 @@ func appendDynamic(b []byte, v any, depth int) ([]byte, error) {
 	case []byte:
 		b = binary.AppendUvarint(append(b, tagBinary), uint64(len(x)))
 		return append(b, x...), nil
+	case Variant:
+		return appendVariantBytes(append(b, tagVariant), x), nil
 	case []any:
 		b = binary.AppendUvarint(append(b, tagList), uint64(len(x)))
 		var err error

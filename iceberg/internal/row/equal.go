@@ -56,6 +56,9 @@ func equalValue(a, b any) bool {
 	case Row:
 		y, ok := b.(Row)
 		return ok && Equal(x, y)
+	case Variant:
+		y, ok := b.(Variant)
+		return ok && x.Equal(y)
 	case []any:
 		y, ok := b.([]any)
 		if !ok || len(x) != len(y) {

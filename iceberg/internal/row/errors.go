@@ -22,6 +22,6 @@ var (
 	// ErrCorrupt is wrapped when encoded row bytes cannot be decoded.
 	ErrCorrupt = errors.New("corrupt encoded row")
 	// ErrUnsupportedType is wrapped for an Iceberg or Go type the package cannot handle
-	// (variant, geometry, geography, channels, ...).
+	// (geometry, geography, channels, ...).
 	ErrUnsupportedType = errors.New("unsupported type")
 )

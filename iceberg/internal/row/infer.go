@@ -127,6 +127,8 @@ func inferValue(v any, a *idAlloc, depth int) (ibg.Type, error) {
 		return ibg.PrimitiveTypes.UUID, nil
 	case []byte:
 		return ibg.PrimitiveTypes.Binary, nil
+	case Variant:
+		return ibg.VariantType{}, nil
 	case []any:
 		id := a.id()
 		for _, e := range x {
@@ -211,6 +213,8 @@ func inferGo(t reflect.Type, tag reflect.StructTag, a *idAlloc, depth int) (ibg.
 		return ibg.PrimitiveTypes.UUID, true, nil
 	case bytesType:
 		return ibg.PrimitiveTypes.Binary, false, nil
+	case variantType:
+		return ibg.VariantType{}, false, nil
 	case reflect.TypeOf(ibg.Date(0)):
 		return ibg.PrimitiveTypes.Date, true, nil
 	case reflect.TypeOf(ibg.Time(0)):

@@ -216,6 +216,18 @@ func normalize(v any, t ibg.Type) (any, int, error) {
 		}
 	case ibg.UnknownType:
 		// only null is valid
+	case ibg.VariantType:
+		if x, ok := v.(Variant); ok {
+			if x.IsZero() {
+				return nil, 0, fmt.Errorf("%w: the zero Variant holds no value (nil is null, NewVariant(nil) a variant null)", ErrTypeMismatch)
+			}
+			return v, len(x.Metadata()) + len(x.Bytes()), nil
+		}
+		x, err := NewVariant(v)
+		if err != nil {
+			return nil, 0, err
+		}
+		return x, len(x.Metadata()) + len(x.Bytes()), nil
 	}
 	return nil, 0, mismatch(v, t)
 }

@@ -52,6 +52,10 @@ func writeValue(b *strings.Builder, v any) {
 		b.WriteString(x.ToTime().Format("2006-01-02T15:04:05.000000000Z07:00"))
 	case Row:
 		writeRow(b, x)
+	case Variant:
+		b.WriteString("variant(")
+		b.WriteString(x.JSON())
+		b.WriteByte(')')
 	case []any:
 		b.WriteByte('[')
 		for i, e := range x {

@@ -286,13 +286,14 @@ var (
 	bytesType   = reflect.TypeOf([]byte(nil))
 	rowType     = reflect.TypeOf(Row{})
 	entriesType = reflect.TypeOf([]MapEntry(nil))
+	variantType = reflect.TypeOf(Variant{})
 	anyType     = reflect.TypeOf((*any)(nil)).Elem()
 )
 
 // isValueType reports whether t is used as is (a Row value type or time.Time).
 func isValueType(t reflect.Type) bool {
 	switch t {
-	case timeType, uuidType, bytesType, rowType, entriesType,
+	case timeType, uuidType, bytesType, rowType, entriesType, variantType,
 		reflect.TypeOf(ibg.Decimal{}), reflect.TypeOf(ibg.Date(0)), reflect.TypeOf(ibg.Time(0)),
 		reflect.TypeOf(ibg.Timestamp(0)), reflect.TypeOf(ibg.TimestampNano(0)), reflect.TypeOf([16]byte{}):
 		return true
@@ -314,6 +315,14 @@ func compileToValue(t reflect.Type, depth int) (toValueFn, error) {
 					return nil, nil
 				}
 				return v.Interface(), nil
+			}, nil
+		}
+		if t == variantType { // the zero Variant is null
+			return func(v reflect.Value) (any, error) {
+				if x := v.Interface().(Variant); !x.IsZero() {
+					return x, nil
+				}
+				return nil, nil
 			}, nil
 		}
 		return func(v reflect.Value) (any, error) { return v.Interface(), nil }, nil

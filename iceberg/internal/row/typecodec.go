@@ -31,6 +31,7 @@ const (
 	tagMap           byte = 18
 	tagStruct        byte = 19
 	tagUnknown       byte = 20 // Iceberg's "unknown" type: always null
+	tagVariant       byte = 21
 )
 
 // typeTag returns the wire tag of t.
@@ -78,6 +79,8 @@ func typeTag(t ibg.Type) (byte, error) {
 		return tagStruct, nil
 	case ibg.UnknownType:
 		return tagUnknown, nil
+	case ibg.VariantType:
+		return tagVariant, nil
 	default:
 		return 0, fmt.Errorf("iceberg type %s: %w", t, ErrUnsupportedType)
 	}
@@ -188,6 +191,8 @@ func (r *reader) readType(depth int) (ibg.Type, error) {
 		return ibg.PrimitiveTypes.Binary, nil
 	case tagUnknown:
 		return ibg.PrimitiveTypes.Unknown, nil
+	case tagVariant:
+		return ibg.VariantType{}, nil
 	case tagList:
 		id, err := r.int()
 		if err != nil {
