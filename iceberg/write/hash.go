@@ -340,9 +340,10 @@ func (f *hashRouteFn) takePacket(k bufKey, out *packed) error {
 			key += partitionKeySep + strconv.Itoa(f.shards[k])
 			f.shards[k]++
 		}
-		// The IPC stream is the batch's buffers plus their framing.
+		// The IPC stream is at most the batch's buffers plus their framing. Compressed:
+		// the packet is copied several times on its way through the shuffle.
 		buf := make([]byte, 0, batchBytes(b)+4<<10)
-		packet, err := arrowipc.Append(binary.AppendUvarint(buf, uint64(p.ts.sc.ID)), b)
+		packet, err := arrowipc.AppendCompressed(binary.AppendUvarint(buf, uint64(p.ts.sc.ID)), b)
 		if err != nil {
 			dest, _, _ := strings.Cut(k.table, partitionKeySep)
 			return config.WrapOp("write", dest, err)

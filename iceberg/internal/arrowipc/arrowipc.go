@@ -1,6 +1,7 @@
 // Package arrowipc encodes one Arrow record batch as an Arrow IPC stream (its schema
 // message, then the batch) and decodes it again: the form in which batches cross
-// Beam stages, for the read's internal batches and for ReadBatches' elements. It
+// Beam stages, for the read's internal batches, for ReadBatches' elements and (LZ4
+// compressed) for the write's hash-distributed packets. It
 // imports neither Beam nor iceberg-go.
 package arrowipc
 
@@ -29,19 +30,19 @@ func Encode(rec arrow.RecordBatch) ([]byte, error) {
 // copies nothing.
 func Append(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
 	var n counter
-	if err := write(&n, rec); err != nil {
+	if err := write(&n, rec, nil); err != nil {
 		return nil, err
 	}
 	buf := bytes.NewBuffer(slices.Grow(dst, int(n)))
-	if err := write(buf, rec); err != nil {
+	if err := write(buf, rec, nil); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
 // write writes rec to w as an Arrow IPC stream.
-func write(w io.Writer, rec arrow.RecordBatch) error {
-	iw := ipc.NewWriter(w, ipc.WithSchema(rec.Schema()))
+func write(w io.Writer, rec arrow.RecordBatch, opts []ipc.Option) error {
+	iw := ipc.NewWriter(w, append([]ipc.Option{ipc.WithSchema(rec.Schema())}, opts...)...)
 	if err := iw.Write(rec); err != nil {
 		return fmt.Errorf("encode record batch: %w", err)
 	}
@@ -76,4 +77,20 @@ func Decode(b []byte) (arrow.RecordBatch, error) {
 	rec := r.RecordBatch()
 	rec.Retain()
 	return rec, nil
+}
+
+// AppendCompressed appends rec to dst as an Arrow IPC stream whose buffers are LZ4
+// compressed (Decode reads both forms), and returns the extended slice; give dst the
+// capacity to spare a regrowth. It does not release rec.
+//
+// It is for batches that cross a shuffle, where every byte is copied several times
+// (the SDK's data channel, the runner's bundle and group-by-key buffers): for the
+// write benchmark's rows LZ4 halves the stream (4.29 MB to 1.97 MB per 50,000 rows)
+// and distribution_mode=hash took 1.37-1.46 of none's time instead of 1.85-2.00.
+func AppendCompressed(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	if err := write(buf, rec, []ipc.Option{ipc.WithLZ4()}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
