@@ -2,7 +2,8 @@
 // coder (row.Encode, row.Decode), so that rows may be elements, GroupByKey keys and
 // state keys. It also registers row.Variant: a coder for Variant elements and a schema
 // logical type for Variant fields of struct elements (Beam's schema coder drops
-// unexported fields, which is all a Variant has). Packages that put rows in a pipeline
+// unexported fields, which is all a Variant has), and a logical type for iceberg-go
+// Decimal fields (whose value has only unexported fields). Packages that put rows in a pipeline
 // import it for its side effect; package row itself stays free of Beam, so that the
 // plain-Go packages built on it (iceberg/cdc) are too.
 package rowcoder
@@ -13,9 +14,11 @@ import (
 	"io"
 	"reflect"
 
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/coder"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx/schema"
+	ibg "github.com/apache/iceberg-go"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
@@ -31,6 +34,50 @@ func init() {
 	beam.RegisterCoder(vt, encodeVariant, decodeVariant)
 	schema.RegisterLogicalType(schema.ToLogicalType("icebeam.Variant", vt, reflect.TypeFor[variantStorage]()))
 	coder.RegisterSchemaProviders(vt, variantFieldEncoder, variantFieldDecoder)
+
+	dt := reflect.TypeFor[ibg.Decimal]()
+	schema.RegisterLogicalType(schema.ToLogicalType("icebeam.Decimal", dt, reflect.TypeFor[decimalStorage]()))
+	coder.RegisterSchemaProviders(dt, decimalFieldEncoder, decimalFieldDecoder)
+}
+
+// decimalStorage is the schema representation of an iceberg-go Decimal field: the
+// two halves of its 128-bit unscaled value and its scale. Beam's schema coder would
+// encode a Decimal's value (a decimal128.Num, whose fields are unexported) as empty:
+// a struct element with a Decimal field lost its value (read back as 0) wherever it
+// was encoded (beam.Create, a shuffle).
+type decimalStorage struct {
+	Hi, Lo, Scale int64
+}
+
+func decimalFieldEncoder(reflect.Type) (func(any, io.Writer) error, error) {
+	return func(v any, w io.Writer) error {
+		d := v.(ibg.Decimal)
+		if err := coder.WriteSimpleRowHeader(3, w); err != nil {
+			return err
+		}
+		for _, x := range []int64{d.Val.HighBits(), int64(d.Val.LowBits()), int64(d.Scale)} {
+			if err := coder.EncodeVarInt(x, w); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
+
+func decimalFieldDecoder(reflect.Type) (func(io.Reader) (any, error), error) {
+	return func(r io.Reader) (any, error) {
+		if err := coder.ReadSimpleRowHeader(3, r); err != nil {
+			return nil, err
+		}
+		var x [3]int64
+		for i := range x {
+			var err error
+			if x[i], err = coder.DecodeVarInt(r); err != nil {
+				return nil, err
+			}
+		}
+		return ibg.Decimal{Val: decimal128.New(x[0], uint64(x[1])), Scale: int(x[2])}, nil
+	}, nil
 }
 
 // variantStorage is the schema representation of a Variant field: its encoded
