@@ -142,6 +142,11 @@ func normalize(v any, t ibg.Type) (any, int, error) {
 			return u, 16, nil
 		}
 	case ibg.FixedType:
+		if x, ok := v.([16]byte); ok && t.Len() == 16 {
+			// A [16]byte struct field (kept as is for uuid columns), whose inferred
+			// type is fixed[16].
+			return x[:], 16, nil
+		}
 		if x, ok := v.([]byte); ok {
 			if len(x) != t.Len() {
 				return nil, 0, fmt.Errorf("%w: %d bytes for %s", ErrTypeMismatch, len(x), t)

@@ -283,6 +283,10 @@ func compileAssign(t reflect.Type, depth int) (assignFn, error) {
 				dst.Set(reflect.ValueOf([16]byte(u)))
 				return nil
 			}
+			if b, ok := v.([]byte); ok && len(b) == 16 && t == reflect.TypeFor[[16]byte]() { // fixed[16]
+				dst.Set(reflect.ValueOf([16]byte(b)))
+				return nil
+			}
 			return wrong(v)
 		}, nil
 	}
