@@ -46,10 +46,10 @@ func TestShardRowsLineageDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	updates := cdc.NewSorterMB(1)
-	defer updates.Close()
+	updates := &heldUpdates{rows: cdc.NewSorterMB(1)}
+	defer updates.rows.Close()
 	for i, k := range keys {
-		if err := updates.Add([]byte{byte(i)}, int64(i), cdc.UpdateAfter, body(k[0].(int64), "upd")); err != nil {
+		if err := updates.add([]byte{byte(i)}, i, body(k[0].(int64), "upd")); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -397,10 +397,10 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 	// With row lineage (format version 3, deletion vectors) an updated key's new row
 	// keeps the _row_id of the row it replaces: those rows wait in updates until the
 	// keys are resolved.
-	var updates *cdc.Sorter
+	var updates *heldUpdates
 	if rowLineage(tbl, f.Spec) {
-		updates = cdc.NewSorterMB(f.Spec.SorterMemoryMB)
-		defer updates.Close()
+		updates = &heldUpdates{rows: cdc.NewSorterMB(f.Spec.SorterMemoryMB)}
+		defer updates.rows.Close()
 		rows.lineage = true
 	}
 	deleteKeys, maxSeq, err := f.collapse(ctx, parser, sorter, rows, updates, dead)
@@ -421,7 +421,7 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 				return fail(err)
 			}
 			KeyFilesRead.Inc(ctx, int64(len(res.Scanned)))
-			if updates != nil && updates.Len() > 0 {
+			if updates != nil && len(updates.keys) > 0 {
 				if err := rows.addUpdates(res, len(deleteKeys), updates); err != nil {
 					return fail(err)
 				}
@@ -570,10 +570,23 @@ func (s *shardRows) send(p *[]byte) {
 	*p = nil
 }
 
+// heldUpdates are the new rows that replace a committed row, held by
+// changeShardFn.collapse until their keys are resolved.
+type heldUpdates struct {
+	rows *cdc.Sorter // under the index of their key in deleteKeys (as sequence number)
+	keys []int32     // those indexes, ascending
+}
+
+// add holds the packed row body of the key at index k of deleteKeys.
+func (u *heldUpdates) add(key []byte, k int, body []byte) error {
+	u.keys = append(u.keys, int32(k))
+	return u.rows.Add(key, int64(k), cdc.UpdateAfter, body)
+}
+
 // addUpdates adds the rows held in updates (see changeShardFn.collapse), each with
 // the _row_id of the row its key resolved to in res (null when it has none); nkeys
 // is the number of keys resolved.
-func (s *shardRows) addUpdates(res *cdc.Resolution, nkeys int, updates *cdc.Sorter) error {
+func (s *shardRows) addUpdates(res *cdc.Resolution, nkeys int, updates *heldUpdates) error {
 	if !s.lineage {
 		return errors.New("row lineage: updates held without lineage")
 	}
@@ -584,13 +597,18 @@ func (s *shardRows) addUpdates(res *cdc.Resolution, nkeys int, updates *cdc.Sort
 	if err != nil {
 		return err
 	}
-	ids, err := res.RowIDs(s.ctx, fs, func(int32) bool { return true })
+	// Only the files holding an updated key are read for _row_id, not those whose
+	// keys are all deleted.
+	ids, err := res.RowIDs(s.ctx, fs, func(k int32) bool {
+		_, found := slices.BinarySearch(updates.keys, k)
+		return found
+	})
 	if err != nil {
 		return err
 	}
 	lrs := row.SchemaOf(lineageSchema(s.tbl.Schema()))
 	var body []byte
-	for rec, err := range updates.Sorted() {
+	for rec, err := range updates.rows.Sorted() {
 		if err != nil {
 			return err
 		}
@@ -730,9 +748,9 @@ func (f *morWriteFn) ProcessElement(ctx context.Context, dest string, outs func(
 
 // collapse collapses the sorted changes: rows to write go to out, keys whose
 // committed row must go are returned. When updates is not nil, the rows that replace
-// a committed row go there instead, under the index of their key in deleteKeys (as
-// the sequence number), to be written with the replaced row's _row_id.
-func (f *changeShardFn) collapse(ctx context.Context, parser *cdc.Parser, sorter *cdc.Sorter, out *shardRows, updates *cdc.Sorter, dead func(DeadLetter)) (deleteKeys [][]any, maxSeq int64, err error) {
+// a committed row are held there instead, to be written with the replaced row's
+// _row_id.
+func (f *changeShardFn) collapse(ctx context.Context, parser *cdc.Parser, sorter *cdc.Sorter, out *shardRows, updates *heldUpdates, dead func(DeadLetter)) (deleteKeys [][]any, maxSeq int64, err error) {
 	sc := parser.Schema()
 	err = cdc.CollapseChecked(sorter.Sorted(), f.Spec.Upsert, func(n *cdc.Net) error {
 		maxSeq = max(maxSeq, n.MaxSeq)
@@ -747,7 +765,7 @@ func (f *changeShardFn) collapse(ctx context.Context, parser *cdc.Parser, sorter
 			return nil
 		}
 		if n.DeletePrior && updates != nil {
-			return updates.Add(n.Key, int64(len(deleteKeys)-1), cdc.UpdateAfter, n.Row)
+			return updates.add(n.Key, len(deleteKeys)-1, n.Row)
 		}
 		return out.add(n.Row)
 	}, func(a *cdc.Ambiguous) error {
