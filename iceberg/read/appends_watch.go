@@ -258,10 +258,10 @@ func ScanStream(s beam.Scope, spec AppendsSpec, outType reflect.Type) beam.PColl
 	return readTasks(s, spec.Spec, tasks, outType)
 }
 
-// ScanStreamBatches is ScanStream emitting Batch values (see ScanBatches), each
+// ScanStreamBatches is ScanStream emitting RecordBatch values (see ScanBatches), each
 // timestamped like the rows it holds.
 func ScanStreamBatches(s beam.Scope, spec AppendsSpec) beam.PCollection {
 	s = s.Scope("iceberg.ReadBatches")
 	tasks := beam.ParDo(s.Scope("Watch"), &watchAppendsFn{Spec: spec.Encode()}, beam.Impulse(s))
-	return readBatches(s, spec.Spec, tasks)
+	return readRecords(s, spec.Spec, tasks)
 }

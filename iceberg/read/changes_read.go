@@ -77,11 +77,7 @@ func (fn *changesReadFn) process(ctx context.Context, ct ChangeTask, emit func(C
 			js = string(b)
 			fn.schemas[sc] = js
 		}
-		b, err := encodeBatch(js, rec)
-		if err != nil {
-			return err
-		}
-		emit(ChangeBatch{Batch: b, ChangeType: kind, SnapshotID: ct.SnapshotID, Sequence: ct.Sequence})
+		emit(ChangeBatch{Batch: newBatch(js, rec), ChangeType: kind, SnapshotID: ct.SnapshotID, Sequence: ct.Sequence})
 		fn.rowsEmitted.Inc(ctx, rec.NumRows())
 		return nil
 	}

@@ -25,7 +25,6 @@ func (c *changeConv) convert(b ChangeBatch) ([]row.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rec.Release()
 	if c.conv == nil || c.key != b.Batch.Schema || !c.conv.ArrowSchema().Equal(rec.Schema()) {
 		conv, err := row.NewArrowReader(rec.Schema(), sc)
 		if err != nil {

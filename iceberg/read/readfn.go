@@ -40,23 +40,28 @@ func (fn *readBase) setup(js string) error {
 	return nil
 }
 
-// initialRestriction covers every row-group unit of the task.
-func initialRestriction(t Task) offsetrange.Restriction {
+// CreateInitialRestriction covers every row-group unit of the task.
+func (fn *readBase) CreateInitialRestriction(t Task) offsetrange.Restriction {
 	return offsetrange.Restriction{Start: 0, End: int64(len(t.Units))}
 }
 
-// splitRestriction splits a task into one restriction per row-group unit, so a large
+// SplitRestriction splits a task into one restriction per row-group unit, so a large
 // file is read in parallel from the start; the runner may split further.
-func splitRestriction(rest offsetrange.Restriction) []offsetrange.Restriction {
+func (fn *readBase) SplitRestriction(_ Task, rest offsetrange.Restriction) []offsetrange.Restriction {
 	return rest.EvenSplits(rest.End - rest.Start)
 }
 
-// restrictionSize estimates the bytes of the units in rest.
-func restrictionSize(t Task, rest offsetrange.Restriction) float64 {
+// RestrictionSize estimates the bytes of the units in rest.
+func (fn *readBase) RestrictionSize(t Task, rest offsetrange.Restriction) float64 {
 	if len(t.Units) == 0 {
 		return 0
 	}
 	return float64(t.Size) * float64(rest.End-rest.Start) / float64(len(t.Units))
+}
+
+// CreateTracker returns a thread-safe offset range tracker (dynamic splitting works).
+func (fn *readBase) CreateTracker(rest offsetrange.Restriction) *sdf.LockRTracker {
+	return sdf.NewLockRTracker(offsetrange.NewTracker(rest))
 }
 
 // process reads the claimed units one at a time and passes each record batch on.
@@ -121,9 +126,9 @@ func (fn *readBase) readUnit(ctx context.Context, scan *table.Scan, ft table.Fil
 	return nil
 }
 
-// readFn reads tasks and emits their record batches as Batch elements: rows cross
-// the runner in batches (prism materializes every output of a splittable DoFn), and
-// the fused DoFns below turn them into rows or user structs.
+// readFn reads tasks and emits their record batches as Batch elements, which the
+// DoFns below, fused with it, turn into rows or user structs. The splittable DoFn
+// methods (restriction, split, size, tracker) are readBase's.
 type readFn struct {
 	// Spec is the JSON-encoded Spec.
 	Spec string
@@ -136,26 +141,6 @@ type readFn struct {
 func (fn *readFn) Setup() error {
 	fn.schemas = map[*ibg.Schema]string{}
 	return fn.setup(fn.Spec)
-}
-
-// CreateInitialRestriction covers every row-group unit of the task.
-func (fn *readFn) CreateInitialRestriction(t Task) offsetrange.Restriction {
-	return initialRestriction(t)
-}
-
-// SplitRestriction splits a task into one restriction per row-group unit.
-func (fn *readFn) SplitRestriction(_ Task, rest offsetrange.Restriction) []offsetrange.Restriction {
-	return splitRestriction(rest)
-}
-
-// RestrictionSize estimates the bytes of the units in rest.
-func (fn *readFn) RestrictionSize(t Task, rest offsetrange.Restriction) float64 {
-	return restrictionSize(t, rest)
-}
-
-// CreateTracker returns a thread-safe offset range tracker (dynamic splitting works).
-func (fn *readFn) CreateTracker(rest offsetrange.Restriction) *sdf.LockRTracker {
-	return sdf.NewLockRTracker(offsetrange.NewTracker(rest))
 }
 
 // ProcessElement reads the claimed row groups of one task.
@@ -173,11 +158,33 @@ func (fn *readFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, t Ta
 			js = string(b)
 			fn.schemas[sc] = js
 		}
-		b, err := encodeBatch(js, rec)
-		if err != nil {
-			return config.WrapOp("read", fn.spec.Table, err)
+		emit(newBatch(js, rec))
+		fn.rowsEmitted.Inc(ctx, rec.NumRows())
+		return nil
+	})
+}
+
+// readRecordsFn is readFn for ReadBatches: it emits the record batches themselves.
+type readRecordsFn struct {
+	// Spec is the JSON-encoded Spec.
+	Spec string
+
+	readBase
+}
+
+// Setup decodes the spec.
+func (fn *readRecordsFn) Setup() error {
+	return fn.setup(fn.Spec)
+}
+
+// ProcessElement reads the claimed row groups of one task.
+func (fn *readRecordsFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, t Task, emit func(RecordBatch)) error {
+	return fn.process(ctx, rt, t, func(_ *ibg.Schema, rec arrow.RecordBatch) error {
+		if rec.NumRows() == 0 {
+			return nil
 		}
-		emit(b)
+		rec.Retain() // the element's own reference, never released (see RecordBatch)
+		emit(RecordBatch{rec})
 		fn.rowsEmitted.Inc(ctx, rec.NumRows())
 		return nil
 	})
@@ -193,9 +200,8 @@ type toRowsFn struct {
 
 // ProcessElement emits the rows of one batch.
 func (fn *toRowsFn) ProcessElement(b Batch, emit func(row.Row)) error {
-	// The rows are views of rec (nothing is converted until a consumer reads a value),
-	// so rec is not released: its memory comes from Go's allocator and is freed by the
-	// garbage collector once no row refers to it.
+	// The rows are views of rec (nothing is converted until a consumer reads a value);
+	// rec's memory is freed by the garbage collector once no row refers to it.
 	rec, sc, err := fn.cache.decode(b)
 	if err != nil {
 		return err
@@ -234,7 +240,6 @@ func (fn *toStructsFn) ProcessElement(b Batch, emit func(beam.X)) error {
 	if err != nil {
 		return err
 	}
-	defer rec.Release()
 	if fn.conv == nil || !fn.as.Equal(rec.Schema()) {
 		conv, err := row.NewStructReader(fn.Type.T, rec.Schema(), sc)
 		if err != nil {

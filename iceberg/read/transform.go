@@ -19,9 +19,10 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*Task)(nil)).Elem())
 	register.DoFn3x1[context.Context, []byte, func(Task), error](&planFn{})
 	register.Emitter1[Task]()
-	beam.RegisterType(reflect.TypeOf((*Batch)(nil)).Elem())
 	register.DoFn4x1[context.Context, *sdf.LockRTracker, Task, func(Batch), error](&readFn{})
 	register.Emitter1[Batch]()
+	register.DoFn4x1[context.Context, *sdf.LockRTracker, Task, func(RecordBatch), error](&readRecordsFn{})
+	register.Emitter1[RecordBatch]()
 	register.DoFn2x1[Batch, func(row.Row), error](&toRowsFn{})
 	register.Emitter1[row.Row]()
 	register.DoFn2x1[Batch, func(beam.X), error](&toStructsFn{})
@@ -38,13 +39,13 @@ func Scan(s beam.Scope, spec Spec, outType reflect.Type) beam.PCollection {
 	return readTasks(s, spec, tasks, outType)
 }
 
-// ScanBatches is Scan emitting the Batch values the read DoFn produces (one per
-// non-empty record batch iceberg-go's ReadTasks yields, deletes and the residual
-// filter applied) instead of rows.
+// ScanBatches is Scan emitting RecordBatch values (one per non-empty record batch
+// iceberg-go's ReadTasks yields, deletes and the residual filter applied) instead of
+// rows.
 func ScanBatches(s beam.Scope, spec Spec) beam.PCollection {
 	s = s.Scope("iceberg.ReadBatches")
 	tasks := beam.ParDo(s.Scope("Plan"), &planFn{Spec: spec.Encode()}, beam.Impulse(s))
-	return readBatches(s, spec, tasks)
+	return readRecords(s, spec, tasks)
 }
 
 // readBatches reshuffles planned tasks and reads them with the splittable read DoFn,
@@ -52,6 +53,12 @@ func ScanBatches(s beam.Scope, spec Spec) beam.PCollection {
 func readBatches(s beam.Scope, spec Spec, tasks beam.PCollection) beam.PCollection {
 	tasks = beam.Reshuffle(s, tasks)
 	return beam.ParDo(s.Scope("ReadTasks"), &readFn{Spec: spec.Encode()}, tasks)
+}
+
+// readRecords is readBatches emitting RecordBatch values.
+func readRecords(s beam.Scope, spec Spec, tasks beam.PCollection) beam.PCollection {
+	tasks = beam.Reshuffle(s, tasks)
+	return beam.ParDo(s.Scope("ReadTasks"), &readRecordsFn{Spec: spec.Encode()}, tasks)
 }
 
 // readTasks reshuffles planned tasks and reads them with the splittable read DoFn,
