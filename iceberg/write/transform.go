@@ -34,26 +34,35 @@ func StructSchema(spec Spec, t reflect.Type) (*ibg.Schema, error) {
 // PCollection of DeadLetter naming table (dead is the zero PCollection for Rows).
 // Any other element type is an error wrapping config.ErrInvalidConfig.
 func ToRows(s beam.Scope, table string, col beam.PCollection) (rows, dead beam.PCollection, err error) {
-	t := col.Type().Type()
-	if t == rowType {
+	if col.Type().Type() == rowType {
 		return col, beam.PCollection{}, nil
 	}
-	st := t
-	if st.Kind() == reflect.Pointer {
-		st = st.Elem()
-	}
-	if st.Kind() != reflect.Struct || typex.IsKV(col.Type()) {
-		return beam.PCollection{}, beam.PCollection{}, config.OpErrorf("write", table,
-			"%w: rows must be iceberg.Row or a struct, got %s", config.ErrInvalidConfig, col.Type())
-	}
-	if _, err := row.InferStructSchema(t); err != nil {
-		return beam.PCollection{}, beam.PCollection{}, config.OpErrorf("write", table, "%w: %w", config.ErrInvalidConfig, err)
+	if err := checkStructs(table, col); err != nil {
+		return beam.PCollection{}, beam.PCollection{}, err
 	}
 	outs, err := beam.TryParDo(s.Scope("ToRow"), &structToRowFn{Table: table}, col)
 	if err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
 	return outs[0], outs[1], nil
+}
+
+// checkStructs reports whether col's elements are structs of a type (or pointers to
+// one) whose schema can be inferred: what ToRows converts to Rows.
+func checkStructs(table string, col beam.PCollection) error {
+	t := col.Type().Type()
+	st := t
+	if st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if st.Kind() != reflect.Struct || typex.IsKV(col.Type()) {
+		return config.OpErrorf("write", table,
+			"%w: rows must be iceberg.Row or a struct, got %s", config.ErrInvalidConfig, col.Type())
+	}
+	if _, err := row.InferStructSchema(t); err != nil {
+		return config.OpErrorf("write", table, "%w: %w", config.ErrInvalidConfig, err)
+	}
+	return nil
 }
 
 // Append adds the append write of rows (a PCollection of row.Row or of one struct
@@ -76,16 +85,16 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 	if err := CheckWindows(spec.Table, rows); err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
-	rows, structDead, err := ToRows(s, spec.Table, rows)
-	if err != nil {
-		return beam.PCollection{}, beam.PCollection{}, err
-	}
 	var deads []beam.PCollection
-	if structDead.IsValid() {
-		deads = append(deads, structDead)
-	}
 	var files beam.PCollection
 	if spec.Hash || spec.DirectLimit > 0 {
+		rows, structDead, err := ToRows(s, spec.Table, rows)
+		if err != nil {
+			return beam.PCollection{}, beam.PCollection{}, err
+		}
+		if structDead.IsValid() {
+			deads = append(deads, structDead)
+		}
 		outs, err := beam.TryParDo(s.Scope("RouteByPartition"), &hashRouteFn{Spec: spec}, rows)
 		if err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
@@ -101,7 +110,15 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 			files = beam.Flatten(s.Scope("DirectAndShuffled"), Rewindow(s, rows, direct), files)
 		}
 	} else {
-		outs, err := beam.TryParDo(s.Scope("WriteFiles"), &writeFn{Spec: spec}, rows)
+		// Structs become Rows inside the write DoFn (structWriteFn).
+		var fn any = &writeFn{Spec: spec}
+		if rows.Type().Type() != rowType {
+			if err := checkStructs(spec.Table, rows); err != nil {
+				return beam.PCollection{}, beam.PCollection{}, err
+			}
+			fn = &structWriteFn{Spec: spec}
+		}
+		outs, err := beam.TryParDo(s.Scope("WriteFiles"), fn, rows)
 		if err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
 		}

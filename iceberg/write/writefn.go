@@ -500,42 +500,88 @@ func WindowEnd(w beam.Window) int64 {
 	return w.MaxTimestamp().Milliseconds()
 }
 
-// structToRowFn converts structs of one type to Rows of the type's inferred schema
+// structRows converts structs of one type to Rows of the type's inferred schema
 // (row.InferStructSchema). The converter is built from the first element's type (the
-// DoFn carries no reflect.Type: Beam cannot serialize types with array fields such as
+// DoFns carry no reflect.Type: Beam cannot serialize types with array fields such as
 // uuid.UUID).
-type structToRowFn struct {
-	// Table is the destination (or template), for the dead letters.
-	Table string
-
+type structRows struct {
 	typ  reflect.Type
 	conv *row.StructValues
 }
 
-func (f *structToRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(DeadLetter)) error {
-	if t := reflect.TypeOf(v); f.conv == nil || t != f.typ {
+// row returns v as a Row; ok is false when v cannot be converted, after sending it to
+// dead with the reason (table names the destination or template).
+func (c *structRows) row(v any, table string, dead func(DeadLetter)) (r row.Row, ok bool, err error) {
+	if t := reflect.TypeOf(v); c.conv == nil || t != c.typ {
 		sc, err := row.InferStructSchema(t)
 		if err != nil {
-			return err
+			return row.Row{}, false, err
 		}
-		if f.conv, err = row.NewStructValues(t, sc); err != nil {
-			return err
+		if c.conv, err = row.NewStructValues(t, sc); err != nil {
+			return row.Row{}, false, err
 		}
-		f.typ = t
+		c.typ = t
 	}
-	r, err := f.conv.Row(v)
+	r, err = c.conv.Row(v)
 	if err != nil {
-		dead(DeadLetter{Row: strings.ToValidUTF8(fmt.Sprintf("%+v", v), "\uFFFD"), Table: f.Table, Reason: err.Error()})
-		return nil
+		dead(DeadLetter{Row: strings.ToValidUTF8(fmt.Sprintf("%+v", v), "\uFFFD"), Table: table, Reason: err.Error()})
+		return row.Row{}, false, nil
 	}
-	emit(r)
-	return nil
+	return r, true, nil
+}
+
+// structToRowFn converts structs of one type to Rows (see structRows).
+type structToRowFn struct {
+	// Table is the destination (or template), for the dead letters.
+	Table string
+
+	conv structRows
+}
+
+func (f *structToRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(DeadLetter)) error {
+	r, ok, err := f.conv.row(v, f.Table, dead)
+	if ok {
+		emit(r)
+	}
+	return err
+}
+
+// structWriteFn is writeFn for a PCollection of one struct type (or pointers to it):
+// it converts each element to a Row itself (structRows) instead of leaving that to a
+// DoFn of its own, which cost every element a further pass through Beam's emit path.
+type structWriteFn struct {
+	Spec Spec
+
+	w    writeFn
+	conv structRows
+}
+
+func (f *structWriteFn) Setup(ctx context.Context) error {
+	f.w = writeFn{Spec: f.Spec}
+	return f.w.Setup(ctx)
+}
+
+func (f *structWriteFn) StartBundle(ctx context.Context, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) {
+	f.w.StartBundle(ctx, emit, dead)
+}
+
+func (f *structWriteFn) ProcessElement(ctx context.Context, w beam.Window, v beam.T, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
+	r, ok, err := f.conv.row(v, f.Spec.Table, dead)
+	if !ok {
+		return err
+	}
+	return f.w.ProcessElement(ctx, w, r, emit, dead)
+}
+
+func (f *structWriteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
+	return f.w.FinishBundle(ctx, emit, dead)
 }
 
 func init() {
 	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, Part), func(DeadLetter), error](&writeFn{})
 	register.DoFn6x1[context.Context, state.Provider, timers.Provider, string, Pane, func(SnapshotInfo), error](&commitFn{})
 	register.DoFn3x1[beam.T, func(row.Row), func(DeadLetter), error](&structToRowFn{})
+	register.DoFn5x1[context.Context, beam.Window, beam.T, func(beam.EventTime, string, Part), func(DeadLetter), error](&structWriteFn{})
 	register.Emitter1[DeadLetter]()
 	register.Emitter1[SnapshotInfo]()
 	register.Emitter1[row.Row]()
