@@ -1,7 +1,7 @@
 // Package arrowipc encodes one Arrow record batch as an Arrow IPC stream (its schema
 // message, then the batch) and decodes it again: the form in which batches cross
-// Beam stages, for the read's internal batches, for ReadBatches' elements and (LZ4
-// compressed) for the write's hash-distributed packets. It
+// Beam stages, for the read's batches and ReadBatches' elements (written straight
+// into Beam's writer) and (LZ4 compressed) for the write's hash-distributed packets. It
 // imports neither Beam nor iceberg-go.
 package arrowipc
 
@@ -9,39 +9,15 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// Encode returns rec in Arrow IPC stream format. It does not release rec.
-func Encode(rec arrow.RecordBatch) ([]byte, error) {
-	return Append(nil, rec)
-}
-
-// Append appends rec in Arrow IPC stream format to dst and returns the extended
-// slice. It does not release rec.
-//
-// The stream is written twice: first to a counter, then into dst grown once to
-// exactly the size needed. Writing a batch of many megabytes into a growing buffer
-// copied and zeroed it about twice over (13% of ReadBatches' CPU); the counting pass
-// copies nothing.
-func Append(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
-	n, err := Size(rec)
-	if err != nil {
-		return nil, err
-	}
-	buf := bytes.NewBuffer(slices.Grow(dst, n))
-	if err := write(buf, rec, nil); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// Size returns the length of rec's Arrow IPC stream (as Encode writes it). It copies
-// no data: the buffers are only counted.
+// Size returns the length of rec's Arrow IPC stream (as Write writes it). It copies
+// no data: the buffers are only counted, so a coder can write the length before the
+// stream without building it in memory.
 func Size(rec arrow.RecordBatch) (int, error) {
 	var n counter
 	if err := write(&n, rec, nil); err != nil {
@@ -50,8 +26,8 @@ func Size(rec arrow.RecordBatch) (int, error) {
 	return int(n), nil
 }
 
-// Write writes rec to w as an Arrow IPC stream (as Encode returns it), straight from
-// the batch's buffers. It does not release rec.
+// Write writes rec to w as an Arrow IPC stream, straight from the batch's buffers. It
+// does not release rec.
 func Write(w io.Writer, rec arrow.RecordBatch) error {
 	return write(w, rec, nil)
 }
