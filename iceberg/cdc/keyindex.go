@@ -67,6 +67,9 @@ type KeyIndex struct {
 	dead        int64        // entries of files no longer live
 	deleted     map[string]deletedRows
 	lastUse     int64
+	// warmed are the data files a warm-up (Resolver.Warm) read, reported with
+	// the next resolution's.
+	warmed []string
 
 	// fingerprint may be replaced by tests (collisions).
 	fingerprint func(enc []byte) uint64
@@ -292,6 +295,8 @@ func (x *KeyIndex) add(ctx context.Context, fs iceio.IO, tasks []table.FileScanT
 		x.compact()
 		base = uint32(len(x.files))
 	}
+	// Each file's entries are read and sorted by one goroutine (a file written in key
+	// order is checked, not sorted), then the sorted runs are merged.
 	parts := make([][]indexEntry, len(tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
@@ -299,23 +304,22 @@ func (x *KeyIndex) add(ctx context.Context, fs iceio.IO, tasks []table.FileScanT
 		g.Go(func() error {
 			var err error
 			parts[i], err = x.readFile(gctx, fs, t, uint64(base)+uint64(i))
+			sortEntries(parts[i])
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	var n int
 	for i, t := range tasks {
 		x.ordinal[t.File.FilePath()] = base + uint32(i)
 		x.files = append(x.files, indexFile{path: t.File.FilePath(), live: true, entries: int64(len(parts[i]))})
-		n += len(parts[i])
 	}
-	fresh := make([]indexEntry, 0, n)
-	for _, p := range parts {
-		fresh = append(fresh, p...)
+	fresh := mergeRuns(parts)
+	if len(x.main) == 0 && len(x.delta) == 0 && x.dead == 0 {
+		x.main = fresh // a cold start: nothing to merge with or renumber
+		return nil
 	}
-	sortEntries(fresh)
 	x.delta = mergeEntries(x.delta, fresh, nil)
 	if len(x.delta) > len(x.main)/4 || x.dead > int64(len(x.main)+len(x.delta))/4 {
 		x.compact()
@@ -349,13 +353,42 @@ func (x *KeyIndex) compact() {
 	x.delta, x.files, x.dead = nil, files, 0
 }
 
+// sortEntries sorts es by fingerprint. Entries read from a file written in key
+// order (exact keys) are found sorted in one pass.
 func sortEntries(es []indexEntry) {
-	slices.SortFunc(es, func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) })
+	cmpFP := func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) }
+	if !slices.IsSortedFunc(es, cmpFP) {
+		slices.SortFunc(es, cmpFP)
+	}
+}
+
+// mergeRuns merges sorted runs into one sorted array, pairwise (log2(len(runs))
+// passes over the entries); a single run is returned as it is.
+func mergeRuns(runs [][]indexEntry) []indexEntry {
+	runs = slices.DeleteFunc(slices.Clone(runs), func(r []indexEntry) bool { return len(r) == 0 })
+	if len(runs) == 0 {
+		return nil
+	}
+	for len(runs) > 1 {
+		next := runs[:0:0]
+		for i := 0; i < len(runs); i += 2 {
+			if i+1 == len(runs) {
+				next = append(next, runs[i])
+			} else {
+				next = append(next, mergeEntries(runs[i], runs[i+1], nil))
+			}
+		}
+		runs = next
+	}
+	return runs[0]
 }
 
 // mergeEntries merges two sorted arrays into a new one, keeping (and rewriting)
 // the entries keep accepts (all when nil).
 func mergeEntries(a, b []indexEntry, keep func(*indexEntry) bool) []indexEntry {
+	if keep == nil {
+		return mergeAll(a, b)
+	}
 	out := make([]indexEntry, 0, len(a)+len(b))
 	push := func(e indexEntry) {
 		if keep == nil || keep(&e) {
@@ -379,6 +412,25 @@ func mergeEntries(a, b []indexEntry, keep func(*indexEntry) bool) []indexEntry {
 		push(b[j])
 	}
 	return slices.Clip(out)
+}
+
+// mergeAll merges two sorted arrays into a new one.
+func mergeAll(a, b []indexEntry) []indexEntry {
+	out := make([]indexEntry, len(a)+len(b))
+	i, j, k := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i].fp <= b[j].fp {
+			out[k] = a[i]
+			i++
+		} else {
+			out[k] = b[j]
+			j++
+		}
+		k++
+	}
+	k += copy(out[k:], a[i:])
+	copy(out[k:], b[j:])
+	return out
 }
 
 // readFile returns the index entries of the live rows of task's data file, whose
@@ -455,6 +507,10 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet) (r
 	read, err := x.sync(ctx, tbl)
 	if err != nil {
 		return nil, false, err
+	}
+	if len(x.warmed) > 0 {
+		read = slices.Concat(x.warmed, read)
+		x.warmed = nil
 	}
 	if x.disabled {
 		return nil, false, nil
@@ -551,6 +607,21 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet) (r
 		res.tasks[p] = x.tasks[p]
 	}
 	return res, true, nil
+}
+
+// warm brings the index up to tbl's snapshot in a new goroutine, unless another
+// goroutine holds the index (it is being synced or used).
+func (x *KeyIndex) warm(tbl *table.Table) {
+	if !x.mu.TryLock() {
+		return
+	}
+	go func() {
+		defer x.mu.Unlock()
+		// An error is left to the next resolution, which syncs again and reports it.
+		if read, err := x.sync(context.Background(), tbl); err == nil {
+			x.warmed = append(x.warmed, read...)
+		}
+	}()
 }
 
 // tasksFor returns the planned tasks of the data files of hits when the index

@@ -1,10 +1,13 @@
 package cdc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -208,5 +211,79 @@ func BenchmarkKeyIndex(b *testing.B) {
 			b.ReportMetric(build.Seconds()/float64(b.N), "s/build")
 			b.ReportMetric(float64(lookup.Microseconds())/float64(b.N)/1000, "ms/10k-lookups")
 		})
+	}
+}
+
+// TestKeyIndexWarm: Warm builds the worker's index from the live data files in the
+// background; the resolution that follows waits for it, reads no data file itself,
+// reports the files the warm-up read (once) and finds exactly the live rows.
+func TestKeyIndexWarm(t *testing.T) {
+	f := newFixture(t, nil, "warm") // the fixture resolves without an index: Warm makes it
+	f.seed(t, cityRows(3000), 500)
+	f.apply(t, []row.Row{change("d", 7, "", "", 1), change("d", 2500, "", "", 1)}, false)
+	tbl := f.table(t)
+	files := len(icebergtest.DataFiles(t, tbl))
+	r := Resolver{KeyColumns: []string{"id"}, IndexBytes: 64 << 20}
+	r.Warm(tbl)
+	r.Warm(tbl) // while the first warm-up runs, or after it: nothing more to read
+	codec, err := newKeyCodec(tbl.Schema(), r.KeyColumns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := indexFor(tbl, codec, r.IndexBytes)
+	if n := x.Entries(); n != 2998 { // waits for the warm-up
+		t.Fatalf("warmed index holds %d rows, want the 2998 live ones", n)
+	}
+	keys := [][]any{{int64(7)}, {int64(8)}, {int64(2500)}, {int64(2999)}, {int64(4000)}}
+	res, err := r.Resolve(context.Background(), tbl, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scanned) != files {
+		t.Fatalf("first resolution reports %d data files read, want the %d the warm-up read", len(res.Scanned), files)
+	}
+	samePositions(t, res.Positions(), bruteForce(t, tbl, func(id int64, _ string) bool { return id == 8 || id == 2999 }))
+	again, err := r.Resolve(context.Background(), tbl, keys)
+	if err != nil || len(again.Scanned) != 0 {
+		t.Fatalf("second resolution reports %v read (%v)", again.Scanned, err)
+	}
+
+	// Without a budget there is no index to warm.
+	Resolver{KeyColumns: []string{"state"}}.Warm(tbl)
+	indexes.Lock()
+	for id := range indexes.m {
+		if strings.Contains(id, "\x00state:") {
+			t.Errorf("Warm without a budget made index %q", id)
+		}
+	}
+	indexes.Unlock()
+}
+
+// TestMergeRuns: sorted runs of any length (empty ones too) merge into the sorted
+// multiset of their entries, duplicates kept.
+func TestMergeRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 2, 3, 7, 16} {
+		var runs [][]indexEntry
+		var all []indexEntry
+		for i := range n {
+			run := make([]indexEntry, rng.IntN(50)*(i%3))
+			for j := range run {
+				run[j] = indexEntry{fp: uint64(rng.IntN(40)), loc: uint64(i)<<32 | uint64(j)}
+			}
+			sortEntries(run)
+			runs = append(runs, run)
+			all = append(all, run...)
+		}
+		got := mergeRuns(runs)
+		if len(got) != len(all) || !slices.IsSortedFunc(got, func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) }) {
+			t.Fatalf("%d runs: merged %d of %d entries, sorted %v", n, len(got), len(all), slices.IsSortedFunc(got, func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) }))
+		}
+		byLoc := func(a, b indexEntry) int { return cmp.Or(cmp.Compare(a.fp, b.fp), cmp.Compare(a.loc, b.loc)) }
+		slices.SortFunc(got, byLoc)
+		slices.SortFunc(all, byLoc)
+		if !slices.Equal(got, all) {
+			t.Fatalf("%d runs: merged entries differ from the runs'", n)
+		}
 	}
 }

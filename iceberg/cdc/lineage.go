@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -60,11 +62,95 @@ func (r *Resolution) RowIDs(ctx context.Context, fs iceio.IO, want func(keyIndex
 	return ids, nil
 }
 
-// storedRowIDs reads the _row_id column of the data file at path at the ascending
+// storedRowIDs returns the _row_id column of the data file at path at the ascending
 // positions pos: -1 where the value is null, nil when the file has no such column.
 func storedRowIDs(ctx context.Context, fs iceio.IO, path string, pos []int64) ([]int64, error) {
+	col, err := rowIDColumns.get(ctx, fs, path)
+	if err != nil || col == nil {
+		return nil, err
+	}
 	out := make([]int64, len(pos))
-	next := 0
+	for i, p := range pos {
+		if p < 0 || p >= int64(len(col)) {
+			return nil, fmt.Errorf("row ids: %s has no row %d", path, p)
+		}
+		out[i] = col[p]
+	}
+	return out, nil
+}
+
+// RowIDCacheBytes bounds the process's cache of data files' _row_id columns.
+const RowIDCacheBytes = 64 << 20
+
+// rowIDColumns caches the _row_id columns RowIDs reads, by data file path (8 bytes
+// a row; a file without the column costs nothing): data files are immutable, so an
+// entry never goes stale, and the shards of a window, and the windows after it,
+// that update rows of one file read its column once. The least recently used
+// columns go first when the cache is over RowIDCacheBytes.
+var rowIDColumns = &rowIDCache{limit: RowIDCacheBytes, m: map[string]*rowIDEntry{}}
+
+type rowIDCache struct {
+	mu          sync.Mutex
+	limit       int64
+	bytes, tick int64
+	m           map[string]*rowIDEntry
+}
+
+type rowIDEntry struct {
+	ids  []int64 // nil: the file stores no _row_id
+	used int64
+}
+
+// get returns the _row_id column of the data file at path (-1 for a null), nil
+// when the file does not store it.
+func (c *rowIDCache) get(ctx context.Context, fs iceio.IO, path string) ([]int64, error) {
+	c.mu.Lock()
+	c.tick++
+	if e, ok := c.m[path]; ok {
+		e.used = c.tick
+		c.mu.Unlock()
+		return e.ids, nil
+	}
+	c.mu.Unlock()
+	ids, err := readRowIDs(ctx, fs, path)
+	if err != nil {
+		return nil, err
+	}
+	size := int64(len(ids)) * 8
+	if size > c.limit {
+		return ids, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[path]; !ok {
+		c.m[path] = &rowIDEntry{ids: ids, used: c.tick}
+		c.bytes += size
+	}
+	for c.bytes > c.limit {
+		var lru string
+		var oldest int64 = math.MaxInt64
+		for p, e := range c.m {
+			if e.ids != nil && e.used < oldest {
+				lru, oldest = p, e.used
+			}
+		}
+		c.bytes -= int64(len(c.m[lru].ids)) * 8
+		delete(c.m, lru)
+	}
+	if len(c.m) > 1<<16 { // many files without the column: forget them all
+		for p, e := range c.m {
+			if e.ids == nil {
+				delete(c.m, p)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// readRowIDs reads the whole _row_id column of the data file at path: -1 where the
+// value is null, nil when the file has no such column.
+func readRowIDs(ctx context.Context, fs iceio.IO, path string) ([]int64, error) {
+	var out []int64
 	err := readParquet(fs, path, rowIDLeaf, func(rec arrow.RecordBatch, base int64) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -73,13 +159,14 @@ func storedRowIDs(ctx context.Context, fs iceio.IO, path string, pos []int64) ([
 		if !ok {
 			return fmt.Errorf("%s: _row_id is %s, want int64", path, rec.Column(0).DataType())
 		}
-		end := base + int64(col.Len())
-		for ; next < len(pos) && pos[next] < end; next++ {
-			j := int(pos[next] - base)
-			out[next] = -1
-			if col.IsValid(j) {
-				out[next] = col.Value(j)
+		if base != int64(len(out)) {
+			return fmt.Errorf("%s: rows out of order at %d", path, base)
+		}
+		for j, v := range col.Int64Values() {
+			if col.IsNull(j) {
+				v = -1
 			}
+			out = append(out, v)
 		}
 		return nil
 	})
@@ -89,8 +176,8 @@ func storedRowIDs(ctx context.Context, fs iceio.IO, path string, pos []int64) ([
 	if err != nil {
 		return nil, fmt.Errorf("row ids: %w", err)
 	}
-	if next < len(pos) {
-		return nil, fmt.Errorf("row ids: %s has no row %d", path, pos[next])
+	if out == nil {
+		out = []int64{} // an empty file that has the column
 	}
 	return out, nil
 }

@@ -3,7 +3,18 @@ package cdc
 import (
 	"context"
 	"maps"
+	"os"
+	"slices"
+	"strconv"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	ibg "github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 )
 
 // TestResolutionRowIDs: RowIDs gives the resolved keys that want accepts, and only
@@ -38,5 +49,93 @@ func TestResolutionRowIDs(t *testing.T) {
 		if !maps.Equal(ids, c.ids) {
 			t.Errorf("%s: row ids %v, want %v", c.name, ids, c.ids)
 		}
+	}
+}
+
+// writeRowIDFile writes a Parquet file at path with an id column and, when ids is
+// not nil, a _row_id column (its reserved field ID) holding ids, -1 as null.
+func writeRowIDFile(t *testing.T, path string, n int, ids []int64) {
+	t.Helper()
+	fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64,
+		Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"1"})}}
+	if ids != nil {
+		fields = append(fields, arrow.Field{Name: "_row_id", Type: arrow.PrimitiveTypes.Int64, Nullable: true,
+			Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(ibg.RowIDFieldID)})})
+	}
+	sc := arrow.NewSchema(fields, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i := range n {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		if ids != nil {
+			if ids[i] < 0 {
+				b.Field(1).AppendNull()
+			} else {
+				b.Field(1).(*array.Int64Builder).Append(ids[i])
+			}
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(3)), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRowIDCache: the cache returns a file's _row_id column (nulls as -1, row groups
+// in order) or nil for a file without one, serves it again without reading the
+// file, and drops the least recently used columns when over its limit.
+func TestRowIDCache(t *testing.T) {
+	dir := t.TempDir()
+	fs := iceio.LocalFS{}
+	a, b, c, none := dir+"/a.parquet", dir+"/b.parquet", dir+"/c.parquet", dir+"/none.parquet"
+	writeRowIDFile(t, a, 7, []int64{10, -1, 12, 13, -1, 15, 16})
+	writeRowIDFile(t, b, 7, []int64{20, 21, 22, 23, 24, 25, 26})
+	writeRowIDFile(t, c, 7, []int64{-1, -1, -1, -1, -1, -1, 36})
+	writeRowIDFile(t, none, 5, nil)
+	cache := &rowIDCache{limit: 2 * 7 * 8, m: map[string]*rowIDEntry{}} // two columns
+	ctx := context.Background()
+	get := func(path string) []int64 {
+		t.Helper()
+		ids, err := cache.get(ctx, fs, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	if got := get(a); !slices.Equal(got, []int64{10, -1, 12, 13, -1, 15, 16}) {
+		t.Fatalf("a: %v", got)
+	}
+	if got := get(none); got != nil {
+		t.Fatalf("a file without _row_id: %v", got)
+	}
+	get(b)
+	// Served from the cache: the file is gone.
+	if err := os.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(a); len(got) != 7 || got[2] != 12 {
+		t.Fatalf("a again: %v", got)
+	}
+	// c goes over the limit: b, the least recently used, is dropped; a stays.
+	if got := get(c); got[6] != 36 || got[0] != -1 {
+		t.Fatalf("c: %v", got)
+	}
+	if _, ok := cache.m[b]; ok || cache.m[a] == nil || cache.bytes != 2*7*8 {
+		t.Fatalf("after c: cached %v, %d bytes", slices.Sorted(maps.Keys(cache.m)), cache.bytes)
+	}
+	if _, err := cache.get(ctx, fs, dir+"/missing.parquet"); err == nil {
+		t.Fatal("a missing file: no error")
 	}
 }

@@ -83,6 +83,23 @@ type Resolver struct {
 	IndexBytes int64
 }
 
+// Warm starts bringing the worker's key index of tbl (the one Resolve uses) up to
+// tbl's snapshot in the background and returns at once, so that the first
+// resolution of a cold worker (a batch run, a restart) finds the index built or
+// being built instead of starting then. It does nothing without an index budget,
+// or when the index is already being synced or used; a failure is left to the
+// next resolution, which syncs again and reports it.
+func (r Resolver) Warm(tbl *table.Table) {
+	if r.IndexBytes <= 0 {
+		return
+	}
+	codec, err := newKeyCodec(tbl.Schema(), r.KeyColumns)
+	if err != nil {
+		return
+	}
+	indexFor(tbl, codec, r.IndexBytes).warm(tbl)
+}
+
 // Resolve resolves keys against tbl's current snapshot with the equality columns
 // keyCols. See Resolver.Resolve.
 func Resolve(ctx context.Context, tbl *table.Table, keyCols []string, keys [][]any) (*Resolution, error) {

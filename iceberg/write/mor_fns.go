@@ -105,6 +105,11 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 		return nil, config.WrapOp("write", name, err)
 	}
 	f.tbl = tbl
+	if format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns); err == nil && format == config.DeleteFormatDV {
+		// The shards resolve keys with the worker's key index: build it while the
+		// window's changes are parsed and shuffled (a cold worker's first window).
+		cdc.Resolver{KeyColumns: f.Spec.EqualityColumns, IndexBytes: f.Spec.indexBytes()}.Warm(tbl)
+	}
 	return nil, nil
 }
 

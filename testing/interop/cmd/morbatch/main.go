@@ -23,6 +23,7 @@ import (
 	"log"
 	"os"
 	"reflect"
+	"runtime/pprof"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -40,6 +41,7 @@ var (
 	input      = flag.String("input", "", "the batch, JSON lines (required)")
 	sinkID     = flag.String("sink_id", "", "sink id of this write (required; one per round)")
 	numShards  = flag.Int("num_shards", 0, "key-hash shards (0: icebeam's default)")
+	cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the pipeline run to this file")
 )
 
 // Change is one change row: the table's columns plus the control columns op and seq.
@@ -148,12 +150,23 @@ func run(start time.Time) error {
 	}
 	beam.ParDo0(s, countSnapshot, res.Snapshots)
 	beam.ParDo0(s, countDead, res.DeadLetter)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	t1 := time.Now()
 	pr, err := beamx.RunWithMetrics(ctx, p)
 	if err != nil {
 		return err
 	}
 	t2 := time.Now()
+	pprof.StopCPUProfile()
 
 	out := Result{BuildSeconds: t1.Sub(t0).Seconds(), PipelineSeconds: t2.Sub(t1).Seconds(), Counters: map[string]int64{}}
 	for _, c := range pr.Metrics().AllMetrics().Counters() {
