@@ -362,25 +362,44 @@ func sortEntries(es []indexEntry) {
 	}
 }
 
-// mergeRuns merges sorted runs into one sorted array, pairwise (log2(len(runs))
-// passes over the entries); a single run is returned as it is.
+// mergeRuns merges sorted runs into one sorted array: pairwise, level by level,
+// between two arrays of the total size (log2(len(runs)) passes, two allocations).
+// A single run is returned as it is.
 func mergeRuns(runs [][]indexEntry) []indexEntry {
 	runs = slices.DeleteFunc(slices.Clone(runs), func(r []indexEntry) bool { return len(r) == 0 })
-	if len(runs) == 0 {
+	switch len(runs) {
+	case 0:
 		return nil
+	case 1:
+		return runs[0]
 	}
-	for len(runs) > 1 {
-		next := runs[:0:0]
-		for i := 0; i < len(runs); i += 2 {
-			if i+1 == len(runs) {
-				next = append(next, runs[i])
-			} else {
-				next = append(next, mergeEntries(runs[i], runs[i+1], nil))
+	bounds := []int{0} // run i is src[bounds[i]:bounds[i+1]]
+	var n int
+	for _, r := range runs {
+		n += len(r)
+		bounds = append(bounds, n)
+	}
+	src, dst := make([]indexEntry, n), make([]indexEntry, n)
+	for i, r := range runs {
+		copy(src[bounds[i]:], r)
+	}
+	for len(bounds) > 2 {
+		next := []int{0}
+		for i := 0; i+1 < len(bounds); i += 2 {
+			lo, mid := bounds[i], bounds[i+1]
+			if i+2 == len(bounds) { // an odd run out: carried to the next level
+				copy(dst[lo:mid], src[lo:mid])
+				next = append(next, mid)
+				continue
 			}
+			hi := bounds[i+2]
+			mergeInto(dst[lo:hi], src[lo:mid], src[mid:hi])
+			next = append(next, hi)
 		}
-		runs = next
+		bounds = next
+		src, dst = dst, src
 	}
-	return runs[0]
+	return src
 }
 
 // mergeEntries merges two sorted arrays into a new one, keeping (and rewriting)
@@ -417,6 +436,12 @@ func mergeEntries(a, b []indexEntry, keep func(*indexEntry) bool) []indexEntry {
 // mergeAll merges two sorted arrays into a new one.
 func mergeAll(a, b []indexEntry) []indexEntry {
 	out := make([]indexEntry, len(a)+len(b))
+	mergeInto(out, a, b)
+	return out
+}
+
+// mergeInto merges the sorted arrays a and b into out, of their total length.
+func mergeInto(out, a, b []indexEntry) {
 	i, j, k := 0, 0, 0
 	for i < len(a) && j < len(b) {
 		if a[i].fp <= b[j].fp {
@@ -430,7 +455,6 @@ func mergeAll(a, b []indexEntry) []indexEntry {
 	}
 	k += copy(out[k:], a[i:])
 	copy(out[k:], b[j:])
-	return out
 }
 
 // readFile returns the index entries of the live rows of task's data file, whose
@@ -442,11 +466,19 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 		return nil, err
 	}
 	out := make([]indexEntry, 0, max(0, t.File.Count()))
+	// live reports whether the row at pos is not deleted: one bit a row, set where
+	// the row is kept, instead of a bitmap lookup per row.
+	live := func(int64) bool { return true }
+	if deleted != nil {
+		keep := deleted.KeepMaskBytes(t.File.Count())
+		live = func(pos int64) bool { return pos >= int64(len(keep))*8 || keep[pos>>3]&(1<<(pos&7)) != 0 }
+	}
 	err = readKeyColumns(ctx, fs, path, x.codec, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {
 		if a, ok := cols[0].(*array.Int64); ok && len(cols) == 1 && x.exact {
+			nulls := a.NullN() > 0
 			for j, v := range a.Int64Values() {
 				pos := base + int64(j)
-				if a.IsValid(j) && (deleted == nil || !deleted.Contains(uint64(pos))) {
+				if (!nulls || a.IsValid(j)) && (deleted == nil || live(pos)) {
 					out = append(out, indexEntry{fp: uint64(v) ^ 1<<63, loc: ord<<32 | uint64(pos)})
 				}
 			}
@@ -456,7 +488,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 	rows:
 		for j := range cols[0].Len() {
 			pos := base + int64(j)
-			if deleted != nil && deleted.Contains(uint64(pos)) {
+			if !live(pos) {
 				continue
 			}
 			buf = buf[:0]
