@@ -39,6 +39,8 @@ var (
 		"BenchmarkStreamingMergeOnRead: num_shards of the write (0: the default, 16)")
 	streamBenchMaintain = flag.Int("stream_bench_maintain", 0,
 		"BenchmarkStreamingMergeOnRead: maintenance_every_commits of the write, with expiry keeping 10 snapshots (0: no inline maintenance)")
+	streamBenchSeed = flag.Bool("stream_bench_seed", true,
+		"BenchmarkStreamingMergeOnRead: seed the table with every id of the key space (one batch write) before the stream, so that the first windows already write to a full-size table")
 )
 
 // The change stream of BenchmarkStreamingMergeOnRead: a tick every streamTickMs of
@@ -63,15 +65,19 @@ type BenchChange struct {
 }
 
 // benchTickChanges calls fn with the changes of tick i, in sequence order, each with
-// its offset (ms) from the tick's timestamp. It depends on i alone, so that the
-// pipeline's ticks and the model agree whatever order the runner runs them in.
-// Inserts take the next new ids (modulo streamKeySpace); updates and deletes pick
+// its offset (ms) from the tick's timestamp. It depends on i (and seeded) alone, so
+// that the pipeline's ticks and the model agree whatever order the runner runs them
+// in. Inserts take the next new ids (modulo streamKeySpace); updates and deletes pick
 // ids inserted before them, some of which an earlier change has already deleted (an
-// upsert re-inserts those, a delete of them changes nothing).
-func benchTickChanges(i int64, fn func(c BenchChange, offsetMs int64)) {
+// upsert re-inserts those, a delete of them changes nothing). On a seeded table
+// (benchSeed) every id of the key space counts as inserted before the first tick.
+func benchTickChanges(i int64, seeded bool, fn func(c BenchChange, offsetMs int64)) {
 	const insertsPerTick = streamTickChanges * streamInsertsPer20 / 20
 	rng := rand.New(rand.NewPCG(uint64(i), 0x5eed))
 	inserted := i * insertsPerTick // new ids handed out before this tick
+	if seeded {
+		inserted += streamKeySpace
+	}
 	for j := range int64(streamTickChanges) {
 		seq := i*streamTickChanges + j + 1
 		var id int64
@@ -91,11 +97,17 @@ func benchTickChanges(i int64, fn func(c BenchChange, offsetMs int64)) {
 }
 
 // benchModel returns the table ticks [0, n) must leave: the value of each live id
-// (upsert: the last change of an id decides; a delete removes it).
-func benchModel(n int64) map[int64]string {
+// (upsert: the last change of an id decides; a delete removes it), after the seed
+// when seeded.
+func benchModel(n int64, seeded bool) map[int64]string {
 	live := map[int64]string{}
+	if seeded {
+		for id := range int64(streamKeySpace) {
+			live[id] = benchSeedValue(id)
+		}
+	}
 	for i := range n {
-		benchTickChanges(i, func(c BenchChange, _ int64) {
+		benchTickChanges(i, seeded, func(c BenchChange, _ int64) {
 			if c.Op == "d" {
 				delete(live, c.ID)
 			} else {
@@ -116,11 +128,47 @@ func (f *tickIndexFn) ProcessElement(ts beam.EventTime, _ []byte) int64 {
 
 // expandTickFn emits the changes of a tick, timestamped within the tick (never
 // before the tick's own timestamp).
-type expandTickFn struct{ StartMs int64 }
+type expandTickFn struct {
+	StartMs int64
+	Seeded  bool
+}
 
 func (f *expandTickFn) ProcessElement(i int64, emit func(beam.EventTime, BenchChange)) {
 	at := f.StartMs + i*streamTickMs
-	benchTickChanges(i, func(c BenchChange, off int64) { emit(mtime.FromMilliseconds(at+off), c) })
+	benchTickChanges(i, f.Seeded, func(c BenchChange, off int64) { emit(mtime.FromMilliseconds(at+off), c) })
+}
+
+func benchSeedValue(id int64) string { return "seed" + strconv.FormatInt(id, 10) }
+
+// seedChunkFn emits the seed rows of ids [chunk*seedChunk, (chunk+1)*seedChunk).
+type seedChunkFn struct{}
+
+const seedChunk = 10_000
+
+func (seedChunkFn) ProcessElement(chunk int64, emit func(BenchChange)) {
+	for id := chunk * seedChunk; id < (chunk+1)*seedChunk && id < streamKeySpace; id++ {
+		emit(BenchChange{ID: id, V: benchSeedValue(id), Op: "c"})
+	}
+}
+
+// benchSeed writes every id of the key space to db.<name> in one batch
+// merge-on-read write of its own sink (creating the table), before the measured run.
+func benchSeed(b *testing.B, lc *icebergtest.LocalCatalog, name string) {
+	b.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	var chunks []int64
+	for c := int64(0); c*seedChunk < streamKeySpace; c++ {
+		chunks = append(chunks, c)
+	}
+	rows := beam.ParDo(s, seedChunkFn{}, beam.CreateList(s, chunks))
+	cfg := benchCDCConfig(lc, name)
+	cfg.SinkID = name + "-seed"
+	if _, err := iceberg.TryWrite(s, cfg, rows); err != nil {
+		b.Fatal(err)
+	}
+	if err := ptest.Run(p); err != nil {
+		b.Fatalf("seed: %v", err)
+	}
 }
 
 // timedSnapshot is a SnapshotInfo and the wall time it reached recordTimedFn.
@@ -177,6 +225,8 @@ func init() {
 	register.DoFn2x1[beam.EventTime, []byte, int64](&tickIndexFn{})
 	register.DoFn2x0[int64, func(beam.EventTime, BenchChange)](&expandTickFn{})
 	register.Emitter2[beam.EventTime, BenchChange]()
+	register.DoFn2x0[int64, func(BenchChange)](seedChunkFn{})
+	register.Emitter1[BenchChange]()
 	register.DoFn1x0[iceberg.SnapshotInfo](&recordTimedFn{})
 	register.DoFn1x0[iceberg.DeadLetter](&countDeadFn{})
 }
@@ -236,7 +286,11 @@ func checkBenchTable(b *testing.B, lc *icebergtest.LocalCatalog, name string, wa
 // tick becomes 1,000 changes (10,000 per second of event time: inserts of new ids,
 // upserts and deletes of ids inserted before) timestamped within the tick, written
 // merge-on-read with deletion vectors (format-version 3) to a SQLite catalog with
-// triggering_frequency_seconds -stream_bench_frequency (1 s). It reports each
+// triggering_frequency_seconds -stream_bench_frequency (1 s). With
+// -stream_bench_seed (the default) the table first gets every id of the key space
+// (200,000 rows, one batch write of its own sink), so that the first windows write
+// to a table of full size and the last-5/first-5 latency ratio measures the cost of
+// the table's history rather than the table filling up. It reports each
 // window's commit latency (the wall time its SnapshotInfo arrives minus the window's
 // end) at p50, p95 and max, the windows committed, the late panes, the sustained
 // rate (changes committed over the time from the first tick to the last commit),
@@ -261,7 +315,8 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 	}
 	ticks := int64(dur / (streamTickMs * time.Millisecond))
 	changes := ticks * streamTickChanges
-	want := benchModel(ticks)
+	seeded := *streamBenchSeed
+	want := benchModel(ticks, seeded)
 	b.ReportAllocs()
 	b.StopTimer() // ns/op is the streaming run alone
 	for n := range b.N {
@@ -271,12 +326,15 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 		// pipeline starts meanwhile), so that windows are whole and the last one ends
 		// with the source.
 		name := fmt.Sprintf("stream_%d", n)
+		if seeded {
+			benchSeed(b, lc, name)
+		}
 		start := time.Now().Add(2 * time.Second).Truncate(freq).Add(freq)
 		end := start.Add(dur)
 		p, s := beam.NewPipelineWithRoot()
 		imp := periodic.Impulse(s, start, end, streamTickMs*time.Millisecond, false)
 		idx := beam.ParDo(s, &tickIndexFn{StartMs: start.UnixMilli()}, imp)
-		rows := beam.ParDo(s, &expandTickFn{StartMs: start.UnixMilli()}, idx)
+		rows := beam.ParDo(s, &expandTickFn{StartMs: start.UnixMilli(), Seeded: seeded}, idx)
 		cfg := benchCDCConfig(lc, name).With(iceberg.WithTriggeringFrequency(freq))
 		if *streamBenchMaintain > 0 {
 			cfg = cfg.With(iceberg.WithMaintenanceEveryCommits(*streamBenchMaintain), iceberg.WithExpireSnapshots(0, 10))
@@ -327,8 +385,8 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 		sorted := slices.Clone(lat)
 		slices.Sort(sorted)
 		sustained := float64(changes) / last.Sub(start).Seconds()
-		b.Logf("streaming: %d changes in %d ticks, %d of %d windows of %s committed (%d late panes), p50 %.0f ms, p95 %.0f ms, max %.0f ms, %.0f changes/s; latencies (ms, in commit order) %v",
-			changes, ticks, len(lat), int(dur/freq), freq, late, percentile(sorted, 50), percentile(sorted, 95), sorted[len(sorted)-1], sustained, lat)
+		b.Logf("streaming (seeded with %d rows: %v): %d changes in %d ticks, %d of %d windows of %s committed (%d late panes), p50 %.0f ms, p95 %.0f ms, max %.0f ms, %.0f changes/s; latencies (ms, in commit order) %v",
+			streamKeySpace, seeded, changes, ticks, len(lat), int(dur/freq), freq, late, percentile(sorted, 50), percentile(sorted, 95), sorted[len(sorted)-1], sustained, lat)
 		if len(missing) > 0 {
 			b.Fatalf("windows ending %v were never committed (no SnapshotInfo, no snapshot):%s", missing, details.String())
 		}
@@ -345,12 +403,15 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 
 		// Batch baseline: the same changes in the global window, one commit.
 		bname := fmt.Sprintf("batch_%d", n)
+		if seeded {
+			benchSeed(b, lc, bname)
+		}
 		p, s = beam.NewPipelineWithRoot()
 		idxs := make([]int64, ticks)
 		for i := range idxs {
 			idxs[i] = int64(i)
 		}
-		rows = beam.ParDo(s, &expandTickFn{StartMs: start.UnixMilli()}, beam.CreateList(s, idxs))
+		rows = beam.ParDo(s, &expandTickFn{StartMs: start.UnixMilli(), Seeded: seeded}, beam.CreateList(s, idxs))
 		if res, err = iceberg.TryWrite(s, benchCDCConfig(lc, bname), rows); err != nil {
 			b.Fatal(err)
 		}

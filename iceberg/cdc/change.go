@@ -87,7 +87,7 @@ type Parser struct {
 	env        *Envelope
 	keys       *keyCodec
 	keyIdx     []int // key column positions in the output schema
-	tblSchema  *ibg.Schema
+	required   []int // required columns' positions in the output schema
 	out        *row.Schema
 	lastIn     *row.Schema
 	lastLayout layout
@@ -117,7 +117,7 @@ func NewParser(table string, sc *ibg.Schema, cfg config.WriteConfig) (*Parser, e
 	if err != nil {
 		return fail(err)
 	}
-	p := &Parser{table: table, env: env, keys: keys, tblSchema: sc}
+	p := &Parser{table: table, env: env, keys: keys}
 	for key, c := range map[string]string{config.KeyChangeTypeColumn: env.changeCol, config.KeySequenceNumberColumn: env.seqCol} {
 		if _, ok := sc.FindFieldByName(c); ok && env.topLevelControl(c) {
 			return fail(config.Errorf(key, "control column %q is a table column; it is stripped before writing", c))
@@ -128,6 +128,9 @@ func NewParser(table string, sc *ibg.Schema, cfg config.WriteConfig) (*Parser, e
 	types := make([]ibg.Type, len(fields))
 	for i, f := range fields {
 		names[i], types[i] = f.Name, f.Type
+		if f.Required {
+			p.required = append(p.required, i)
+		}
 	}
 	p.out = row.NewSchema(names, types)
 	for _, c := range cfg.EqualityColumns {
@@ -211,9 +214,9 @@ func (p *Parser) Parse(r row.Row) (Change, error) {
 		vals[i] = v
 	}
 	if c.Kind == Insert || c.Kind == UpdateAfter {
-		for i, f := range p.tblSchema.Fields() {
-			if f.Required && vals[i] == nil {
-				return Change{}, p.invalid("required column %q is null in a row to write (%s)", f.Name, c.Kind)
+		for _, i := range p.required {
+			if vals[i] == nil {
+				return Change{}, p.invalid("required column %q is null in a row to write (%s)", p.out.Names()[i], c.Kind)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"runtime"
@@ -472,6 +473,34 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 	if deleted != nil {
 		keep := deleted.KeepMaskBytes(t.File.Count())
 		live = func(pos int64) bool { return pos >= int64(len(keep))*8 || keep[pos>>3]&(1<<(pos&7)) != 0 }
+	}
+	if _, long := x.codec.types[0].(ibg.Int64Type); long && len(x.codec.types) == 1 && x.exact {
+		// One long column, its own fingerprint: read straight from the pages.
+		err := readInt64Key(ctx, fs, path, x.codec, func(vals []int64, defs []int16, maxDef int16, base int64) error {
+			if defs == nil {
+				for j, v := range vals {
+					if pos := base + int64(j); live(pos) {
+						out = append(out, indexEntry{fp: uint64(v) ^ 1<<63, loc: ord<<32 | uint64(pos)})
+					}
+				}
+				return nil
+			}
+			k := 0
+			for j, d := range defs {
+				if d != maxDef {
+					continue // a null key: not indexed
+				}
+				if pos := base + int64(j); live(pos) {
+					out = append(out, indexEntry{fp: uint64(vals[k]) ^ 1<<63, loc: ord<<32 | uint64(pos)})
+				}
+				k++
+			}
+			return nil
+		})
+		if !errors.Is(err, errNotInt64) {
+			return out, err
+		}
+		out = out[:0]
 	}
 	err = readKeyColumns(ctx, fs, path, x.codec, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {
 		if a, ok := cols[0].(*array.Int64); ok && len(cols) == 1 && x.exact {

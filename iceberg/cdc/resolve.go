@@ -2,6 +2,7 @@ package cdc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	ibg "github.com/apache/iceberg-go"
@@ -522,6 +524,76 @@ func keyLeaves(pr *file.Reader, codec *keyCodec) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// errNotInt64 is returned by readInt64Key for a key column not stored as INT64.
+var errNotInt64 = errors.New("key column is not stored as INT64")
+
+// readInt64Key reads the single key column (codec) of the data file at path
+// straight from its Parquet pages, into one reused buffer, without building Arrow
+// arrays: fn gets each batch's non-null values, in row order, with the position of
+// the batch's first row and, when the column can hold nulls, its definition levels
+// (a row holds a value where its level is maxDef). It returns errNotInt64 when the
+// column is stored otherwise (the caller then reads it through Arrow).
+func readInt64Key(ctx context.Context, fs iceio.IO, path string, codec *keyCodec,
+	fn func(vals []int64, defs []int16, maxDef int16, base int64) error) error {
+	f, err := fs.Open(path)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	pr, err := file.NewParquetReader(f)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	defer pr.Close()
+	leaves, err := keyLeaves(pr, codec)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	leaf := leaves[0]
+	if pr.MetaData().Schema.Column(leaf).PhysicalType() != parquet.Types.Int64 {
+		return errNotInt64
+	}
+	maxDef := pr.MetaData().Schema.Column(leaf).MaxDefinitionLevel()
+	const batch = 1 << 16
+	vals := make([]int64, batch)
+	var defs []int16
+	if maxDef > 0 {
+		defs = make([]int16, batch)
+	}
+	var base int64
+	for rg := range pr.NumRowGroups() {
+		cr, err := pr.RowGroup(rg).Column(leaf)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		ir, ok := cr.(*file.Int64ColumnChunkReader)
+		if !ok {
+			return errNotInt64
+		}
+		for ir.HasNext() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rows, n, err := ir.ReadBatch(batch, vals, defs, nil)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", path, err)
+			}
+			if rows == 0 {
+				break
+			}
+			var d []int16
+			if defs != nil {
+				d = defs[:rows]
+			}
+			if err := fn(vals[:n], d, maxDef, base); err != nil {
+				return err
+			}
+			base += rows
+		}
+	}
+	return nil
 }
 
 // readKeyColumns reads the key columns (codec) of the data file at path and calls
