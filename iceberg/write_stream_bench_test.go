@@ -145,7 +145,7 @@ type seedChunkFn struct{}
 
 const seedChunk = 10_000
 
-func (seedChunkFn) ProcessElement(chunk int64, emit func(BenchChange)) {
+func (*seedChunkFn) ProcessElement(chunk int64, emit func(BenchChange)) {
 	for id := chunk * seedChunk; id < (chunk+1)*seedChunk && id < streamKeySpace; id++ {
 		emit(BenchChange{ID: id, V: benchSeedValue(id), Op: "c"})
 	}
@@ -160,7 +160,7 @@ func benchSeed(b *testing.B, lc *icebergtest.LocalCatalog, name string) {
 	for c := int64(0); c*seedChunk < streamKeySpace; c++ {
 		chunks = append(chunks, c)
 	}
-	rows := beam.ParDo(s, seedChunkFn{}, beam.CreateList(s, chunks))
+	rows := beam.ParDo(s, &seedChunkFn{}, beam.CreateList(s, chunks))
 	cfg := benchCDCConfig(lc, name)
 	cfg.SinkID = name + "-seed"
 	if _, err := iceberg.TryWrite(s, cfg, rows); err != nil {
@@ -225,7 +225,7 @@ func init() {
 	register.DoFn2x1[beam.EventTime, []byte, int64](&tickIndexFn{})
 	register.DoFn2x0[int64, func(beam.EventTime, BenchChange)](&expandTickFn{})
 	register.Emitter2[beam.EventTime, BenchChange]()
-	register.DoFn2x0[int64, func(BenchChange)](seedChunkFn{})
+	register.DoFn2x0[int64, func(BenchChange)](&seedChunkFn{})
 	register.Emitter1[BenchChange]()
 	register.DoFn1x0[iceberg.SnapshotInfo](&recordTimedFn{})
 	register.DoFn1x0[iceberg.DeadLetter](&countDeadFn{})
