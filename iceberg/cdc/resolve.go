@@ -466,6 +466,11 @@ func deletedPositions(fs iceio.IO, t table.FileScanTask) (*dv.RoaringPositionBit
 // readParquet reads the leaf columns chosen by cols of a Parquet file through fs,
 // calling fn with each batch and the position of its first row.
 func readParquet(fs iceio.IO, path string, cols func(*file.Reader) ([]int, error), fn func(arrow.RecordBatch, int64) error) error {
+	return withParquet(fs, path, func(pr *file.Reader) error { return readColumns(pr, path, cols, fn) })
+}
+
+// withParquet opens the Parquet file at path through fs and calls fn with its reader.
+func withParquet(fs iceio.IO, path string, fn func(*file.Reader) error) error {
 	f, err := fs.Open(path)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
@@ -476,6 +481,10 @@ func readParquet(fs iceio.IO, path string, cols func(*file.Reader) ([]int, error
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	defer pr.Close()
+	return fn(pr)
+}
+
+func readColumns(pr *file.Reader, path string, cols func(*file.Reader) ([]int, error), fn func(arrow.RecordBatch, int64) error) error {
 	idx, err := cols(pr)
 	if err != nil {
 		return err
@@ -537,16 +546,11 @@ var errNotInt64 = errors.New("key column is not stored as INT64")
 // column is stored otherwise (the caller then reads it through Arrow).
 func readInt64Key(ctx context.Context, fs iceio.IO, path string, codec *keyCodec,
 	fn func(vals []int64, defs []int16, maxDef int16, base int64) error) error {
-	f, err := fs.Open(path)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
-	}
-	defer f.Close()
-	pr, err := file.NewParquetReader(f)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	defer pr.Close()
+	return withParquet(fs, path, func(pr *file.Reader) error { return readInt64Leaf(ctx, pr, path, codec, fn) })
+}
+
+func readInt64Leaf(ctx context.Context, pr *file.Reader, path string, codec *keyCodec,
+	fn func(vals []int64, defs []int16, maxDef int16, base int64) error) error {
 	leaves, err := keyLeaves(pr, codec)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
