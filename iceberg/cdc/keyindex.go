@@ -355,11 +355,51 @@ func (x *KeyIndex) compact() {
 }
 
 // sortEntries sorts es by fingerprint. Entries read from a file written in key
-// order (exact keys) are found sorted in one pass.
+// order (exact keys) are found sorted in one pass; others (random keys, hashed
+// fingerprints) are radix sorted.
 func sortEntries(es []indexEntry) {
 	cmpFP := func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) }
-	if !slices.IsSortedFunc(es, cmpFP) {
+	switch {
+	case slices.IsSortedFunc(es, cmpFP):
+	case len(es) < 1024:
 		slices.SortFunc(es, cmpFP)
+	default:
+		radixSort(es)
+	}
+}
+
+// radixSort sorts es by fingerprint, stably: a least significant digit radix sort,
+// one byte a pass, skipping the bytes every fingerprint shares (the high bytes of
+// small integer keys). It takes a buffer of len(es) entries.
+func radixSort(es []indexEntry) {
+	var counts [8][256]int
+	for _, e := range es {
+		for b := range 8 {
+			counts[b][byte(e.fp>>(8*b))]++
+		}
+	}
+	src, dst := es, make([]indexEntry, len(es))
+	for b := range 8 {
+		c := &counts[b]
+		shift := 8 * b
+		if c[byte(es[0].fp>>shift)] == len(es) {
+			continue // every fingerprint has this byte
+		}
+		var next [256]int
+		sum := 0
+		for d := range 256 {
+			next[d] = sum
+			sum += c[d]
+		}
+		for _, e := range src {
+			d := byte(e.fp >> shift)
+			dst[next[d]] = e
+			next[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &es[0] {
+		copy(es, src)
 	}
 }
 

@@ -287,3 +287,26 @@ func TestMergeRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestRadixSort: radixSort orders entries by fingerprint as a stable sort does
+// (equal fingerprints keep their order), for random fingerprints, fingerprints that
+// share their high bytes (small integers), and a single repeated one.
+func TestRadixSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for name, fp := range map[string]func() uint64{
+		"random":  rng.Uint64,
+		"small":   func() uint64 { return uint64(rng.IntN(5000)) ^ 1<<63 },
+		"one key": func() uint64 { return 42 },
+	} {
+		es := make([]indexEntry, 20_000)
+		for i := range es {
+			es[i] = indexEntry{fp: fp(), loc: uint64(i)}
+		}
+		want := slices.Clone(es)
+		slices.SortStableFunc(want, func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) })
+		sortEntries(es)
+		if !slices.Equal(es, want) {
+			t.Errorf("%s: radix sorted entries differ from a stable sort", name)
+		}
+	}
+}
