@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -622,20 +621,13 @@ func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ide
 }
 
 // SinkTokenHorizon is how recent a sink's newest token must be for expiry to keep it
-// (see ExpireSnapshots): a streaming sink commits every window (or heartbeat), a
-// windowed batch sink rerun within a week keeps its full token.
+// (see ExpireSnapshots): a streaming sink commits every window (or heartbeat), a batch
+// sink rerun within a week keeps its full token.
 const SinkTokenHorizon = 7 * 24 * time.Hour
-
-// globalThrough is the token value of a commit of the global window (a batch write).
-var globalThrough = strconv.FormatInt(WindowEnd(window.GlobalWindow{}), 10)
 
 // sinkPins returns the snapshots of main's ancestry, from the head down to the
 // deepest snapshot holding the newest token of a sink committed at or after sinceMs,
-// and those sinks. A token of the global window (a batch sink: a backfill before a
-// stream, say) pins nothing: the committed-through table property decides a rerun
-// of it exactly as the token would (the whole window is done), while pinning it
-// would keep every later snapshot of the table, the stream's included, for
-// SinkTokenHorizon.
+// and those sinks.
 func sinkPins(meta table.Metadata, sinceMs int64) (map[int64]bool, []string) {
 	head := meta.SnapshotByName(table.MainBranch)
 	if head == nil {
@@ -656,7 +648,7 @@ func sinkPins(meta table.Metadata, sinceMs int64) (map[int64]bool, []string) {
 				continue
 			}
 			seen[sink] = true
-			if s.TimestampMs >= sinceMs && s.Summary.Properties[k] != globalThrough {
+			if s.TimestampMs >= sinceMs {
 				sinks = append(sinks, sink)
 				depth = len(chain) - 1
 			}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -394,49 +393,6 @@ func TestExpireKeepsSinkTokens(t *testing.T) {
 	if res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1}); err != nil || res.Expired != 0 {
 		t.Fatalf("second expiry: %+v, %v", res, err)
 	}
-}
-
-// TestExpireDoesNotPinBatchSinks: a batch sink's token (the global window) pins
-// nothing, so a stream's snapshots after a backfill expire; a rerun of the backfill
-// is still skipped (through the committed-through table property) and adds no row.
-func TestExpireDoesNotPinBatchSinks(t *testing.T) {
-	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "expirebatch", idNameSchema())
-	ident := tbl.Identifier()
-	global := WindowEnd(window.GlobalWindow{})
-	if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "backfill", WindowEndMs: global, DataFiles: writeIDFiles(t, tbl, 0, 10)}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range int64(4) {
-		if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "stream", RunID: "r1", WindowEndMs: 1000 * (i + 1), DataFiles: writeIDFiles(t, tbl, 100+i*10, 10)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// 5 snapshots: the head (stream's newest token) stays; the backfill's and the
-	// three after it expire.
-	if res.Expired != 4 || res.Pinned != 0 || !slices.Equal(res.PinnedBy, []string{"stream"}) {
-		t.Fatalf("expiry: %+v", res)
-	}
-	tbl, err = cat.LoadTable(ctx, ident)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(tbl.Metadata().Snapshots()); n != 1 {
-		t.Fatalf("%d snapshots left, want 1", n)
-	}
-	again, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "backfill", WindowEndMs: global, DataFiles: writeIDFiles(t, tbl, 0, 10)})
-	if err != nil || !again.Skipped {
-		t.Fatalf("backfill rerun: %+v, %v; want skipped", again, err)
-	}
-	if n := len(tableIDs(t, cat, ident)); n != 50 {
-		t.Fatalf("%d rows, want 50", n)
-	}
-	icebergtest.RequireValid(t, tbl)
 }
 
 // TestExpireAfterCompactionDeletesFiles: once the snapshots before a compaction
