@@ -152,8 +152,9 @@ func toMaintenanceReport(r write.MaintenanceReport) MaintenanceReport { return M
 //   - expire_snapshots: removes the snapshots iceberg-go's ExpireSnapshots would
 //     (ExpireOlderThanSeconds, RetainLast, or the table's history.expire.*
 //     properties), except that the snapshot holding the newest exactly-once token of
-//     each sink that committed in the last 7 days, and every snapshot after it, stay:
-//     a sink restarted after expiry still finds its token (an older sink's rerun still
+//     each sink that committed in the last 7 days stays (not the snapshots after it:
+//     the expiry records the token snapshot in a table property, and the sink finds it
+//     across the gap): a sink restarted after expiry still finds its token (an older sink's rerun still
 //     skips its windows through the table property every commit keeps). Files only the
 //     expired snapshots referenced are deleted.
 //   - remove_orphan_files: deletes files under the table location that no metadata

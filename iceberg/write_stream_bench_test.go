@@ -290,10 +290,9 @@ func checkBenchTable(b *testing.B, lc *icebergtest.LocalCatalog, name string, wa
 // -stream_bench_seed (the default) the table first gets every id of the key space
 // (200,000 rows, one batch write of its own sink), so that the first windows write
 // to a table of full size and the last-5/first-5 latency ratio measures the cost of
-// the table's history rather than the table filling up. The seed sink's token is
-// then younger than write.SinkTokenHorizon, so expiry (-stream_bench_maintain) keeps
-// every snapshot after it (see write.ExpireSnapshots): the snapshot count, and with it
-// the commit latency, grows all run. It reports each
+// the table's history rather than the table filling up. Expiry
+// (-stream_bench_maintain) keeps the seed sink's token snapshot, not the snapshots
+// after it (see write.ExpireSnapshots). It reports each
 // window's commit latency (the wall time its SnapshotInfo arrives minus the window's
 // end) at p50, p95 and max, the windows committed, the late panes, the sustained
 // rate (changes committed over the time from the first tick to the last commit),

@@ -130,35 +130,34 @@ func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, 
 // first. complete is false when snapshot expiry has removed part of the history that
 // could hold them: the window's rows cannot be known then.
 func windowSnapshots(meta table.Metadata, sinkID, runID string, windowEndMs int64) (snaps []*table.Snapshot, complete bool) {
-	head := meta.SnapshotByName(table.MainBranch)
 	key, winKey, lateKey, runKey := CommittedThroughKey(sinkID), WindowKey(sinkID), LatePaneKey(sinkID), RunKey(sinkID)
-	for s := head; s != nil; {
-		if s.Summary != nil {
-			if v, ok := s.Summary.Properties[key]; ok {
-				through, _ := strconv.ParseInt(v, 10, 64)
-				if through < windowEndMs {
-					return snaps, true
-				}
-				p := s.Summary.Properties
-				win, err := strconv.ParseInt(p[winKey], 10, 64)
-				if err != nil { // made before window keys: an on-time commit ends at its window
-					win = through
-					if late := p[lateKey]; late != "" {
-						w, _, _ := cutInt(late)
-						win = w
-					}
-				}
-				if win == windowEndMs && p[runKey] != runID && p[SummaryHeartbeat] == "" {
-					snaps = append(snaps, s)
-				}
+	complete = walkSink(meta, table.MainBranch, sinkID, func(s *table.Snapshot) bool {
+		if s.Summary == nil {
+			return true
+		}
+		v, ok := s.Summary.Properties[key]
+		if !ok {
+			return true
+		}
+		through, _ := strconv.ParseInt(v, 10, 64)
+		if through < windowEndMs {
+			return false
+		}
+		p := s.Summary.Properties
+		win, err := strconv.ParseInt(p[winKey], 10, 64)
+		if err != nil { // made before window keys: an on-time commit ends at its window
+			win = through
+			if late := p[lateKey]; late != "" {
+				w, _, _ := cutInt(late)
+				win = w
 			}
 		}
-		if s.ParentSnapshotID == nil {
-			return snaps, true
+		if win == windowEndMs && p[runKey] != runID && p[SummaryHeartbeat] == "" {
+			snaps = append(snaps, s)
 		}
-		s = meta.SnapshotByID(*s.ParentSnapshotID)
-	}
-	return snaps, false
+		return true
+	})
+	return snaps, complete
 }
 
 // cutInt parses the integer before the first '/' of s.

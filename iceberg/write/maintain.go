@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -514,23 +515,25 @@ type ExpireOptions struct {
 
 // ExpireResult is what expiry did.
 type ExpireResult struct {
-	// Expired counts the snapshots removed; Pinned those kept only because a sink's
-	// newest token is in or under them (see ExpireSnapshots).
+	// Expired counts the snapshots removed; Pinned those kept only because they hold a
+	// sink's newest token (see ExpireSnapshots).
 	Expired, Pinned int
 	// PinnedBy lists the sinks whose tokens pinned snapshots.
 	PinnedBy []string
 }
 
 // ExpireSnapshots expires the snapshots of table ident that iceberg-go's
-// ExpireSnapshots would, except those a live sink still needs: for every sink id whose
-// newest token on main is younger than SinkTokenHorizon, the snapshot holding that
-// token and every snapshot between it and main's head (the sink walks that ancestry
-// to find its token, so a restarted sink stays exactly-once with its full token: runs,
-// late panes, sequence numbers). An older token may expire: the sink then falls back
-// to the committed-through table property every commit keeps, which still skips every
-// window it committed. Files only the removed snapshots referenced are deleted after
-// the commit. The commit goes through the retry loop; a lost response is harmless
-// (expiry is idempotent).
+// ExpireSnapshots would, except the one holding the newest token on main of every sink
+// whose token is younger than SinkTokenHorizon: a restarted sink stays exactly-once
+// with its full token (runs, late panes, sequence numbers). The snapshots between
+// that token and main's head expire as any other, so a sink that stopped committing
+// (a finished backfill, an idle stream) holds back one snapshot, not the history after
+// it. The sink reaches its token across the gap through the table property the expiry
+// commit records (TokenSnapshotKey, see walkSink). An older token may expire: the sink
+// then falls back to the committed-through table property every commit keeps, which
+// still skips every window it committed. Files only the removed snapshots referenced
+// are deleted after the commit. The commit goes through the retry loop; a lost
+// response is harmless (expiry is idempotent).
 func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ident table.Identifier, o ExpireOptions) (ExpireResult, error) {
 	name := strings.Join(ident, ".")
 	var out ExpireResult
@@ -560,7 +563,7 @@ func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ide
 		for _, s := range staged.Metadata().Snapshots() {
 			kept[s.SnapshotID] = true
 		}
-		pins, pinnedBy := sinkPins(meta, time.Now().Add(-SinkTokenHorizon).UnixMilli())
+		pins, records, stale, pinnedBy := sinkPins(meta, time.Now().Add(-SinkTokenHorizon).UnixMilli())
 		var removed []int64
 		for _, s := range meta.Snapshots() {
 			switch {
@@ -587,6 +590,12 @@ func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ide
 		}
 		expire := table.NewRemoveSnapshotsUpdate(removed, true)
 		updates = append(updates, expire)
+		if len(records) > 0 {
+			updates = append(updates, table.NewSetPropertiesUpdate(records))
+		}
+		if len(stale) > 0 {
+			updates = append(updates, table.NewRemovePropertiesUpdate(stale))
+		}
 		reqs := []table.Requirement{table.AssertTableUUID(meta.TableUUID())}
 		if head := tbl.CurrentSnapshot(); head != nil {
 			id := head.SnapshotID
@@ -614,7 +623,7 @@ func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ide
 		return out, fmt.Errorf("iceberg: expire snapshots %s: %w", name, err)
 	}
 	if out.Pinned > 0 {
-		log.Infof(ctx, "iceberg: expire snapshots %s: kept %d snapshots that hold or lead to the newest tokens of sinks %s",
+		log.Infof(ctx, "iceberg: expire snapshots %s: kept %d snapshots that hold the newest tokens of sinks %s",
 			name, out.Pinned, strings.Join(out.PinnedBy, ", "))
 	}
 	return out, nil
@@ -625,41 +634,43 @@ func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ide
 // sink rerun within a week keeps its full token.
 const SinkTokenHorizon = 7 * 24 * time.Hour
 
-// sinkPins returns the snapshots of main's ancestry, from the head down to the
-// deepest snapshot holding the newest token of a sink committed at or after sinceMs,
-// and those sinks.
-func sinkPins(meta table.Metadata, sinceMs int64) (map[int64]bool, []string) {
+// sinkPins returns, for every sink whose newest token on main (see FindToken) is in a
+// snapshot made at or after sinceMs, that snapshot (pins) and the TokenSnapshotKey
+// property value recording it under main's head (records), and those sinks. stale
+// lists the TokenSnapshotKey properties of sinks pinned no more.
+func sinkPins(meta table.Metadata, sinceMs int64) (pins map[int64]bool, records map[string]string, stale, sinks []string) {
 	head := meta.SnapshotByName(table.MainBranch)
 	if head == nil {
-		return nil, nil
+		return nil, nil, nil, nil
 	}
-	var chain []int64
-	depth := -1
 	seen := map[string]bool{}
-	var sinks []string
+	for k := range meta.Properties() {
+		if sink, ok := strings.CutPrefix(k, SummaryTokenSnapshotPrefix); ok {
+			seen[sink] = true
+		}
+	}
 	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
-		chain = append(chain, s.SnapshotID)
 		if s.Summary == nil {
 			continue
 		}
 		for k := range s.Summary.Properties {
-			sink, ok := strings.CutPrefix(k, SummaryCommittedThroughPrefix)
-			if !ok || seen[sink] {
-				continue
-			}
-			seen[sink] = true
-			if s.TimestampMs >= sinceMs {
-				sinks = append(sinks, sink)
-				depth = len(chain) - 1
+			if sink, ok := strings.CutPrefix(k, SummaryCommittedThroughPrefix); ok {
+				seen[sink] = true
 			}
 		}
 	}
-	pins := map[int64]bool{}
-	for _, id := range chain[:depth+1] {
-		pins[id] = true
+	pins, records = map[int64]bool{}, map[string]string{}
+	for _, sink := range slices.Sorted(maps.Keys(seen)) {
+		tok, found, err := FindToken(meta, table.MainBranch, sink)
+		if snap := meta.SnapshotByID(tok.SnapshotID); err == nil && found && snap != nil && snap.TimestampMs >= sinceMs {
+			pins[tok.SnapshotID] = true
+			records[TokenSnapshotKey(sink)] = strconv.FormatInt(tok.SnapshotID, 10) + "@" + strconv.FormatInt(head.SnapshotID, 10)
+			sinks = append(sinks, sink)
+		} else if _, ok := meta.Properties()[TokenSnapshotKey(sink)]; ok {
+			stale = append(stale, TokenSnapshotKey(sink))
+		}
 	}
-	slices.Sort(sinks)
-	return pins, sinks
+	return pins, records, stale, sinks
 }
 
 // OrphanResult is what orphan removal found (and removed unless DryRun).

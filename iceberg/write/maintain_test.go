@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -340,8 +341,9 @@ func TestCompactRacesSink(t *testing.T) {
 }
 
 // TestExpireKeepsSinkTokens: expiry with retain_last 1 keeps the snapshot holding a
-// sink's newest token and those after it, so the sink restarted afterwards still finds
-// its full token (not the table property's fallback) and skips a window it committed.
+// sink's newest token, but not the snapshots between it and the head; the sink
+// restarted afterwards still finds its full token across that gap (not the table
+// property's fallback) and skips a window it committed.
 func TestExpireKeepsSinkTokens(t *testing.T) {
 	ctx := context.Background()
 	cat := newTestCatalog(t)
@@ -361,37 +363,173 @@ func TestExpireKeepsSinkTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 7 snapshots: the newest (b's) is retained; a's newest (the 3rd) and the three
-	// between it and the head are pinned; a's first two expire.
-	if res.Expired != 2 || res.Pinned != 4 || !slices.Equal(res.PinnedBy, []string{"a", "b"}) {
+	// 7 snapshots: the newest (b's) is retained; a's newest (the 3rd) is pinned; the
+	// other 5 expire.
+	if res.Expired != 5 || res.Pinned != 1 || !slices.Equal(res.PinnedBy, []string{"a", "b"}) {
 		t.Fatalf("expiry: %+v", res)
 	}
 	tbl, err = cat.LoadTable(ctx, ident)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(tbl.Metadata().Snapshots()); n != 5 {
-		t.Fatalf("%d snapshots left, want 5", n)
+	if n := len(tbl.Metadata().Snapshots()); n != 2 {
+		t.Fatalf("%d snapshots left, want 2", n)
 	}
 	tok, found, err := FindToken(tbl.Metadata(), "", "a")
-	if err != nil || !found || tok.FromProperty || tok.CommittedThroughMs != 3000 {
+	if err != nil || !found || tok.FromProperty || tok.CommittedThroughMs != 3000 || tok.Summary.Properties[RunKey("a")] != "r1" {
 		t.Fatalf("token of a after expiry: %+v found=%v err=%v", tok, found, err)
 	}
 	again, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "a", RunID: "r1", WindowEndMs: 3000, DataFiles: writeIDFiles(t, tbl, 20, 10)})
-	if err != nil || !again.Skipped {
-		t.Fatalf("window 3000 of a again: %+v, %v; want skipped", again, err)
+	if err != nil || !again.Skipped || again.SnapshotID != tok.SnapshotID {
+		t.Fatalf("window 3000 of a again: %+v, %v; want skipped by snapshot %d", again, err, tok.SnapshotID)
 	}
 	if n := len(tableIDs(t, cat, ident)); n != 70 {
 		t.Fatalf("%d rows, want 70", n)
 	}
 	icebergtest.RequireValid(t, tbl)
-	// A token older than SinkTokenHorizon pins nothing.
-	if pins, sinks := sinkPins(tbl.Metadata(), time.Now().Add(time.Hour).UnixMilli()); len(pins) != 0 || len(sinks) != 0 {
-		t.Fatalf("pins of old tokens: %v %v", pins, sinks)
+	// A token older than SinkTokenHorizon pins nothing, and its record goes.
+	if pins, _, stale, sinks := sinkPins(tbl.Metadata(), time.Now().Add(time.Hour).UnixMilli()); len(pins) != 0 || len(sinks) != 0 || len(stale) != 2 {
+		t.Fatalf("pins of old tokens: %v %v, stale records %v", pins, sinks, stale)
 	}
 	// Nothing else is old enough to go: a second expiry removes nothing.
 	if res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1}); err != nil || res.Expired != 0 {
 		t.Fatalf("second expiry: %+v, %v", res, err)
+	}
+}
+
+// TestExpireAfterBackfill: a backfill (a batch sink, the global window) followed by a
+// stream keeps one snapshot for the backfill, not the stream's whole history after
+// it; every later expiry removes the stream's older snapshots again. A rerun of the
+// backfill is skipped by its full token, and a late pane the stream committed before
+// the expiry is found across the gap when it is committed again (a lost response).
+func TestExpireAfterBackfill(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := createTestTable(t, cat, "expirebackfill", idNameSchema())
+	ident := tbl.Identifier()
+	global := WindowEnd(window.GlobalWindow{})
+	backfill, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "backfill", WindowEndMs: global, DataFiles: writeIDFiles(t, tbl, 0, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := int64(100)
+	stream := func(req CommitRequest) CommitResult {
+		t.Helper()
+		req.SinkID, req.RunID = "stream", "r1"
+		req.DataFiles = writeIDFiles(t, tbl, next, 10)
+		next += 10
+		res, err := fastCommitter.Commit(ctx, cat, ident, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	late := CommitRequest{WindowEndMs: 1000, LateID: LateID(1000, "c1"), ContentID: "c1"}
+	for i := range int64(4) {
+		stream(CommitRequest{WindowEndMs: 1000 * (i + 1)})
+	}
+	stream(late)
+	for i := range int64(2) { // another writer commits after the late pane
+		if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "other", WindowEndMs: 1000 * (i + 1), DataFiles: writeIDFiles(t, tbl, 500+10*i, 10)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expire := func() ExpireResult {
+		t.Helper()
+		res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl, err = cat.LoadTable(ctx, ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// 8 snapshots: the backfill's and the late pane (the stream's newest token) are
+	// pinned, the head (other's) retained, the stream's 4 windows and other's first
+	// expire.
+	if res := expire(); res.Expired != 5 || res.Pinned != 2 || !slices.Equal(res.PinnedBy, []string{"backfill", "other", "stream"}) {
+		t.Fatalf("first expiry: %+v", res)
+	}
+	if res := stream(late); !res.Skipped {
+		t.Fatalf("late pane again after expiry: %+v, want skipped", res)
+	}
+	for i := range int64(3) {
+		stream(CommitRequest{WindowEndMs: 5000 + 1000*i})
+	}
+	// The late pane and the stream's next two windows expire; other's token stays.
+	if res := expire(); res.Expired != 3 || res.Pinned != 2 {
+		t.Fatalf("second expiry: %+v", res)
+	}
+	if n := len(tbl.Metadata().Snapshots()); n != 3 {
+		t.Fatalf("%d snapshots left, want 3", n)
+	}
+	tok, found, err := FindToken(tbl.Metadata(), "", "backfill")
+	if err != nil || !found || tok.FromProperty || tok.SnapshotID != backfill.SnapshotID {
+		t.Fatalf("backfill token after expiry: %+v found=%v err=%v, want snapshot %d", tok, found, err, backfill.SnapshotID)
+	}
+	again, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "backfill", WindowEndMs: global, DataFiles: writeIDFiles(t, tbl, 0, 10)})
+	if err != nil || !again.Skipped || again.SnapshotID != backfill.SnapshotID {
+		t.Fatalf("backfill rerun: %+v, %v; want skipped by snapshot %d", again, err, backfill.SnapshotID)
+	}
+	if n := len(tableIDs(t, cat, ident)); n != 110 {
+		t.Fatalf("%d rows, want 110", n)
+	}
+	icebergtest.RequireValid(t, tbl)
+}
+
+// TestTokenGapAfterRollback: after main is rolled back below the head an expiry
+// recorded, the walk does not cross the expiry's gap to a token snapshot that is no
+// longer an ancestor of main.
+func TestTokenGapAfterRollback(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	tbl := createTestTable(t, cat, "expirerollback", idNameSchema())
+	ident := tbl.Identifier()
+	commit := func(sink string, end, first int64) CommitResult {
+		t.Helper()
+		res, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: sink, WindowEndMs: end, DataFiles: writeIDFiles(t, tbl, first, 10)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// z1, c, z2, a and three of b's: expiry keeps the tokens of c, z (z2) and a, and
+	// b's head; z1 and b's first two go.
+	commit("z", 1000, 900)
+	c := commit("c", 1000, 0)
+	commit("z", 2000, 910)
+	commit("a", 1000, 10)
+	for i := range int64(3) {
+		commit("b", 1000*(i+1), 100+10*i)
+	}
+	res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+	if err != nil || res.Expired != 3 || res.Pinned != 3 {
+		t.Fatalf("expiry: %+v, %v", res, err)
+	}
+	if tbl, err = cat.LoadTable(ctx, ident); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := FindToken(tbl.Metadata(), "", "a"); err != nil || !found {
+		t.Fatalf("token of a across the gap: found=%v err=%v", found, err)
+	}
+	// Roll main back to c's snapshot (whose parent z expired) and commit on it: a's
+	// snapshot is no longer an ancestor, though it is still in the metadata.
+	cur := tbl.CurrentSnapshot().SnapshotID
+	if _, _, err := cat.CommitTable(ctx, ident, []table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &cur)},
+		[]table.Update{table.NewSetSnapshotRefUpdate(table.MainBranch, c.SnapshotID, table.BranchRef, 0, 0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	commit("b", 9000, 200)
+	if tbl, err = cat.LoadTable(ctx, ident); err != nil {
+		t.Fatal(err)
+	}
+	if tok, found, err := FindToken(tbl.Metadata(), "", "a"); err != nil || found {
+		t.Fatalf("token of a after the rollback: %+v found=%v err=%v, want none", tok, found, err)
+	}
+	if tok, found, err := FindToken(tbl.Metadata(), "", "c"); err != nil || !found || tok.SnapshotID != c.SnapshotID {
+		t.Fatalf("token of c after the rollback: %+v found=%v err=%v", tok, found, err)
 	}
 }
 

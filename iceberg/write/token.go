@@ -3,6 +3,7 @@ package write
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/apache/iceberg-go/table"
 )
@@ -78,37 +79,96 @@ func (t Token) PriorThrough(sinkID, runID string) int64 {
 	return ms
 }
 
-// FindToken walks the ancestry of branch in meta, newest snapshot first, and returns
-// the newest token of sinkID. found is false when no ancestor carries one (also when
-// the branch has no snapshot). A token whose value is not an integer is an error: the
-// table's history was written by something else under the sink's key.
-func FindToken(meta table.Metadata, branch, sinkID string) (tok Token, found bool, err error) {
+// TokenSnapshotKey returns the table property key "beam.cdc.token-snapshot.<sinkID>",
+// whose value "<token snapshot id>@<head snapshot id>" snapshot expiry records for
+// every sink whose token it keeps (see Committer.ExpireSnapshots): the snapshot
+// holding the sink's newest token, and main's head when expiry ran, of which the token
+// snapshot was then an ancestor.
+func TokenSnapshotKey(sinkID string) string { return SummaryTokenSnapshotPrefix + sinkID }
+
+// SummaryTokenSnapshotPrefix prefixes the table property keys of TokenSnapshotKey.
+const SummaryTokenSnapshotPrefix = "beam.cdc.token-snapshot."
+
+// tokenSnapshot parses the TokenSnapshotKey property of sinkID in meta.
+func tokenSnapshot(meta table.Metadata, sinkID string) (tokenID, headID int64, ok bool) {
+	v, ok := meta.Properties()[TokenSnapshotKey(sinkID)]
+	if !ok {
+		return 0, 0, false
+	}
+	t, h, ok := strings.Cut(v, "@")
+	if !ok {
+		return 0, 0, false
+	}
+	tokenID, err1 := strconv.ParseInt(t, 10, 64)
+	headID, err2 := strconv.ParseInt(h, 10, 64)
+	return tokenID, headID, err1 == nil && err2 == nil
+}
+
+// walkSink calls fn on the ancestry of branch's head in meta, newest first, until fn
+// returns false. Snapshot expiry keeps a sink's token snapshot but not every snapshot
+// after it, so the ancestry may stop at a removed parent (a gap). On main the walk
+// then goes on at the token snapshot expiry recorded for sinkID (TokenSnapshotKey),
+// if the walk has passed the head recorded with it: the token snapshot was an
+// ancestor of that head, so it is one of this head too. After a rollback below that
+// head the walk does not cross the gap. complete is false when the walk ended at a gap
+// it could not cross (snapshots that could hold the sink's commits are gone).
+func walkSink(meta table.Metadata, branch, sinkID string, fn func(s *table.Snapshot) bool) (complete bool) {
 	if branch == "" {
 		branch = table.MainBranch
 	}
-	head := meta.SnapshotByName(branch)
-	if head == nil {
-		return Token{}, false, nil
+	s := meta.SnapshotByName(branch)
+	tokenID, headID, jump := tokenSnapshot(meta, sinkID)
+	jump = jump && branch == table.MainBranch
+	passed := false
+	for s != nil {
+		if !fn(s) {
+			return true
+		}
+		passed = passed || s.SnapshotID == headID
+		if s.SnapshotID == tokenID {
+			jump = false
+		}
+		if s.ParentSnapshotID == nil {
+			return true
+		}
+		parent := meta.SnapshotByID(*s.ParentSnapshotID)
+		if parent == nil && jump && passed {
+			parent, jump = meta.SnapshotByID(tokenID), false
+		}
+		s = parent
 	}
+	return false
+}
+
+// FindToken walks the ancestry of branch in meta, newest snapshot first (across the
+// gap snapshot expiry leaves, see walkSink), and returns the newest token of sinkID.
+// found is false when no ancestor carries one (also when the branch has no snapshot).
+// A token whose value is not an integer is an error: the table's history was written
+// by something else under the sink's key.
+func FindToken(meta table.Metadata, branch, sinkID string) (tok Token, found bool, err error) {
 	key := CommittedThroughKey(sinkID)
-	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
+	walkSink(meta, branch, sinkID, func(s *table.Snapshot) bool {
 		if s.Summary == nil {
-			continue
+			return true
 		}
 		v, ok := s.Summary.Properties[key]
 		if !ok {
-			continue
+			return true
 		}
 		ms, perr := strconv.ParseInt(v, 10, 64)
 		if perr != nil {
-			return Token{}, false, fmt.Errorf("snapshot %d: token %s=%q is not an integer: %w",
-				s.SnapshotID, key, v, perr)
+			err = fmt.Errorf("snapshot %d: token %s=%q is not an integer: %w", s.SnapshotID, key, v, perr)
+			return false
 		}
 		sum := *s.Summary
-		return Token{SnapshotID: s.SnapshotID, SequenceNumber: s.SequenceNumber,
-			CommittedThroughMs: ms, Summary: &sum}, true, nil
+		tok, found = Token{SnapshotID: s.SnapshotID, SequenceNumber: s.SequenceNumber,
+			CommittedThroughMs: ms, Summary: &sum}, true
+		return false
+	})
+	if err != nil {
+		return Token{}, false, err
 	}
-	return Token{}, false, nil
+	return tok, found, nil
 }
 
 // SummaryLatePanePrefix prefixes the key holding, for one sink id, the id of the late
@@ -206,36 +266,33 @@ func CheckWindow(meta table.Metadata, branch string, ref WindowRef) (held Token,
 	return Token{}, false, newest, found, props, nil
 }
 
-// findLatePane walks the ancestry of branch for the snapshot of sinkID carrying
-// lateID, stopping at the first snapshot of the sink whose token predates the window.
-func findLatePane(meta table.Metadata, branch, sinkID string, windowEndMs int64, lateID string) (Token, bool, error) {
-	if branch == "" {
-		branch = table.MainBranch
-	}
-	head := meta.SnapshotByName(branch)
-	if head == nil {
-		return Token{}, false, nil
-	}
+// findLatePane walks the ancestry of branch (see walkSink) for the snapshot of sinkID
+// carrying lateID, stopping at the first snapshot of the sink whose token predates
+// the window.
+func findLatePane(meta table.Metadata, branch, sinkID string, windowEndMs int64, lateID string) (held Token, found bool, err error) {
 	key, lateKey := CommittedThroughKey(sinkID), LatePaneKey(sinkID)
-	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
+	walkSink(meta, branch, sinkID, func(s *table.Snapshot) bool {
 		if s.Summary == nil {
-			continue
+			return true
 		}
 		v, ok := s.Summary.Properties[key]
 		if !ok {
-			continue
+			return true
 		}
-		ms, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return Token{}, false, fmt.Errorf("snapshot %d: token %s=%q is not an integer: %w", s.SnapshotID, key, v, err)
+		ms, perr := strconv.ParseInt(v, 10, 64)
+		if perr != nil {
+			err = fmt.Errorf("snapshot %d: token %s=%q is not an integer: %w", s.SnapshotID, key, v, perr)
+			return false
 		}
 		if s.Summary.Properties[lateKey] == lateID {
 			sum := *s.Summary
-			return Token{SnapshotID: s.SnapshotID, SequenceNumber: s.SequenceNumber, CommittedThroughMs: ms, Summary: &sum}, true, nil
+			held, found = Token{SnapshotID: s.SnapshotID, SequenceNumber: s.SequenceNumber, CommittedThroughMs: ms, Summary: &sum}, true
+			return false
 		}
-		if ms < windowEndMs {
-			return Token{}, false, nil
-		}
+		return ms >= windowEndMs
+	})
+	if err != nil {
+		return Token{}, false, err
 	}
-	return Token{}, false, nil
+	return held, found, nil
 }
