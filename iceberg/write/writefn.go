@@ -18,6 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
@@ -196,11 +197,25 @@ func (b *fileBuffer) add(ctx context.Context, r row.Row) (rowErr, err error) {
 	if err := b.builder.AppendRow(r); err != nil {
 		return err, nil
 	}
-	// table.WriteRecords rolls to a new file between batches only.
-	if b.builder.Len() >= batchRows || int64(b.builder.Bytes()) >= b.target {
-		return nil, b.cut(ctx)
+	return nil, b.roll(ctx)
+}
+
+// addStruct is add for a struct value (or pointer to one) mapped to the table's
+// columns, appended without a Row (see row.BatchBuilder.AppendStruct).
+func (b *fileBuffer) addStruct(ctx context.Context, v any) (rowErr, err error) {
+	if err := b.builder.AppendStruct(v); err != nil {
+		return err, nil
 	}
-	return nil, nil
+	return nil, b.roll(ctx)
+}
+
+// roll hands the batch to the writer once it is full: table.WriteRecords rolls to a
+// new file between batches only.
+func (b *fileBuffer) roll(ctx context.Context) error {
+	if b.builder.Len() >= batchRows || int64(b.builder.Bytes()) >= b.target {
+		return b.cut(ctx)
+	}
+	return nil
 }
 
 // cut hands the rows built so far to the writer as a batch.
@@ -358,13 +373,9 @@ func (f *writeFn) process(ctx context.Context, w beam.Window, r row.Row, dead fu
 		}
 		return err
 	}
-	key := bufKey{table: dt.name, win: w.MaxTimestamp().Milliseconds()}
-	buf := f.buffers[key]
-	if buf == nil {
-		if buf, err = newFileBuffer(dt.tbl, f.Spec.fileOptions(f.router.rt)); err != nil {
-			return err
-		}
-		f.buffers[key] = buf
+	buf, err := f.buffer(dt, w)
+	if err != nil {
+		return err
 	}
 	rowErr, err := buf.add(ctx, r)
 	if rowErr != nil && err == nil && f.Spec.EvolveSchema {
@@ -385,6 +396,20 @@ func (f *writeFn) process(ctx context.Context, w beam.Window, r row.Row, dead fu
 		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: rowErr.Error()})
 	}
 	return err
+}
+
+// buffer returns the file buffer of dt and window w, made on first use.
+func (f *writeFn) buffer(dt *destTable, w beam.Window) (*fileBuffer, error) {
+	key := bufKey{table: dt.name, win: w.MaxTimestamp().Milliseconds()}
+	buf := f.buffers[key]
+	if buf == nil {
+		var err error
+		if buf, err = newFileBuffer(dt.tbl, f.Spec.fileOptions(f.router.rt)); err != nil {
+			return nil, err
+		}
+		f.buffers[key] = buf
+	}
+	return buf, nil
 }
 
 // FinishBundle writes what is buffered and emits the encoded files of each table and
@@ -554,6 +579,10 @@ type structWriteFn struct {
 
 	w    writeFn
 	conv structRows
+	// exact is exactColumns of exactType and exactTable's schema (see direct).
+	exactType  reflect.Type
+	exactTable *table.Table
+	exact      bool
 }
 
 func (f *structWriteFn) Setup(ctx context.Context) error {
@@ -566,11 +595,67 @@ func (f *structWriteFn) StartBundle(ctx context.Context, emit func(beam.EventTim
 }
 
 func (f *structWriteFn) ProcessElement(ctx context.Context, w beam.Window, v beam.T, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
+	if dt := f.direct(v); dt != nil {
+		buf, err := f.w.buffer(dt, w)
+		if err == nil {
+			var rowErr error
+			if rowErr, err = buf.addStruct(ctx, v); rowErr != nil {
+				dead(DeadLetter{Row: strings.ToValidUTF8(fmt.Sprintf("%+v", v), "\uFFFD"), Table: dt.name, Reason: rowErr.Error()})
+			}
+		}
+		if err != nil {
+			f.w.abort()
+		}
+		return err
+	}
 	r, ok, err := f.conv.row(v, f.Spec.Table, dead)
 	if !ok {
 		return err
 	}
 	return f.w.ProcessElement(ctx, w, r, emit, dead)
+}
+
+// direct returns the table structs are appended to without a Row (fileBuffer.addStruct)
+// when the write needs none: one table already loaded (the first element, through the
+// Row path, loads or creates it), no projection, no schema evolution, no windows (the
+// late-row checks of a windowed write look at rows), and every field of v's type named
+// exactly as its column (the Row path matches names exactly; AppendStruct would also
+// match an untagged field case-insensitively). Otherwise nil.
+func (f *structWriteFn) direct(v any) *destTable {
+	rr := f.w.router
+	if f.Spec.Windowed || f.Spec.EvolveSchema || !rr.rt.proj.IsZero() || !rr.rt.tpl.IsStatic() {
+		return nil
+	}
+	dt := rr.tables[rr.rt.tpl.String()]
+	if dt == nil {
+		return nil
+	}
+	if t := reflect.TypeOf(v); t != f.exactType || dt.tbl != f.exactTable {
+		f.exactType, f.exactTable, f.exact = t, dt.tbl, exactColumns(t, dt.tbl.Schema())
+	}
+	if !f.exact {
+		return nil
+	}
+	return dt
+}
+
+// exactColumns reports whether every mapped field of struct type t names a column of
+// sc exactly.
+func exactColumns(t reflect.Type, sc *ibg.Schema) bool {
+	m, err := row.MapStruct(t)
+	if err != nil {
+		return false
+	}
+	names := map[string]bool{}
+	for _, f := range sc.Fields() {
+		names[f.Name] = true
+	}
+	for _, f := range m.Fields {
+		if !names[f.Column] {
+			return false
+		}
+	}
+	return true
 }
 
 func (f *structWriteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {

@@ -2,6 +2,7 @@ package row
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -26,9 +27,10 @@ type BatchBuilder struct {
 	n, bytes    int
 	scratch     []any
 
-	lastRow *Schema // schema of the last appended Row, with its column mapping
-	lastMap []int   // lastMap[i]: column of the builder for row column i
-	structs map[any]*StructValues
+	lastRow    *Schema // schema of the last appended Row, with its column mapping
+	lastMap    []int   // lastMap[i]: column of the builder for row column i
+	structs    map[reflect.Type]*structPlan
+	lastStruct *structPlan // the plan of the last struct appended
 }
 
 // NewBatchBuilder returns a builder for rows of sc, allocating from mem (nil means
@@ -133,25 +135,36 @@ func (b *BatchBuilder) AppendValues(vals []any) error {
 }
 
 // AppendStruct appends a struct value (or pointer to one) whose fields map to the
-// schema's columns (see StructMapping); validation is as for AppendRow.
+// schema's columns (see StructMapping); validation is as for AppendRow. Fields of
+// basic kinds go straight to their Arrow builders (see structPlan).
 func (b *BatchBuilder) AppendStruct(v any) error {
-	if b.structs == nil {
-		b.structs = map[any]*StructValues{}
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return fmt.Errorf("iceberg: struct values: %w: nil %T", ErrTypeMismatch, v)
+		}
+		rv = rv.Elem()
 	}
-	t := typeOfStruct(v)
-	sv, ok := b.structs[t]
-	if !ok {
-		var err error
-		if sv, err = NewStructValues(t, b.schema); err != nil {
+	if rv.Kind() != reflect.Struct {
+		return fmt.Errorf("iceberg: struct values: %w: %T is not a struct", ErrTypeMismatch, v)
+	}
+	p := b.lastStruct
+	if p == nil || p.typ != rv.Type() {
+		p = b.structs[rv.Type()]
+	}
+	if p == nil {
+		sv, err := NewStructValues(rv.Type(), b.schema)
+		if err != nil {
 			return err
 		}
-		b.structs[t] = sv
+		if b.structs == nil {
+			b.structs = map[reflect.Type]*structPlan{}
+		}
+		p = newStructPlan(b, sv)
+		b.structs[rv.Type()] = p
 	}
-	vals, err := sv.AppendValues(b.scratch[:0], v)
-	if err != nil {
-		return err
-	}
-	return b.AppendValues(vals)
+	b.lastStruct = p
+	return b.appendStruct(p, rv)
 }
 
 // NewBatch returns the rows appended so far as a record batch (the caller releases it)

@@ -199,3 +199,58 @@ func BenchmarkBatchBuilder(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// benchGen is the struct of the append benchmarks (testing/interop's colbench).
+type benchGen struct {
+	ID     int64   `iceberg:"id"`
+	Qty    int64   `iceberg:"qty"`
+	Amount float64 `iceberg:"amount"`
+	Name   string  `iceberg:"name"`
+	State  string  `iceberg:"state"`
+	Flag   bool    `iceberg:"flag"`
+}
+
+// BenchmarkBatchBuilderStruct appends 100,000 structs per iteration: direct is
+// AppendStruct (fields straight to Arrow, see structPlan), boxed the values as
+// StructValues boxes them through AppendValues, as every struct went before.
+func BenchmarkBatchBuilderStruct(b *testing.B) {
+	const n = 100_000
+	sc, err := InferStructSchema(reflect.TypeFor[benchGen]())
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := make([]benchGen, n)
+	for i := range in {
+		in[i] = benchGen{ID: int64(i), Qty: int64(i % 1000), Amount: float64(i%100000) / 100,
+			Name: fmt.Sprintf("name-%d", i), State: []string{"CA", "NY", "TX"}[i%3], Flag: i%2 == 0}
+	}
+	sv, err := NewStructValues(reflect.TypeFor[benchGen](), sc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{"direct", "boxed"} {
+		b.Run(mode, func(b *testing.B) {
+			bb, err := NewBatchBuilder(sc, memory.NewGoAllocator())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer bb.Release()
+			var vals []any
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range in {
+					if mode == "direct" {
+						err = bb.AppendStruct(&in[i])
+					} else if vals, err = sv.AppendValues(vals[:0], &in[i]); err == nil {
+						err = bb.AppendValues(vals)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				bb.NewBatch().Release()
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
