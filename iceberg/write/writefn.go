@@ -93,6 +93,20 @@ func (rr *router) late(ctx context.Context, dt *destTable, r row.Row, w beam.Win
 	return false, nil, nil
 }
 
+// passes reports whether the rows of window w bound for dt pass the late-row checks
+// whatever they hold (LateGate's Pass), so that they need no Row to be written.
+func (rr *router) passes(ctx context.Context, dt *destTable, w beam.Window) (bool, error) {
+	if !rr.spec.Windowed {
+		return true, nil
+	}
+	cat, err := rr.spec.catalog(ctx, rr.rt)
+	if err != nil {
+		return false, err
+	}
+	v, _, _, err := rr.gate.Check(ctx, cat, dt.name, dt.tbl.Identifier(), w)
+	return v == Pass, err
+}
+
 // route returns r projected and its table. A non-nil dead is the dead letter of a row
 // that cannot be written; err is a failure of the catalog (the bundle is retried).
 func (rr *router) route(ctx context.Context, r row.Row) (row.Row, *destTable, *DeadLetter, error) {
@@ -596,6 +610,14 @@ func (f *structWriteFn) StartBundle(ctx context.Context, emit func(beam.EventTim
 
 func (f *structWriteFn) ProcessElement(ctx context.Context, w beam.Window, v beam.T, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
 	if dt := f.direct(v); dt != nil {
+		pass, err := f.w.router.passes(ctx, dt, w)
+		if err != nil {
+			f.w.abort()
+			return err
+		}
+		if !pass {
+			return f.rowPath(ctx, w, v, emit, dead)
+		}
 		buf, err := f.w.buffer(dt, w)
 		if err == nil {
 			var rowErr error
@@ -608,6 +630,11 @@ func (f *structWriteFn) ProcessElement(ctx context.Context, w beam.Window, v bea
 		}
 		return err
 	}
+	return f.rowPath(ctx, w, v, emit, dead)
+}
+
+// rowPath converts v to a Row and writes it as writeFn does.
+func (f *structWriteFn) rowPath(ctx context.Context, w beam.Window, v any, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
 	r, ok, err := f.conv.row(v, f.Spec.Table, dead)
 	if !ok {
 		return err
@@ -617,13 +644,14 @@ func (f *structWriteFn) ProcessElement(ctx context.Context, w beam.Window, v bea
 
 // direct returns the table structs are appended to without a Row (fileBuffer.addStruct)
 // when the write needs none: one table already loaded (the first element, through the
-// Row path, loads or creates it), no projection, no schema evolution, no windows (the
-// late-row checks of a windowed write look at rows), and every field of v's type named
-// exactly as its column (the Row path matches names exactly; AppendStruct would also
-// match an untagged field case-insensitively). Otherwise nil.
+// Row path, loads or creates it), no projection, no schema evolution, and every field
+// of v's type named exactly as its column (the Row path matches names exactly;
+// AppendStruct would also match an untagged field case-insensitively). Otherwise nil.
+// A windowed write also needs the element's window to pass the late-row checks
+// (router.passes): late and replayed rows take the Row path.
 func (f *structWriteFn) direct(v any) *destTable {
 	rr := f.w.router
-	if f.Spec.Windowed || f.Spec.EvolveSchema || !rr.rt.proj.IsZero() || !rr.rt.tpl.IsStatic() {
+	if f.Spec.EvolveSchema || !rr.rt.proj.IsZero() || !rr.rt.tpl.IsStatic() {
 		return nil
 	}
 	dt := rr.tables[rr.rt.tpl.String()]
