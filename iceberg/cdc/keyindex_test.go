@@ -310,3 +310,26 @@ func TestRadixSort(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMergeRuns merges the runs of a table after 30 CDC batches: 4 large files
+// of 205,000 live keys and 30 of 8,000 (random ids), as bench_merge.sh leaves it.
+func BenchmarkMergeRuns(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var runs [][]indexEntry
+	for i := range 34 {
+		n := 8_000
+		if i%9 == 0 { // spread the large ones among the small
+			n = 205_000
+		}
+		run := make([]indexEntry, n)
+		for j := range run {
+			run[j] = indexEntry{fp: rng.Uint64(), loc: uint64(i)<<32 | uint64(j)}
+		}
+		sortEntries(run)
+		runs = append(runs, run)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		mergeRuns(runs)
+	}
+}
