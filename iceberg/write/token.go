@@ -148,22 +148,12 @@ func walkSink(meta table.Metadata, branch, sinkID string, fn func(s *table.Snaps
 func FindToken(meta table.Metadata, branch, sinkID string) (tok Token, found bool, err error) {
 	key := CommittedThroughKey(sinkID)
 	walkSink(meta, branch, sinkID, func(s *table.Snapshot) bool {
-		if s.Summary == nil {
-			return true
+		ms, ok, perr := tokenOf(s, key)
+		if ok {
+			tok, found = snapshotToken(s, ms), true
 		}
-		v, ok := s.Summary.Properties[key]
-		if !ok {
-			return true
-		}
-		ms, perr := strconv.ParseInt(v, 10, 64)
-		if perr != nil {
-			err = fmt.Errorf("snapshot %d: token %s=%q is not an integer: %w", s.SnapshotID, key, v, perr)
-			return false
-		}
-		sum := *s.Summary
-		tok, found = Token{SnapshotID: s.SnapshotID, SequenceNumber: s.SequenceNumber,
-			CommittedThroughMs: ms, Summary: &sum}, true
-		return false
+		err = perr
+		return !ok && err == nil
 	})
 	if err != nil {
 		return Token{}, false, err
@@ -266,27 +256,40 @@ func CheckWindow(meta table.Metadata, branch string, ref WindowRef) (held Token,
 	return Token{}, false, newest, found, props, nil
 }
 
+// tokenOf returns the token value (key is CommittedThroughKey) s's summary holds; ok
+// is false when it holds none. A value that is not an integer is an error.
+func tokenOf(s *table.Snapshot, key string) (ms int64, ok bool, err error) {
+	if s.Summary == nil {
+		return 0, false, nil
+	}
+	v, ok := s.Summary.Properties[key]
+	if !ok {
+		return 0, false, nil
+	}
+	if ms, err = strconv.ParseInt(v, 10, 64); err != nil {
+		return 0, false, fmt.Errorf("snapshot %d: token %s=%q is not an integer: %w", s.SnapshotID, key, v, err)
+	}
+	return ms, true, nil
+}
+
+// snapshotToken is the Token of snapshot s, whose token value is ms.
+func snapshotToken(s *table.Snapshot, ms int64) Token {
+	sum := *s.Summary
+	return Token{SnapshotID: s.SnapshotID, SequenceNumber: s.SequenceNumber, CommittedThroughMs: ms, Summary: &sum}
+}
+
 // findLatePane walks the ancestry of branch (see walkSink) for the snapshot of sinkID
 // carrying lateID, stopping at the first snapshot of the sink whose token predates
 // the window.
 func findLatePane(meta table.Metadata, branch, sinkID string, windowEndMs int64, lateID string) (held Token, found bool, err error) {
 	key, lateKey := CommittedThroughKey(sinkID), LatePaneKey(sinkID)
 	walkSink(meta, branch, sinkID, func(s *table.Snapshot) bool {
-		if s.Summary == nil {
-			return true
-		}
-		v, ok := s.Summary.Properties[key]
-		if !ok {
-			return true
-		}
-		ms, perr := strconv.ParseInt(v, 10, 64)
-		if perr != nil {
-			err = fmt.Errorf("snapshot %d: token %s=%q is not an integer: %w", s.SnapshotID, key, v, perr)
-			return false
+		ms, ok, perr := tokenOf(s, key)
+		if err = perr; !ok || err != nil {
+			return err == nil
 		}
 		if s.Summary.Properties[lateKey] == lateID {
-			sum := *s.Summary
-			held, found = Token{SnapshotID: s.SnapshotID, SequenceNumber: s.SequenceNumber, CommittedThroughMs: ms, Summary: &sum}, true
+			held, found = snapshotToken(s, ms), true
 			return false
 		}
 		return ms >= windowEndMs
