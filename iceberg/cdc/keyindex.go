@@ -316,12 +316,11 @@ func (x *KeyIndex) add(ctx context.Context, fs iceio.IO, tasks []table.FileScanT
 		x.ordinal[t.File.FilePath()] = base + uint32(i)
 		x.files = append(x.files, indexFile{path: t.File.FilePath(), live: true, entries: int64(len(parts[i]))})
 	}
-	fresh := mergeRuns(parts)
 	if len(x.main) == 0 && len(x.delta) == 0 && x.dead == 0 {
-		x.main = fresh // a cold start: nothing to merge with or renumber
+		x.main, x.delta = coldMerge(parts) // a cold start: nothing to renumber
 		return nil
 	}
-	x.delta = mergeEntries(x.delta, fresh, nil)
+	x.delta = mergeEntries(x.delta, mergeRuns(parts), nil)
 	if len(x.delta) > len(x.main)/4 || x.dead > int64(len(x.main)+len(x.delta))/4 {
 		x.compact()
 	}
@@ -441,6 +440,32 @@ func mergeRuns(runs [][]indexEntry) []indexEntry {
 		src, dst = dst, src
 	}
 	return src
+}
+
+// coldMerge merges the sorted runs of a cold start into the two arrays lookups
+// search: the shortest runs, up to a quarter of the entries, into delta (a table's many
+// small files, such as one per CDC commit), the others into main. Each array takes
+// log2 of its own run count in passes, so the long runs of the large files are copied
+// fewer times than one merge of every run would copy them (BenchmarkMergeRuns).
+func coldMerge(runs [][]indexEntry) (main, delta []indexEntry) {
+	order := make([]int, len(runs))
+	total := 0
+	for i, r := range runs {
+		order[i] = i
+		total += len(r)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(runs[a]), len(runs[b])) })
+	var small, large [][]indexEntry
+	n := 0
+	for _, i := range order {
+		if n+len(runs[i]) <= total/4 && len(large) == 0 {
+			small = append(small, runs[i])
+			n += len(runs[i])
+		} else {
+			large = append(large, runs[i])
+		}
+	}
+	return mergeRuns(large), mergeRuns(small)
 }
 
 // mergeEntries merges two sorted arrays into a new one, keeping (and rewriting)

@@ -285,6 +285,16 @@ func TestMergeRuns(t *testing.T) {
 		if !slices.Equal(got, all) {
 			t.Fatalf("%d runs: merged entries differ from the runs'", n)
 		}
+		// A cold start's two arrays: each sorted, together the runs' entries, the
+		// delta no more than a quarter of them.
+		main, delta := coldMerge(runs)
+		sorted := func(es []indexEntry) bool {
+			return slices.IsSortedFunc(es, func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) })
+		}
+		both := slices.SortedFunc(slices.Values(append(slices.Clone(main), delta...)), byLoc)
+		if !sorted(main) || !sorted(delta) || !slices.Equal(both, all) || len(delta) > len(all)/4 {
+			t.Fatalf("%d runs: cold merge main %d, delta %d entries (sorted %v %v) of %d", n, len(main), len(delta), sorted(main), sorted(delta), len(all))
+		}
 	}
 }
 
@@ -328,8 +338,16 @@ func BenchmarkMergeRuns(b *testing.B) {
 		sortEntries(run)
 		runs = append(runs, run)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		mergeRuns(runs)
-	}
+	b.Run("one", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			mergeRuns(runs)
+		}
+	})
+	b.Run("cold", func(b *testing.B) { // main and delta, as a cold start builds them
+		b.ReportAllocs()
+		for b.Loop() {
+			coldMerge(runs)
+		}
+	})
 }
