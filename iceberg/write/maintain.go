@@ -645,7 +645,7 @@ func sinkPins(meta table.Metadata, sinceMs int64) (pins map[int64]bool, records 
 	}
 	seen := map[string]bool{}
 	for k := range meta.Properties() {
-		if sink, ok := strings.CutPrefix(k, SummaryTokenSnapshotPrefix); ok {
+		if sink, ok := strings.CutPrefix(k, PropertyTokenSnapshotPrefix); ok {
 			seen[sink] = true
 		}
 	}

@@ -84,10 +84,10 @@ func (t Token) PriorThrough(sinkID, runID string) int64 {
 // every sink whose token it keeps (see Committer.ExpireSnapshots): the snapshot
 // holding the sink's newest token, and main's head when expiry ran, of which the token
 // snapshot was then an ancestor.
-func TokenSnapshotKey(sinkID string) string { return SummaryTokenSnapshotPrefix + sinkID }
+func TokenSnapshotKey(sinkID string) string { return PropertyTokenSnapshotPrefix + sinkID }
 
-// SummaryTokenSnapshotPrefix prefixes the table property keys of TokenSnapshotKey.
-const SummaryTokenSnapshotPrefix = "beam.cdc.token-snapshot."
+// PropertyTokenSnapshotPrefix prefixes the table property keys of TokenSnapshotKey.
+const PropertyTokenSnapshotPrefix = "beam.cdc.token-snapshot."
 
 // tokenSnapshot parses the TokenSnapshotKey property of sinkID in meta.
 func tokenSnapshot(meta table.Metadata, sinkID string) (tokenID, headID int64, ok bool) {
