@@ -154,9 +154,9 @@ func toMaintenanceReport(r write.MaintenanceReport) MaintenanceReport { return M
 //     properties), except that the snapshot holding the newest exactly-once token of
 //     each sink that committed in the last 7 days stays (not the snapshots after it:
 //     the expiry records the token snapshot in a table property, and the sink finds it
-//     across the gap): a sink restarted after expiry still finds its token (an older sink's rerun still
-//     skips its windows through the table property every commit keeps). Files only the
-//     expired snapshots referenced are deleted.
+//     across the gap): a sink restarted after expiry still finds its token (an older
+//     sink's rerun still skips its windows through the table property every commit
+//     keeps). Files only the expired snapshots referenced are deleted.
 //   - remove_orphan_files: deletes files under the table location that no metadata
 //     references and that are older than OrphanOlderThanSeconds (only lists them
 //     with DryRun).

@@ -448,24 +448,18 @@ func mergeRuns(runs [][]indexEntry) []indexEntry {
 // log2 of its own run count in passes, so the long runs of the large files are copied
 // fewer times than one merge of every run would copy them (BenchmarkMergeRuns).
 func coldMerge(runs [][]indexEntry) (main, delta []indexEntry) {
-	order := make([]int, len(runs))
 	total := 0
-	for i, r := range runs {
-		order[i] = i
+	for _, r := range runs {
 		total += len(r)
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(runs[a]), len(runs[b])) })
-	var small, large [][]indexEntry
-	n := 0
-	for _, i := range order {
-		if n+len(runs[i]) <= total/4 && len(large) == 0 {
-			small = append(small, runs[i])
-			n += len(runs[i])
-		} else {
-			large = append(large, runs[i])
-		}
+	sorted := slices.Clone(runs)
+	slices.SortStableFunc(sorted, func(a, b []indexEntry) int { return cmp.Compare(len(a), len(b)) })
+	k, n := 0, 0 // sorted[:k] are the short runs
+	for k < len(sorted) && n+len(sorted[k]) <= total/4 {
+		n += len(sorted[k])
+		k++
 	}
-	return mergeRuns(large), mergeRuns(small)
+	return mergeRuns(sorted[k:]), mergeRuns(sorted[:k])
 }
 
 // mergeEntries merges two sorted arrays into a new one, keeping (and rewriting)

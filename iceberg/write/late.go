@@ -132,14 +132,10 @@ func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, 
 func windowSnapshots(meta table.Metadata, sinkID, runID string, windowEndMs int64) (snaps []*table.Snapshot, complete bool) {
 	key, winKey, lateKey, runKey := CommittedThroughKey(sinkID), WindowKey(sinkID), LatePaneKey(sinkID), RunKey(sinkID)
 	complete = walkSink(meta, table.MainBranch, sinkID, func(s *table.Snapshot) bool {
-		if s.Summary == nil {
-			return true
+		through, ok, err := tokenOf(s, key)
+		if err != nil || !ok {
+			return err == nil // a token that is not an integer ends the walk, as one below the window
 		}
-		v, ok := s.Summary.Properties[key]
-		if !ok {
-			return true
-		}
-		through, _ := strconv.ParseInt(v, 10, 64)
 		if through < windowEndMs {
 			return false
 		}

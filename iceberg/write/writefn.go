@@ -563,10 +563,15 @@ func (c *structRows) row(v any, table string, dead func(DeadLetter)) (r row.Row,
 	}
 	r, err = c.conv.Row(v)
 	if err != nil {
-		dead(DeadLetter{Row: strings.ToValidUTF8(fmt.Sprintf("%+v", v), "\uFFFD"), Table: table, Reason: err.Error()})
+		dead(structDead(v, table, err))
 		return row.Row{}, false, nil
 	}
 	return r, true, nil
+}
+
+// structDead is the dead letter of struct v bound for table, refused for reason.
+func structDead(v any, table string, reason error) DeadLetter {
+	return DeadLetter{Row: strings.ToValidUTF8(fmt.Sprintf("%+v", v), "\uFFFD"), Table: table, Reason: reason.Error()}
 }
 
 // structToRowFn converts structs of one type to Rows (see structRows).
@@ -622,7 +627,7 @@ func (f *structWriteFn) ProcessElement(ctx context.Context, w beam.Window, v bea
 		if err == nil {
 			var rowErr error
 			if rowErr, err = buf.addStruct(ctx, v); rowErr != nil {
-				dead(DeadLetter{Row: strings.ToValidUTF8(fmt.Sprintf("%+v", v), "\uFFFD"), Table: dt.name, Reason: rowErr.Error()})
+				dead(structDead(v, dt.name, rowErr))
 			}
 		}
 		if err != nil {

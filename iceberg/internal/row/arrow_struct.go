@@ -150,9 +150,9 @@ func (b *BatchBuilder) appendStruct(p *structPlan, rv reflect.Value) error {
 	size := 0
 	for col, f := range b.fields {
 		k := p.field[col]
-		if k < 0 {
-			if f.Required {
-				return fmt.Errorf("iceberg: append row: %w", inColumn(f.Name, ErrRequiredNull))
+		if k < 0 { // no field: null
+			if _, _, err := b.checkValue(col, nil); err != nil {
+				return err
 			}
 			continue
 		}
@@ -169,15 +169,9 @@ func (b *BatchBuilder) appendStruct(p *structPlan, rv reflect.Value) error {
 		if err != nil {
 			return fmt.Errorf("iceberg: struct values: %w", inColumn(f.Name, err))
 		}
-		if x == nil {
-			if f.Required {
-				return fmt.Errorf("iceberg: append row: %w", inColumn(f.Name, ErrRequiredNull))
-			}
-			continue
-		}
-		x, n, err := normalize(x, f.Type)
+		x, n, err := b.checkValue(col, x)
 		if err != nil {
-			return fmt.Errorf("iceberg: append row: %w", inColumn(f.Name, err))
+			return err
 		}
 		vals[col], size = x, size+n
 	}

@@ -113,16 +113,10 @@ func (b *BatchBuilder) AppendValues(vals []any) error {
 		return fmt.Errorf("iceberg: append row: %w: %d values for %d columns", ErrTypeMismatch, len(vals), len(b.fields))
 	}
 	size := 0
-	for i, f := range b.fields {
-		if vals[i] == nil {
-			if f.Required {
-				return fmt.Errorf("iceberg: append row: %w", inColumn(f.Name, ErrRequiredNull))
-			}
-			continue
-		}
-		v, n, err := normalize(vals[i], f.Type)
+	for i := range b.fields {
+		v, n, err := b.checkValue(i, vals[i])
 		if err != nil {
-			return fmt.Errorf("iceberg: append row: %w", inColumn(f.Name, err))
+			return err
 		}
 		vals[i], size = v, size+n
 	}
@@ -134,16 +128,30 @@ func (b *BatchBuilder) AppendValues(vals []any) error {
 	return nil
 }
 
+// checkValue validates value x (nil for null) of column col and returns it normalized,
+// with an estimate of its size in bytes.
+func (b *BatchBuilder) checkValue(col int, x any) (any, int, error) {
+	f := &b.fields[col]
+	if x == nil {
+		if f.Required {
+			return nil, 0, fmt.Errorf("iceberg: append row: %w", inColumn(f.Name, ErrRequiredNull))
+		}
+		return nil, 0, nil
+	}
+	v, n, err := normalize(x, f.Type)
+	if err != nil {
+		return nil, 0, fmt.Errorf("iceberg: append row: %w", inColumn(f.Name, err))
+	}
+	return v, n, nil
+}
+
 // AppendStruct appends a struct value (or pointer to one) whose fields map to the
 // schema's columns (see StructMapping); validation is as for AppendRow. Fields of
 // basic kinds go straight to their Arrow builders (see structPlan).
 func (b *BatchBuilder) AppendStruct(v any) error {
-	rv := reflect.ValueOf(v)
-	for rv.Kind() == reflect.Pointer {
-		if rv.IsNil() {
-			return fmt.Errorf("iceberg: struct values: %w: nil %T", ErrTypeMismatch, v)
-		}
-		rv = rv.Elem()
+	rv, err := structValue(v)
+	if err != nil {
+		return err
 	}
 	if rv.Kind() != reflect.Struct {
 		return fmt.Errorf("iceberg: struct values: %w: %T is not a struct", ErrTypeMismatch, v)

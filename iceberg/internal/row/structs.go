@@ -103,12 +103,17 @@ func (m *StructMapping) matchAll(columns []string) ([]int, error) {
 	return idx, nil
 }
 
-func typeOfStruct(v any) reflect.Type {
-	t := reflect.TypeOf(v)
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
+// structValue returns the value v (a struct, or a pointer to one) points to; a nil
+// pointer is an error.
+func structValue(v any) (reflect.Value, error) {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return rv, fmt.Errorf("iceberg: struct values: %w: nil %T", ErrTypeMismatch, v)
+		}
+		rv = rv.Elem()
 	}
-	return t
+	return rv, nil
 }
 
 // StructValues converts struct values of one type to row values in the column order of
@@ -184,12 +189,9 @@ func (sv *StructValues) Row(v any) (Row, error) {
 // AppendValues appends v's raw values in schema column order to dst, without
 // validating them against the column types (BatchBuilder does that).
 func (sv *StructValues) AppendValues(dst []any, v any) ([]any, error) {
-	rv := reflect.ValueOf(v)
-	for rv.Kind() == reflect.Pointer {
-		if rv.IsNil() {
-			return dst, fmt.Errorf("iceberg: struct values: %w: nil %T", ErrTypeMismatch, v)
-		}
-		rv = rv.Elem()
+	rv, err := structValue(v)
+	if err != nil {
+		return dst, err
 	}
 	if rv.Type() != sv.mapping.Type {
 		return dst, fmt.Errorf("iceberg: struct values: %w: %T, want %s", ErrTypeMismatch, v, sv.mapping.Type)
