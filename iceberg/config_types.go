@@ -178,7 +178,9 @@ type WriteConfig struct {
 	// MaintenanceEveryCommits runs inline maintenance on a table after every this many
 	// commits of the sink to it (>= 1): compaction of the table's small and
 	// delete-heavy files, and snapshot expiry when ExpireOlderThanSeconds or RetainLast
-	// is set. It runs in its own step after the commit step. Default disabled.
+	// is set. It runs in its own step after the commit step. A run's first commit
+	// counts on from the table's commits since its last compaction, so batch jobs of
+	// one commit each maintain every this many runs. Default disabled.
 	MaintenanceEveryCommits *int `managed:"maintenance_every_commits"`
 	// MaintenanceIntervalSeconds runs inline maintenance on a table when at least this
 	// many seconds passed since its last run there (>= 1). Default disabled.

@@ -139,7 +139,8 @@ const (
 	KeyPollIntervalSeconds = config.KeyPollIntervalSeconds
 	// KeyMaintenanceEveryCommits runs inline maintenance (compaction, and expiry when
 	// expire_older_than_seconds or retain_last is set) after every this many commits of
-	// the sink to a table. Write; default disabled.
+	// the sink to a table, counted on from the table's commits since its last
+	// compaction at a run's first commit. Write; default disabled.
 	KeyMaintenanceEveryCommits = config.KeyMaintenanceEveryCommits
 	// KeyMaintenanceIntervalSeconds runs inline maintenance when at least this many
 	// seconds passed since its last run on a table. Write; default disabled.

@@ -181,7 +181,8 @@ func WithDistributionMode(m DistributionMode) WriteOption {
 
 // WithMaintenanceEveryCommits sets maintenance_every_commits: compact each table the
 // write commits to (and expire its snapshots, see WithExpireSnapshots) after every n
-// of its commits.
+// of its commits. A run's first commit counts on from the table's commits since its
+// last compaction, so a batch job run again and again maintains every n runs.
 func WithMaintenanceEveryCommits(n int) WriteOption {
 	return func(c *WriteConfig) { c.MaintenanceEveryCommits = &n }
 }

@@ -467,6 +467,27 @@ func sameDeletes(want, got map[string]string) bool {
 	return true
 }
 
+// commitsSinceCompaction returns the number of snapshots on the main ancestry of snap
+// (main's head when snap is not in meta), snap included, newer than the newest
+// compaction snapshot (SummaryCompactionID), counting up to limit.
+func commitsSinceCompaction(meta table.Metadata, snap int64, limit int) int {
+	if meta.SnapshotByID(snap) == nil {
+		head := meta.CurrentSnapshot()
+		if head == nil {
+			return 0
+		}
+		snap = head.SnapshotID
+	}
+	n := 0
+	for _, s := range table.AncestorsOf(snap, meta.SnapshotByID) {
+		if n >= limit || (s.Summary != nil && s.Summary.Properties[SummaryCompactionID] != "") {
+			break
+		}
+		n++
+	}
+	return n
+}
+
 // findSummary returns the snapshot of tbl's main ancestry, newer than base's current
 // snapshot, whose summary has key=value.
 func findSummary(tbl, base *table.Table, key, value string) *table.Snapshot {

@@ -315,9 +315,17 @@ func (f *maintainFn) ProcessElement(ctx context.Context, sp state.Provider, name
 	if info.Skipped {
 		return nil
 	}
-	n, _, err := f.Commits.Read(sp)
+	n, counted, err := f.Commits.Read(sp)
 	if err != nil {
 		return err
+	}
+	if !counted && f.Spec.Maintenance.EveryCommits > 0 {
+		// The run's first commit to the table: count on from the table's history, so
+		// that batch jobs of a commit or a few each (and restarts) maintain too.
+		if n, err = f.priorCommits(ctx, name, info.SnapshotID); err != nil {
+			log.Warnf(ctx, "iceberg: maintain %s: counting commits since the last compaction: %v", name, err)
+			n = 0
+		}
 	}
 	last, ok, err := f.LastRun.Read(sp)
 	if err != nil {
@@ -347,6 +355,24 @@ func (f *maintainFn) ProcessElement(ctx context.Context, sp state.Provider, name
 		log.Warnf(ctx, "iceberg: maintain %s: %v (retried at a later commit)", name, err)
 	}
 	return nil
+}
+
+// priorCommits returns the number of snapshots before snap on the main ancestry of
+// table name since its last compaction (at most EveryCommits - 1).
+func (f *maintainFn) priorCommits(ctx context.Context, name string, snap int64) (int, error) {
+	ident, err := parseIdent(name)
+	if err != nil {
+		return 0, err
+	}
+	cat, err := f.Spec.catalog(ctx, f.rt)
+	if err != nil {
+		return 0, err
+	}
+	tbl, err := loadTable(ctx, cat, ident)
+	if err != nil {
+		return 0, err
+	}
+	return commitsSinceCompaction(tbl.Metadata(), snap, f.Spec.Maintenance.EveryCommits) - 1, nil
 }
 
 func (f *maintainFn) run(ctx context.Context, name string) error {

@@ -137,6 +137,8 @@ def icebeam_merge(a, ident, path, sink_id, logf):
            "--input", path, "--sink_id", sink_id]
     if a.num_shards:
         cmd += ["--num_shards", str(a.num_shards)]
+    if a.maintain:
+        cmd += ["--maintain_every", str(a.maintain)]
     t0 = time.perf_counter()
     with open(logf, "w") as err:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
@@ -210,6 +212,8 @@ def main():
     ap.add_argument("--warmups", type=int, default=3, help="Spark warm-up MERGEs (at least 2)")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--num_shards", type=int, default=0, help="icebeam num_shards (0: its default)")
+    ap.add_argument("--maintain", type=int, default=0,
+                    help="icebeam maintenance_every_commits (0: none); the rounds then include the maintenance runs")
     a = ap.parse_args()
     if a.warmups < 2 or a.rounds < 1:
         raise SystemExit("bench: --warmups must be at least 2 and --rounds at least 1")
@@ -263,8 +267,9 @@ def main():
         model.apply(changes)
         rounds.append(dict(round=rnd, changes=counts, icebeam_pipeline_s=ib["pipeline_s"], icebeam_build_s=ib["build_s"],
                            icebeam_process_s=ib["wall_s"], spark_merge_s=sp, icebeam_counters=ib["counters"]))
-        print("%5d %17s %8.2fs %10.2fs %10.2fs %9.2f" % (rnd, "%d/%d/%d" % (counts["U"], counts["D"], counts["I"]),
-              ib["pipeline_s"], ib["wall_s"], sp, ib["pipeline_s"] / sp), flush=True)
+        print("%5d %17s %8.2fs %10.2fs %10.2fs %9.2f%s" % (rnd, "%d/%d/%d" % (counts["U"], counts["D"], counts["I"]),
+              ib["pipeline_s"], ib["wall_s"], sp, ib["pipeline_s"] / sp,
+              "  (maintained)" if ib["counters"].get("icebeam.maintenance_runs") else ""), flush=True)
 
     spark.sql(f"REFRESH TABLE {CATALOG}.{NS}.icebeam")  # icebeam committed behind Spark's table cache
     files = {name: files_of(spark, f"{NS}.{name}") for name in ("icebeam", "spark")}
@@ -288,6 +293,19 @@ def main():
     for key, label in (("icebeam_pipeline_s", "icebeam pipeline"), ("icebeam_process_s", "icebeam process")):
         s = summ[key]
         print("  ratio %s / spark MERGE: rounds %s %.2f, rounds %s %.2f" % (label, er, s["over_spark_early"], lr, s["over_spark_late"]))
+    n = len(rounds)
+    for key, label in (("icebeam_pipeline_s", "icebeam pipeline"), ("spark_merge_s", "spark MERGE")):
+        summ[key]["mean_all"] = sum(r[key] for r in rounds) / n
+        summ[key]["mean_last_10"] = sum(r[key] for r in rounds[-10:]) / len(rounds[-10:])
+    print("  mean of all %d rounds: icebeam pipeline %.3fs, spark MERGE %.3fs, ratio %.2f; last 10 rounds: %.3fs, %.3fs, ratio %.2f"
+          % (n, summ["icebeam_pipeline_s"]["mean_all"], summ["spark_merge_s"]["mean_all"],
+             summ["icebeam_pipeline_s"]["mean_all"] / summ["spark_merge_s"]["mean_all"],
+             summ["icebeam_pipeline_s"]["mean_last_10"], summ["spark_merge_s"]["mean_last_10"],
+             summ["icebeam_pipeline_s"]["mean_last_10"] / summ["spark_merge_s"]["mean_last_10"]))
+    maint = sum(r["icebeam_counters"].get("icebeam.maintenance_runs", 0) for r in rounds)
+    if a.maintain:
+        print("  icebeam maintenance runs: %d (rounds %s)" % (maint, ", ".join(
+            str(r["round"]) for r in rounds if r["icebeam_counters"].get("icebeam.maintenance_runs", 0))))
     for name, f in files.items():
         print("  %-8s live data files %d, live delete files %d (in %d files), %d snapshots"
               % (name, f["data_files"], f["delete_files"], f["delete_file_paths"], f["snapshots"]))

@@ -42,6 +42,7 @@ var (
 	sinkID     = flag.String("sink_id", "", "sink id of this write (required; one per round)")
 	numShards  = flag.Int("num_shards", 0, "key-hash shards (0: icebeam's default)")
 	cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the pipeline run to this file")
+	maintain   = flag.Int("maintain_every", 0, "maintenance_every_commits of the write (0: no inline maintenance)")
 )
 
 // Change is one change row: the table's columns plus the control columns op and seq.
@@ -153,6 +154,9 @@ func run(start time.Time) error {
 	}
 	if *numShards > 0 {
 		cfg.NumShards = numShards
+	}
+	if *maintain > 0 {
+		cfg = cfg.With(iceberg.WithMaintenanceEveryCommits(*maintain))
 	}
 
 	t0 := time.Now()

@@ -1,0 +1,58 @@
+package iceberg_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg"
+	"github.com/icebeam/icebeam/iceberg/write"
+	"github.com/icebeam/icebeam/testing/icebergtest"
+)
+
+// TestMaintenanceAcrossBatchRuns: maintenance_every_commits counts the table's
+// commits since its last compaction, not only the running job's. Ten batch appends,
+// each its own pipeline with one commit (as a scheduled batch job makes them), with
+// maintenance every 5 commits: the 5th and the 10th run compact the small files the
+// runs before left, so the table never holds more than 5 data files. Counting per
+// run alone, no run would reach 5 commits and the files would pile up to 10.
+func TestMaintenanceAcrossBatchRuns(t *testing.T) {
+	ctx := context.Background()
+	lc := icebergtest.NewLocalCatalog(t)
+	ident := table.Identifier{"db", "batches"}
+	all := events(60)
+	var files []int
+	for run := range 10 {
+		cfg := iceberg.WriteConfig{Table: "db.batches", CatalogName: lc.Name, CatalogProperties: lc.Props,
+			SinkID: fmt.Sprintf("batch-%d", run)}
+		cfg = cfg.With(iceberg.WithMaintenanceEveryCommits(5))
+		if snaps := runWrite(t, cfg, all[run*6:(run+1)*6]); len(snaps) != 1 {
+			t.Fatalf("run %d: snapshots %+v, want 1", run, snaps)
+		}
+		tbl, err := lc.Catalog.LoadTable(ctx, ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		icebergtest.RequireValid(t, tbl)
+		files = append(files, len(icebergtest.DataFiles(t, tbl)))
+		rows := icebergtest.ReadAll(t, tbl, nil)
+		if got := rows.NumRows(); got != int64(6*(run+1)) {
+			t.Fatalf("run %d: %d rows, want %d", run, got, 6*(run+1))
+		}
+		rows.Release()
+		compacted := 0
+		for _, s := range tbl.Metadata().Snapshots() {
+			if s.Summary != nil && s.Summary.Properties[write.SummaryCompactionID] != "" {
+				compacted++
+			}
+		}
+		if want := (run + 1) / 5; compacted != want {
+			t.Errorf("after run %d: %d compactions, want %d", run+1, compacted, want)
+		}
+	}
+	if want := []int{1, 2, 3, 4, 1, 2, 3, 4, 5, 1}; fmt.Sprint(files) != fmt.Sprint(want) {
+		t.Errorf("data files after each run = %v, want %v", files, want)
+	}
+}
