@@ -351,3 +351,34 @@ func BenchmarkMergeRuns(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSortEntries sorts the entries of one file of 1,000,000 rows: "compacted",
+// integer keys below 1.2M in 289 sorted runs (a compaction's output of many CDC
+// files, as bench_merge.sh --maintain leaves it), and "hashed", random 64-bit
+// fingerprints (string or UUID keys).
+func BenchmarkSortEntries(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 1_000_000
+	compacted := make([]indexEntry, n)
+	for i := range compacted {
+		compacted[i] = indexEntry{fp: uint64(rng.IntN(1_200_000)) ^ 1<<63, loc: uint64(i)}
+	}
+	for lo := 0; lo < n; lo += n / 289 {
+		run := compacted[lo:min(lo+n/289, n)]
+		slices.SortFunc(run, func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) })
+	}
+	hashed := make([]indexEntry, n)
+	for i := range hashed {
+		hashed[i] = indexEntry{fp: rng.Uint64(), loc: uint64(i)}
+	}
+	for name, src := range map[string][]indexEntry{"compacted": compacted, "hashed": hashed} {
+		b.Run(name, func(b *testing.B) {
+			es := make([]indexEntry, n)
+			b.ReportAllocs()
+			for b.Loop() {
+				copy(es, src)
+				sortEntries(es)
+			}
+		})
+	}
+}
