@@ -602,6 +602,10 @@ type structWriteFn struct {
 	exactType  reflect.Type
 	exactTable *table.Table
 	exact      bool
+	// chunk and ap: structs of the global window appended on the appender's
+	// goroutine (see struct_append.go).
+	chunk []structItem
+	ap    *structAppender
 }
 
 func (f *structWriteFn) Setup(ctx context.Context) error {
@@ -610,41 +614,60 @@ func (f *structWriteFn) Setup(ctx context.Context) error {
 }
 
 func (f *structWriteFn) StartBundle(ctx context.Context, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) {
+	f.stopAppender() // a failed bundle's
 	f.w.StartBundle(ctx, emit, dead)
 }
 
 func (f *structWriteFn) ProcessElement(ctx context.Context, w beam.Window, v beam.T, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
-	if dt := f.direct(v); dt != nil {
-		pass, err := f.w.router.passes(ctx, dt, w)
-		if err != nil {
-			f.w.abort()
-			return err
-		}
-		if !pass {
-			return f.rowPath(ctx, w, v, emit, dead)
-		}
-		buf, err := f.w.buffer(dt, w)
-		if err == nil {
-			var rowErr error
-			if rowErr, err = buf.addStruct(ctx, v); rowErr != nil {
-				dead(structDead(v, dt.name, rowErr))
-			}
-		}
-		if err != nil {
-			f.w.abort()
-		}
-		return err
+	err := f.process(ctx, w, v, emit, dead)
+	if err != nil {
+		f.stopAppender()
+		f.w.abort() // the bundle fails: stop its writers
 	}
-	return f.rowPath(ctx, w, v, emit, dead)
+	return err
 }
 
-// rowPath converts v to a Row and writes it as writeFn does.
+func (f *structWriteFn) process(ctx context.Context, w beam.Window, v any, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
+	dt := f.direct(v)
+	if dt == nil {
+		return f.rowPath(ctx, w, v, emit, dead)
+	}
+	pass, err := f.w.router.passes(ctx, dt, w)
+	if err != nil {
+		return err
+	}
+	if !pass {
+		return f.rowPath(ctx, w, v, emit, dead)
+	}
+	buf, err := f.w.buffer(dt, w)
+	if err != nil {
+		return err
+	}
+	if _, global := w.(window.GlobalWindow); global {
+		return f.queue(ctx, structItem{v: v, buf: buf, table: dt.name}, dead)
+	}
+	// A window of a streaming write: dead letters are emitted with their own element.
+	if err := f.sync(ctx, dead); err != nil {
+		return err
+	}
+	rowErr, err := buf.addStruct(ctx, v)
+	if rowErr != nil {
+		dead(structDead(v, dt.name, rowErr))
+	}
+	return err
+}
+
+// rowPath converts v to a Row and writes it as writeFn does, after the structs
+// queued for the appender.
 func (f *structWriteFn) rowPath(ctx context.Context, w beam.Window, v any, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
+	if err := f.sync(ctx, dead); err != nil {
+		return err
+	}
 	r, ok, err := f.conv.row(v, f.Spec.Table, dead)
 	if !ok {
 		return err
 	}
-	return f.w.ProcessElement(ctx, w, r, emit, dead)
+	return f.w.process(ctx, w, r, dead)
 }
 
 // direct returns the table structs are appended to without a Row (fileBuffer.addStruct)
@@ -692,6 +715,12 @@ func exactColumns(t reflect.Type, sc *ibg.Schema) bool {
 }
 
 func (f *structWriteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
+	err := f.sync(ctx, dead)
+	f.stopAppender()
+	if err != nil {
+		f.w.abort()
+		return err
+	}
 	return f.w.FinishBundle(ctx, emit, dead)
 }
 
