@@ -382,3 +382,44 @@ func BenchmarkSortEntries(b *testing.B) {
 		})
 	}
 }
+
+// TestGallop: gallop finds, from any starting point at or before it, the first entry
+// whose fingerprint is at least fp, as a binary search of the whole array does; and
+// find, fed fingerprints in ascending order, reports every entry of each (duplicates
+// in main and delta included).
+func TestGallop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	es := make([]indexEntry, 5000)
+	for i := range es {
+		es[i] = indexEntry{fp: uint64(rng.IntN(3000)), loc: uint64(i)}
+	}
+	sortEntries(es)
+	lower := func(fp uint64) int {
+		i, _ := slices.BinarySearchFunc(es, fp, func(e indexEntry, fp uint64) int { return cmp.Compare(e.fp, fp) })
+		return i
+	}
+	for range 2000 {
+		fp := uint64(rng.IntN(3100))
+		want := lower(fp)
+		from := rng.IntN(want + 1)
+		if got := gallop(es, from, fp); got != want {
+			t.Fatalf("gallop(from %d, fp %d) = %d, want %d", from, fp, got, want)
+		}
+	}
+	x := &KeyIndex{main: es[:4000], delta: slices.Clone(es[4000:])}
+	sortEntries(x.delta)
+	var cur [2]int
+	var got []uint64
+	for fp := range uint64(3100) {
+		x.find(&cur, fp, func(loc uint64) { got = append(got, loc) })
+	}
+	slices.Sort(got)
+	for i, loc := range got {
+		if loc != uint64(i) {
+			t.Fatalf("find reported %d locations, want each of 5000 once", len(got))
+		}
+	}
+	if len(got) != len(es) {
+		t.Fatalf("find reported %d locations, want 5000", len(got))
+	}
+}
