@@ -25,6 +25,7 @@ import (
 	"os"
 	"reflect"
 	"runtime/pprof"
+	"runtime/trace"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -43,6 +44,7 @@ var (
 	numShards  = flag.Int("num_shards", 0, "key-hash shards (0: icebeam's default)")
 	cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the pipeline run to this file")
 	maintain   = flag.Int("maintain_every", 0, "maintenance_every_commits of the write (0: no inline maintenance)")
+	traceFile  = flag.String("trace", "", "write a runtime execution trace of the pipeline run to this file (go tool trace)")
 )
 
 // Change is one change row: the table's columns plus the control columns op and seq.
@@ -177,6 +179,17 @@ func run(start time.Time) error {
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+		defer trace.Stop()
 	}
 	t1 := time.Now()
 	pr, err := beamx.RunWithMetrics(ctx, p)
