@@ -7,8 +7,6 @@ import (
 	"math"
 	"sync"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	ibg "github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -147,37 +145,44 @@ func (c *rowIDCache) get(ctx context.Context, fs iceio.IO, path string) ([]int64
 	return ids, nil
 }
 
-// readRowIDs reads the whole _row_id column of the data file at path: -1 where the
-// value is null, nil when the file has no such column.
+// readRowIDs reads the whole _row_id column of the data file at path, straight from
+// its pages (readInt64Leaf): -1 where the value is null, nil when the file has no
+// such column.
 func readRowIDs(ctx context.Context, fs iceio.IO, path string) ([]int64, error) {
-	var out []int64
-	err := readParquet(fs, path, rowIDLeaf, func(rec arrow.RecordBatch, base int64) error {
-		if err := ctx.Err(); err != nil {
+	out := []int64{} // an empty file that has the column: no ids, not nil
+	err := withParquet(fs, path, func(pr *file.Reader) error {
+		leaves, err := rowIDLeaf(pr)
+		if err != nil {
 			return err
 		}
-		col, ok := rec.Column(0).(*array.Int64)
-		if !ok {
-			return fmt.Errorf("%s: _row_id is %s, want int64", path, rec.Column(0).DataType())
-		}
-		if base != int64(len(out)) {
-			return fmt.Errorf("%s: rows out of order at %d", path, base)
-		}
-		for j, v := range col.Int64Values() {
-			if col.IsNull(j) {
-				v = -1
+		out = make([]int64, 0, pr.NumRows())
+		return readInt64Leaf(ctx, pr, path, leaves[0], func(vals []int64, defs []int16, maxDef int16, base int64) error {
+			if base != int64(len(out)) {
+				return fmt.Errorf("%s: rows out of order at %d", path, base)
 			}
-			out = append(out, v)
-		}
-		return nil
+			if defs == nil {
+				out = append(out, vals...)
+				return nil
+			}
+			k := 0
+			for _, d := range defs {
+				if d == maxDef {
+					out = append(out, vals[k])
+					k++
+				} else {
+					out = append(out, -1)
+				}
+			}
+			return nil
+		})
 	})
-	if errors.Is(err, errNoRowIDColumn) {
+	switch {
+	case errors.Is(err, errNoRowIDColumn):
 		return nil, nil
-	}
-	if err != nil {
+	case errors.Is(err, errNotInt64):
+		return nil, fmt.Errorf("row ids: %s: _row_id is not stored as int64", path)
+	case err != nil:
 		return nil, fmt.Errorf("row ids: %w", err)
-	}
-	if out == nil {
-		out = []int64{} // an empty file that has the column
 	}
 	return out, nil
 }

@@ -53,8 +53,14 @@ func TestResolutionRowIDs(t *testing.T) {
 }
 
 // writeRowIDFile writes a Parquet file at path with an id column and, when ids is
-// not nil, a _row_id column (its reserved field ID) holding ids, -1 as null.
-func writeRowIDFile(t *testing.T, path string, n int, ids []int64) {
+// not nil, a _row_id column (its reserved field ID) holding ids, -1 as null, in row
+// groups of 3 rows.
+func writeRowIDFile(t testing.TB, path string, n int, ids []int64) {
+	writeRowIDFileGroups(t, path, n, ids, 3)
+}
+
+// writeRowIDFileGroups is writeRowIDFile with row groups of rowGroup rows.
+func writeRowIDFileGroups(t testing.TB, path string, n int, ids []int64, rowGroup int64) {
 	t.Helper()
 	fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64,
 		Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"1"})}}
@@ -81,7 +87,7 @@ func writeRowIDFile(t *testing.T, path string, n int, ids []int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(3)), pqarrow.DefaultWriterProps())
+	w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rowGroup)), pqarrow.DefaultWriterProps())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,5 +143,26 @@ func TestRowIDCache(t *testing.T) {
 	}
 	if _, err := cache.get(ctx, fs, dir+"/missing.parquet"); err == nil {
 		t.Fatal("a missing file: no error")
+	}
+}
+
+// BenchmarkReadRowIDs reads the _row_id column of a 1,000,000-row file (one row group,
+// every 10th id null), as an update of a compacted table's rows does on a cold start.
+func BenchmarkReadRowIDs(b *testing.B) {
+	path := b.TempDir() + "/ids.parquet"
+	ids := make([]int64, 1_000_000)
+	for i := range ids {
+		ids[i] = int64(i) * 3
+		if i%10 == 0 {
+			ids[i] = -1
+		}
+	}
+	writeRowIDFileGroups(b, path, len(ids), ids, 1<<20)
+	b.ReportAllocs()
+	for b.Loop() {
+		got, err := readRowIDs(context.Background(), iceio.LocalFS{}, path)
+		if err != nil || len(got) != len(ids) || got[10] != -1 || got[11] != 33 {
+			b.Fatalf("read %d ids, %v", len(got), err)
+		}
 	}
 }

@@ -546,16 +546,18 @@ var errNotInt64 = errors.New("key column is not stored as INT64")
 // column is stored otherwise (the caller then reads it through Arrow).
 func readInt64Key(ctx context.Context, fs iceio.IO, path string, codec *keyCodec,
 	fn func(vals []int64, defs []int16, maxDef int16, base int64) error) error {
-	return withParquet(fs, path, func(pr *file.Reader) error { return readInt64Leaf(ctx, pr, path, codec, fn) })
+	return withParquet(fs, path, func(pr *file.Reader) error {
+		leaves, err := keyLeaves(pr, codec)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return readInt64Leaf(ctx, pr, path, leaves[0], fn)
+	})
 }
 
-func readInt64Leaf(ctx context.Context, pr *file.Reader, path string, codec *keyCodec,
+// readInt64Leaf reads the int64 leaf column leaf of pr as readInt64Key describes.
+func readInt64Leaf(ctx context.Context, pr *file.Reader, path string, leaf int,
 	fn func(vals []int64, defs []int16, maxDef int16, base int64) error) error {
-	leaves, err := keyLeaves(pr, codec)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	leaf := leaves[0]
 	if pr.MetaData().Schema.Column(leaf).PhysicalType() != parquet.Types.Int64 {
 		return errNotInt64
 	}
