@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
@@ -360,31 +361,30 @@ func (f *maintainFn) ProcessElement(ctx context.Context, sp state.Provider, name
 // priorCommits returns the number of snapshots before snap on the main ancestry of
 // table name since its last compaction (at most EveryCommits - 1).
 func (f *maintainFn) priorCommits(ctx context.Context, name string, snap int64) (int, error) {
-	ident, err := parseIdent(name)
-	if err != nil {
-		return 0, err
-	}
-	cat, err := f.Spec.catalog(ctx, f.rt)
-	if err != nil {
-		return 0, err
-	}
-	tbl, err := loadTable(ctx, cat, ident)
+	_, _, tbl, err := f.load(ctx, name)
 	if err != nil {
 		return 0, err
 	}
 	return commitsSinceCompaction(tbl.Metadata(), snap, f.Spec.Maintenance.EveryCommits) - 1, nil
 }
 
-func (f *maintainFn) run(ctx context.Context, name string) error {
+// load returns the write's catalog, and the identifier and current state of table
+// name.
+func (f *maintainFn) load(ctx context.Context, name string) (catalog.Catalog, table.Identifier, *table.Table, error) {
 	ident, err := parseIdent(name)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	cat, err := f.Spec.catalog(ctx, f.rt)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	tbl, err := loadTable(ctx, cat, ident)
+	return cat, ident, tbl, err
+}
+
+func (f *maintainFn) run(ctx context.Context, name string) error {
+	cat, ident, tbl, err := f.load(ctx, name)
 	if err != nil {
 		return err
 	}
