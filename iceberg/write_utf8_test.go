@@ -171,6 +171,7 @@ func TestWriteStructsAppender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	icebergtest.RequireValid(t, tbl)
 	var wantIDs []int64
 	for id := range int64(5000) {
 		if !slices.Contains(badIDs, id) {
