@@ -35,9 +35,15 @@ func evolveTableSchema() *ibg.Schema {
 }
 
 // seedEvolve creates db.<name> with evolveTableSchema and two rows.
-func seedEvolve(t *testing.T, lc *icebergtest.LocalCatalog, name string) {
+func seedEvolve(t *testing.T, lc *icebergtest.LocalCatalog, name string, partitioned bool) {
 	t.Helper()
-	tbl := icebergtest.CreateTable(t, lc.Catalog, "db."+name, evolveTableSchema())
+	var opts []icebergtest.TableOption
+	if partitioned {
+		// The hash distribution shuffles the rows of partitioned tables only.
+		opts = append(opts, icebergtest.WithPartitionSpec(ibg.NewPartitionSpec(
+			ibg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "id_bucket", Transform: ibg.BucketTransform{NumBuckets: 4}})))
+	}
+	tbl := icebergtest.CreateTable(t, lc.Catalog, "db."+name, evolveTableSchema(), opts...)
 	rec := icebergtest.Records(t, tbl.Schema(), [][]any{
 		{int64(1), int32(1), float32(0.5), "seed", []any{"paris"}},
 		{int64(2), nil, nil, "seed", nil},
@@ -135,13 +141,13 @@ func TestWriteEvolveSchema(t *testing.T) {
 	}{
 		{"bundle writers", func(c *iceberg.WriteConfig) {}},
 		{"hash", func(c *iceberg.WriteConfig) {
-			c.DistributionMode, c.AutoSharding, c.PartitionFields = iceberg.DistributionHash, true, nil
+			c.DistributionMode, c.AutoSharding = iceberg.DistributionHash, true
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			lc := icebergtest.NewLocalCatalog(t)
-			seedEvolve(t, lc, "ev")
+			seedEvolve(t, lc, "ev", tc.name == "hash")
 			cfg := iceberg.WriteConfig{Table: "db.ev", CatalogName: lc.Name, CatalogProperties: lc.Props, EvolveSchema: true}
 			tc.mutate(&cfg)
 			rows := evolveRows()
@@ -165,7 +171,7 @@ func TestWriteEvolveSchema(t *testing.T) {
 // schema stays.
 func TestWriteEvolveSchemaOff(t *testing.T) {
 	lc := icebergtest.NewLocalCatalog(t)
-	seedEvolve(t, lc, "ev")
+	seedEvolve(t, lc, "ev", false)
 	cfg := iceberg.WriteConfig{Table: "db.ev", CatalogName: lc.Name, CatalogProperties: lc.Props}
 	snaps, dead := runMOR(t, cfg, func(s beam.Scope) beam.PCollection { return beam.CreateList(s, evolveRows()) })
 	if len(snaps) != 1 || snaps[0].RowsAdded != 2 || len(dead) != 5 {
@@ -193,7 +199,7 @@ func TestWriteEvolveSchemaOff(t *testing.T) {
 // written and the schema evolves only for them.
 func TestWriteEvolveSchemaRejects(t *testing.T) {
 	lc := icebergtest.NewLocalCatalog(t)
-	seedEvolve(t, lc, "ev")
+	seedEvolve(t, lc, "ev", false)
 	rows := []iceberg.Row{
 		iceberg.NewRow([]string{"id", "n", "note"}, []any{int64(20), "twenty", "type change"}),
 		iceberg.NewRow([]string{"id", "note", "addr"}, []any{int64(21), "nested type change", iceberg.NewRow([]string{"city"}, []any{int64(3)})}),
@@ -262,7 +268,7 @@ func TestWriteEvolveSchemaManyBundles(t *testing.T) {
 	for _, hash := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hash=%v", hash), func(t *testing.T) {
 			lc := icebergtest.NewLocalCatalog(t)
-			seedEvolve(t, lc, "ev")
+			seedEvolve(t, lc, "ev", hash)
 			cfg := iceberg.WriteConfig{Table: "db.ev", CatalogName: lc.Name, CatalogProperties: lc.Props, EvolveSchema: true}
 			if hash {
 				cfg.DistributionMode, cfg.AutoSharding = iceberg.DistributionHash, true
@@ -293,7 +299,7 @@ func TestWriteEvolveSchemaManyBundles(t *testing.T) {
 // a type change fails the construction either way.
 func TestWriteEvolveSchemaStructs(t *testing.T) {
 	lc := icebergtest.NewLocalCatalog(t)
-	seedEvolve(t, lc, "ev")
+	seedEvolve(t, lc, "ev", false)
 	in := []EvolvedEvent{{ID: 30, N: 1 << 33, Note: "s", Extra: "x"}, {ID: 31, N: 2, Note: "t", Extra: "y"}}
 	cfg := iceberg.WriteConfig{Table: "db.ev", CatalogName: lc.Name, CatalogProperties: lc.Props}
 	_, s := beam.NewPipelineWithRoot()
@@ -324,7 +330,7 @@ func TestWriteEvolveSchemaStructs(t *testing.T) {
 // region evolves, the other region's table is created from its rows.
 func TestWriteEvolveSchemaDynamic(t *testing.T) {
 	lc := icebergtest.NewLocalCatalog(t)
-	seedEvolve(t, lc, "dyn_eu")
+	seedEvolve(t, lc, "dyn_eu", false)
 	rows := []iceberg.Row{
 		iceberg.NewRow([]string{"id", "note", "region"}, []any{int64(40), "eu old", "eu"}),
 		iceberg.NewRow([]string{"id", "note", "region", "extra"}, []any{int64(41), "eu new", "eu", "e41"}),
@@ -392,7 +398,7 @@ func TestMergeOnReadEvolveSchema(t *testing.T) {
 // and still filters the rows.
 func TestReadEvolvedTable(t *testing.T) {
 	lc := icebergtest.NewLocalCatalog(t)
-	seedEvolve(t, lc, "ev")
+	seedEvolve(t, lc, "ev", false)
 	cfg := iceberg.WriteConfig{Table: "db.ev", CatalogName: lc.Name, CatalogProperties: lc.Props, EvolveSchema: true}
 	if _, dead := runMOR(t, cfg, func(s beam.Scope) beam.PCollection { return beam.CreateList(s, evolveRows()) }); len(dead) != 0 {
 		t.Fatalf("dead %+v", dead)

@@ -194,15 +194,18 @@ func idStrings(ids ...int64) []string {
 //
 // It runs with per-bundle writers, with the hash distribution and auto sharding, and
 // with bundle lifting (direct_write_byte_limit small enough that the first bundles
-// are written directly and larger ones shuffled).
+// are written directly and larger ones shuffled), these two on a partitioned table
+// (an unpartitioned one is not shuffled: the hash distribution on one runs too).
 func TestStreamingAppendWindowsLateRows(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts []iceberg.WriteOption
 	}{
 		{"per-bundle writers", nil},
-		{"hash and auto sharding", []iceberg.WriteOption{iceberg.WithDistributionMode(iceberg.DistributionHash), iceberg.WithAutoSharding(true)}},
-		{"direct write byte limit", []iceberg.WriteOption{iceberg.WithDirectWriteByteLimit(40)}},
+		{"hash and auto sharding", []iceberg.WriteOption{iceberg.WithDistributionMode(iceberg.DistributionHash), iceberg.WithAutoSharding(true),
+			iceberg.WithPartitionFields("bucket(4, id)")}},
+		{"hash, unpartitioned", []iceberg.WriteOption{iceberg.WithDistributionMode(iceberg.DistributionHash)}},
+		{"direct write byte limit", []iceberg.WriteOption{iceberg.WithDirectWriteByteLimit(40), iceberg.WithPartitionFields("bucket(4, id)")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testStreamingAppend(t, tc.opts...) })
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
@@ -72,7 +73,13 @@ func TestWriteInvalidUTF8Append(t *testing.T) {
 	for _, dist := range []iceberg.DistributionMode{iceberg.DistributionNone, iceberg.DistributionHash} {
 		t.Run("rows/"+string(dist), func(t *testing.T) {
 			lc := icebergtest.NewLocalCatalog(t)
-			icebergtest.CreateTable(t, lc.Catalog, "db.cities", cityTableSchema())
+			var opts []icebergtest.TableOption
+			if dist == iceberg.DistributionHash {
+				// Shuffled (and so checked in the packer) for a partitioned table only.
+				opts = append(opts, icebergtest.WithPartitionSpec(ibg.NewPartitionSpec(
+					ibg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "id_bucket", Transform: ibg.BucketTransform{NumBuckets: 4}})))
+			}
+			icebergtest.CreateTable(t, lc.Catalog, "db.cities", cityTableSchema(), opts...)
 			names := []string{"id", "city", "state"}
 			rows := []iceberg.Row{
 				iceberg.NewRow(names, []any{int64(1), "Zürich", "ZH"}),

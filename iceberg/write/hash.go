@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -39,6 +40,8 @@ const partitionKeySep = "\x00"
 // applied to the source columns.
 type partitionKeyer struct {
 	fields []keyField
+	// unpartitioned is true for a spec without fields or with only void ones.
+	unpartitioned bool
 }
 
 type keyField struct {
@@ -48,7 +51,7 @@ type keyField struct {
 
 func newPartitionKeyer(tbl *table.Table) (*partitionKeyer, error) {
 	spec, sc := tbl.Spec(), tbl.Schema()
-	k := &partitionKeyer{}
+	k := &partitionKeyer{unpartitioned: spec.IsUnpartitioned()}
 	for _, f := range spec.Fields() {
 		name, ok := sc.FindColumnName(f.SourceID())
 		if !ok {
@@ -58,6 +61,18 @@ func newPartitionKeyer(tbl *table.Table) (*partitionKeyer, error) {
 		k.fields = append(k.fields, keyField{path: strings.Split(name, "."), tr: f.Transform})
 	}
 	return k, nil
+}
+
+// keyer returns dt's partition keyer, built on first use after each table load.
+func (dt *destTable) keyer() (*partitionKeyer, error) {
+	if dt.keys == nil {
+		k, err := newPartitionKeyer(dt.tbl)
+		if err != nil {
+			return nil, err
+		}
+		dt.keys = k
+	}
+	return dt.keys, nil
 }
 
 // key returns r's partition key; rows of one partition have the same key.
@@ -125,6 +140,12 @@ func literalOf(v any) ibg.Literal {
 // Parquet writer as they are: no row is decoded or converted again. Rows it cannot
 // write go to the dead letter output.
 //
+// The rows of an unpartitioned table are not shuffled: as Iceberg's Spark and Flink
+// writers do for distribution mode hash, they are written where they are, by the
+// bundle's writers as with distribution_mode none (files), and their files emitted on
+// the direct output. One writer for a whole table would write all of its rows on one
+// worker.
+//
 // With Spec.AutoShard, a partition's packets of one bundle go to successive shards
 // (the shuffle key gets the packet's index in the bundle), so a partition receiving
 // more data is written by more writers. With Spec.DirectLimit (bundle lifting), a
@@ -144,6 +165,7 @@ type hashRouteFn struct {
 	last    lastKey                       // the key of the last row
 	chunk   []windowedRow                 // rows not yet handed to the packer
 	pk      *packer                       // the bundle's packer, once started
+	files   bundleWriters                 // the writers of unpartitioned tables' rows
 }
 
 // pending is what a bundle holds for one shuffle key: the batch being built and, in
@@ -184,6 +206,7 @@ func (f *hashRouteFn) Setup(ctx context.Context) error {
 	var err error
 	f.router, err = newRouter(&f.Spec)
 	f.schemas = map[*table.Table]*tableSchema{}
+	f.files = bundleWriters{router: f.router}
 	return err
 }
 
@@ -191,6 +214,7 @@ func (f *hashRouteFn) Setup(ctx context.Context) error {
 func (f *hashRouteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, []byte), _ func(beam.EventTime, string, Part), _ func(beam.EventTime, DeadLetter)) {
 	f.stopPacker() // a failed bundle's
 	f.releasePackets()
+	f.files.abort()
 	f.chunk = f.chunk[:0]
 	f.packets = map[bufKey]*pending{}
 	f.last = lastKey{}
@@ -215,7 +239,11 @@ func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.R
 	if len(f.chunk) < packChunkRows {
 		return nil
 	}
-	return f.hand(ctx, emit, dead)
+	err := f.hand(ctx, emit, dead)
+	if err != nil {
+		f.files.abort() // the packer has stopped
+	}
+	return err
 }
 
 // pack routes, checks and appends row r of window w to its key's batch (on the
@@ -235,6 +263,13 @@ func (f *hashRouteFn) pack(ctx context.Context, w beam.Window, r row.Row, out *p
 			dead(*dl)
 		}
 		return err
+	}
+	keys, err := dt.keyer()
+	if err != nil {
+		return err
+	}
+	if keys.unpartitioned {
+		return f.files.add(ctx, dt, w, r, dead)
 	}
 	// Table.Schema returns a new schema value per call, whose name index would be
 	// built again for every row, and Schema.Fields copies the fields on every call:
@@ -265,12 +300,10 @@ func (f *hashRouteFn) pack(ctx context.Context, w beam.Window, r row.Row, out *p
 		dead(DeadLetter{Row: r.String(), Table: dt.name, Reason: err.Error()})
 		return nil
 	}
-	if dt.keys == nil {
-		if dt.keys, err = newPartitionKeyer(dt.tbl); err != nil {
-			return err
-		}
+	if keys, err = dt.keyer(); err != nil { // the table may have been reloaded
+		return err
 	}
-	pk, win := dt.keys.key(row.Of(ts.rs, vals)), w.MaxTimestamp().Milliseconds()
+	pk, win := keys.key(row.Of(ts.rs, vals)), w.MaxTimestamp().Milliseconds()
 	if l := &f.last; l.dt != dt || l.pk != pk || l.win != win {
 		*l = lastKey{dt: dt, pk: pk, win: win, key: bufKey{table: dt.name + partitionKeySep + pk, win: win}}
 	}
@@ -379,6 +412,10 @@ func batchBytes(b arrow.RecordBatch) int {
 // into the direct path, writes them and emits the files of each table and window.
 func (f *hashRouteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, []byte), direct func(beam.EventTime, string, Part), dead func(beam.EventTime, DeadLetter)) error {
 	if err := f.drain(ctx, emit, dead); err != nil {
+		f.files.abort()
+		return err
+	}
+	if err := f.files.finish(ctx, direct); err != nil {
 		return err
 	}
 	defer f.releasePackets()
@@ -431,10 +468,31 @@ type tableSchema struct {
 
 // hashWriteFn writes the packets of one (table, partition) to data files and emits
 // their encodings keyed by table.
+//
+// In the global window (batch) a partition's writer is closed in the background
+// (closeAsync): ProcessElement returns once the packets are handed to the writer, whose
+// goroutine may still be encoding them, and the next partition's packets are decoded
+// and encoded meanwhile. The GroupByKey hands one bundle many partitions one after the
+// other; closed in turn, they were encoded on one core while the other idled. At most
+// maxClosing writers close at a time (each holds at most writerBatchBuffer batches and
+// its row group); FinishBundle waits for them. Windowed elements close their writers
+// inline: a file's Part is emitted in its element's window.
 type hashWriteFn struct {
 	Spec Spec
 
-	rt *runtime
+	rt      *runtime
+	closing []*closingFiles // oldest first
+}
+
+// maxClosing bounds the writers a hashWriteFn bundle closes in the background.
+const maxClosing = 2
+
+// closingFiles is a partition's writers being closed in the background.
+type closingFiles struct {
+	dest  string
+	done  chan struct{}
+	files []EncodedDataFile
+	err   error
 }
 
 func (f *hashWriteFn) Setup(ctx context.Context) error {
@@ -443,10 +501,16 @@ func (f *hashWriteFn) Setup(ctx context.Context) error {
 	return err
 }
 
-func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets func(*[]byte) bool, emit func(string, Part)) error {
+// StartBundle drops the writers a failed bundle left closing. Its emitter mirrors
+// ProcessElement's output.
+func (f *hashWriteFn) StartBundle(_ func(beam.EventTime, string, Part)) {
+	f.drop()
+}
+
+func (f *hashWriteFn) ProcessElement(ctx context.Context, w beam.Window, key string, packets func(*[]byte) bool, emit func(beam.EventTime, string, Part)) error {
 	dest, _, _ := strings.Cut(key, partitionKeySep)
 	var decodeErr error
-	files, err := writeBatches(ctx, f.Spec, f.rt, dest, func(yield func(idBatch) bool) {
+	open, err := openBatches(ctx, f.Spec, f.rt, dest, func(yield func(idBatch) bool) {
 		var p []byte
 		for packets(&p) {
 			id, n := binary.Uvarint(p)
@@ -466,12 +530,69 @@ func (f *hashWriteFn) ProcessElement(ctx context.Context, key string, packets fu
 		}
 	})
 	if err = errors.Join(decodeErr, err); err != nil {
+		if open != nil {
+			open.abort()
+		}
+		f.drop()
 		return err
 	}
-	if len(files) > 0 {
-		emit(dest, Part{Files: files})
+	if _, global := w.(window.GlobalWindow); !global {
+		files, err := open.close()
+		if err != nil {
+			f.drop()
+			return err
+		}
+		if len(files) > 0 {
+			emit(w.MaxTimestamp(), dest, Part{Files: files})
+		}
+		return nil
+	}
+	c := &closingFiles{dest: dest, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		c.files, c.err = open.close()
+	}()
+	f.closing = append(f.closing, c)
+	return f.emitClosed(emit, maxClosing)
+}
+
+// emitClosed waits until at most keep writers are closing, emitting the files of
+// those closed, oldest first (in the global window). A failure drops the others.
+func (f *hashWriteFn) emitClosed(emit func(beam.EventTime, string, Part), keep int) error {
+	for len(f.closing) > 0 {
+		c := f.closing[0]
+		if len(f.closing) <= keep {
+			select {
+			case <-c.done:
+			default:
+				return nil
+			}
+		}
+		<-c.done
+		f.closing = f.closing[1:]
+		if c.err != nil {
+			f.drop()
+			return c.err
+		}
+		if len(c.files) > 0 {
+			emit(mtime.EndOfGlobalWindowTime, c.dest, Part{Files: c.files})
+		}
 	}
 	return nil
+}
+
+// FinishBundle waits for the writers closing and emits their files.
+func (f *hashWriteFn) FinishBundle(emit func(beam.EventTime, string, Part)) error {
+	return f.emitClosed(emit, 0)
+}
+
+// drop waits for the writers closing and forgets their files (after a failure: the
+// bundle is retried, its files stay unreferenced).
+func (f *hashWriteFn) drop() {
+	for _, c := range f.closing {
+		<-c.done
+	}
+	f.closing = nil
 }
 
 // idBatch is a record batch of rows of table schema id.
@@ -480,9 +601,31 @@ type idBatch struct {
 	b  arrow.RecordBatch
 }
 
+// openFiles is the writers of one table's batches, one FileWriter per table schema.
+type openFiles struct {
+	tbl     *table.Table
+	dest    string
+	writers map[int]*FileWriter
+	ids     []int // in order of first use
+}
+
 // writeBatches writes batches (of table dest) to data files and returns them: one
 // FileWriter per table schema of the batches, which it releases.
 func writeBatches(ctx context.Context, spec Spec, rt *runtime, dest string, batches iter.Seq[idBatch]) ([]EncodedDataFile, error) {
+	open, err := openBatches(ctx, spec, rt, dest, batches)
+	if err != nil {
+		if open != nil {
+			open.abort()
+		}
+		return nil, err
+	}
+	return open.close()
+}
+
+// openBatches hands batches (of table dest) to writers, which it starts, and returns
+// them still encoding; the caller closes them (or aborts them after an error, when
+// they are not nil). The batches are released either way.
+func openBatches(ctx context.Context, spec Spec, rt *runtime, dest string, batches iter.Seq[idBatch]) (*openFiles, error) {
 	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, dest, rt.refresh)
 	if err != nil {
 		for ib := range batches {
@@ -490,45 +633,53 @@ func writeBatches(ctx context.Context, spec Spec, rt *runtime, dest string, batc
 		}
 		return nil, config.WrapOp("write", dest, err)
 	}
-	writers := map[int]*FileWriter{}
-	ids := []int{}
-	defer func() {
-		for _, w := range writers {
-			w.Close()
-		}
-	}()
+	o := &openFiles{tbl: tbl, dest: dest, writers: map[int]*FileWriter{}}
 	for ib := range batches {
-		w := writers[ib.id]
+		w := o.writers[ib.id]
 		if w == nil {
-			if _, err := packetSchema(ctx, spec, rt, dest, &tbl, ib.id); err != nil {
+			if _, err := packetSchema(ctx, spec, rt, dest, &o.tbl, ib.id); err != nil {
 				ib.b.Release()
-				return nil, err
+				return o, err
 			}
-			if w, err = NewFileWriter(ctx, tbl, ib.b.Schema(), spec.fileOptions(rt)); err != nil {
+			if w, err = NewFileWriter(ctx, o.tbl, ib.b.Schema(), spec.fileOptions(rt)); err != nil {
 				ib.b.Release()
-				return nil, err
+				return o, err
 			}
-			writers[ib.id] = w
-			ids = append(ids, ib.id)
+			o.writers[ib.id] = w
+			o.ids = append(o.ids, ib.id)
 		}
 		if err := w.Write(ib.b); err != nil {
-			return nil, err
+			return o, err
 		}
 	}
+	return o, nil
+}
+
+// close waits for the writers to finish their files and returns their encodings.
+func (o *openFiles) close() ([]EncodedDataFile, error) {
+	defer o.abort()
 	var out []EncodedDataFile
-	for _, id := range ids {
-		files, err := writers[id].Close()
-		delete(writers, id)
+	for _, id := range o.ids {
+		files, err := o.writers[id].Close()
+		delete(o.writers, id)
 		if err != nil {
 			return nil, err
 		}
-		enc, err := EncodeDataFiles(tbl.Metadata(), files)
+		enc, err := EncodeDataFiles(o.tbl.Metadata(), files)
 		if err != nil {
-			return nil, config.WrapOp("write", dest, err)
+			return nil, config.WrapOp("write", o.dest, err)
 		}
 		out = append(out, enc...)
 	}
 	return out, nil
+}
+
+// abort stops the writers not closed yet, waiting for them.
+func (o *openFiles) abort() {
+	for id, w := range o.writers {
+		w.Close()
+		delete(o.writers, id)
+	}
 }
 
 // writePackets (merge-on-read's new rows) writes the rows of packets (of table dest) to data files and returns
@@ -631,6 +782,6 @@ func packetSchema(ctx context.Context, spec Spec, rt *runtime, dest string, tbl 
 func init() {
 	register.DoFn6x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(beam.EventTime, string, Part), func(beam.EventTime, DeadLetter), error](&hashRouteFn{})
 	register.Emitter2[beam.EventTime, DeadLetter]()
-	register.DoFn4x1[context.Context, string, func(*[]byte) bool, func(string, Part), error](&hashWriteFn{})
+	register.DoFn5x1[context.Context, beam.Window, string, func(*[]byte) bool, func(beam.EventTime, string, Part), error](&hashWriteFn{})
 	register.Emitter2[string, []byte]()
 }

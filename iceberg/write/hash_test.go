@@ -76,6 +76,7 @@ func bundleFiles(t *testing.T, spec Spec, bundles [][]row.Row) (map[string][]Enc
 		if err := wf.Setup(ctx); err != nil {
 			t.Fatal(err)
 		}
+		wf.StartBundle(direct)
 		for _, key := range slices.Sorted(maps.Keys(packets)) {
 			ps := packets[key]
 			next := func(p *[]byte) bool {
@@ -85,9 +86,12 @@ func bundleFiles(t *testing.T, spec Spec, bundles [][]row.Row) (map[string][]Enc
 				*p, ps = ps[0], ps[1:]
 				return true
 			}
-			if err := wf.ProcessElement(ctx, key, next, addFiles); err != nil {
+			if err := wf.ProcessElement(ctx, window.GlobalWindow{}, key, next, direct); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if err := wf.FinishBundle(direct); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return files, dead
@@ -169,6 +173,85 @@ func TestHashDistributionManySmallBundles(t *testing.T) {
 	if got[false] != bundles*regions || got[true] != regions {
 		t.Errorf("files over %d bundles of %d partitions: %d per-bundle, %d hash; want %d and %d",
 			bundles, regions, got[false], got[true], bundles*regions, regions)
+	}
+}
+
+// createFlatTable creates db.<name> with the columns of regionRows, unpartitioned.
+func createFlatTable(t *testing.T, lc *icebergtest.LocalCatalog, name string) {
+	t.Helper()
+	sc := ibg.NewSchema(0,
+		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64},
+		ibg.NestedField{ID: 2, Name: "region", Type: ibg.PrimitiveTypes.String},
+		ibg.NestedField{ID: 3, Name: "name", Type: ibg.PrimitiveTypes.String})
+	if _, _, err := EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", name}, sc, CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHashDistributionUnpartitioned: with distribution_mode=hash, the rows of an
+// unpartitioned table are written by the bundles' writers, as with none (Iceberg's
+// Spark and Flink writers do the same), while a partitioned table of the same write
+// gets one file per partition; the dead letters of both are kept. Through Append, the
+// files of both reach their commits.
+func TestHashDistributionUnpartitioned(t *testing.T) {
+	const (
+		n       = 400
+		regions = 4
+		bundles = 5
+	)
+	rows := regionRows(n, regions)
+	for i, r := range rows { // alternate groups of regions ids to db.t (partitioned) and db.flat
+		dest := "t"
+		if (i/regions)%2 == 1 {
+			dest = "flat"
+		}
+		rows[i] = row.New([]string{"id", "region", "name"}, []any{r.Values()[0], r.Values()[1], dest})
+	}
+	bad := row.New([]string{"id", "region", "name"}, []any{"not-a-long", "r0", "flat"})
+	var split [][]row.Row
+	for i := range bundles {
+		part := slices.Clone(rows[i*n/bundles : (i+1)*n/bundles])
+		split = append(split, append(part, bad))
+	}
+	lc := icebergtest.NewLocalCatalog(t)
+	createRegionTable(t, lc)
+	createFlatTable(t, lc, "flat")
+	spec := testSpec(t, lc, "db.{name}")
+	spec.Hash = true
+	files, dead := bundleFiles(t, spec, split)
+	if len(dead) != bundles {
+		t.Errorf("%d dead letters, want %d (one per bundle)", len(dead), bundles)
+	}
+	for _, d := range dead {
+		if d.Table != "db.flat" || !strings.Contains(d.Reason, `"id"`) {
+			t.Errorf("dead letter %+v, want db.flat's bad id", d)
+		}
+	}
+	for table, want := range map[string]int{"db.t": regions, "db.flat": bundles} {
+		var written int64
+		for _, f := range files[table] {
+			written += f.Rows
+		}
+		if len(files[table]) != want || written != n/2 {
+			t.Errorf("%s: %d files with %d rows, want %d files with %d rows", table, len(files[table]), written, want, n/2)
+		}
+	}
+
+	// The same rows through Append: the unpartitioned table's files take the direct output.
+	lc = icebergtest.NewLocalCatalog(t)
+	createRegionTable(t, lc)
+	createFlatTable(t, lc, "flat")
+	spec = testSpec(t, lc, "db.{name}")
+	spec.Hash = true
+	snaps, dead := runAppend(t, spec, append(slices.Clone(rows), bad))
+	if len(snaps) != 2 || len(dead) != 1 {
+		t.Fatalf("snapshots %+v, dead letters %+v; want one snapshot per table and the bad row", snaps, dead)
+	}
+	for _, name := range []string{"t", "flat"} {
+		if got := countRows(t, lc.Catalog, table.Identifier{"db", name}); got != n/2 {
+			t.Errorf("db.%s holds %d rows, want %d", name, got, n/2)
+		}
+		dataFiles(t, lc, table.Identifier{"db", name}) // checks the table
 	}
 }
 

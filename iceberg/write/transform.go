@@ -69,7 +69,7 @@ func checkStructs(table string, col beam.PCollection) error {
 // type) to s: rows are routed to their tables and checked (rejects to the dead letter
 // output), projected (keep/drop/only), written to Parquet by per-bundle writers (or,
 // with spec.Hash, shuffled in packed batches by table and partition and written by one
-// writer per partition), grouped by table (one group per table and window) and
+// writer per partition; unpartitioned tables are written as without it), grouped by table (one group per table and window) and
 // committed by the Committer. It returns the PCollection of
 // SnapshotInfo and the PCollection of DeadLetter.
 func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead beam.PCollection, err error) {
@@ -105,10 +105,8 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 		if outs, err = beam.TryParDo(s.Scope("WriteFiles"), &hashWriteFn{Spec: spec}, packets); err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
 		}
-		files = outs[0]
-		if spec.DirectLimit > 0 {
-			files = beam.Flatten(s.Scope("DirectAndShuffled"), Rewindow(s, rows, direct), files)
-		}
+		// Direct: lifted bundles (DirectLimit) and the rows of unpartitioned tables.
+		files = beam.Flatten(s.Scope("DirectAndShuffled"), Rewindow(s, rows, direct), outs[0])
 	} else {
 		// Structs become Rows inside the write DoFn (structWriteFn).
 		var fn any = &writeFn{Spec: spec}

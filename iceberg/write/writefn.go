@@ -323,7 +323,7 @@ type writeFn struct {
 	Spec Spec
 
 	router  *router
-	buffers map[bufKey]*fileBuffer
+	writers bundleWriters
 }
 
 type bufKey struct {
@@ -345,29 +345,21 @@ func sortedKeys[V any](m map[bufKey]V) []bufKey {
 func (f *writeFn) Setup(ctx context.Context) error {
 	var err error
 	f.router, err = newRouter(&f.Spec)
+	f.writers = bundleWriters{router: f.router}
 	return err
 }
 
 // StartBundle resets the buffers. Its emitters only satisfy the SDK's rule that
 // lifecycle methods declare the same outputs as ProcessElement.
 func (f *writeFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, Part), _ func(DeadLetter)) {
-	f.abort() // a failed bundle's writers
+	f.writers.abort() // a failed bundle's writers
 	f.router.replay.Begin()
-	f.buffers = map[bufKey]*fileBuffer{}
-}
-
-// abort stops every writer of the bundle: after a failure, none outlives it.
-func (f *writeFn) abort() {
-	for _, b := range f.buffers {
-		b.abort()
-	}
-	f.buffers = nil
 }
 
 func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, _ func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
 	err := f.process(ctx, w, r, dead)
 	if err != nil {
-		f.abort() // the bundle fails: stop its writers
+		f.writers.abort() // the bundle fails: stop its writers
 	}
 	return err
 }
@@ -387,18 +379,43 @@ func (f *writeFn) process(ctx context.Context, w beam.Window, r row.Row, dead fu
 		}
 		return err
 	}
-	buf, err := f.buffer(dt, w)
+	return f.writers.add(ctx, dt, w, r, dead)
+}
+
+// FinishBundle writes what is buffered and emits the encoded files of each table and
+// window (see bundleWriters.finish).
+func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, Part), _ func(DeadLetter)) error {
+	if err := f.writers.finish(ctx, emit); err != nil {
+		return err
+	}
+	f.router.replay.Done()
+	return nil
+}
+
+// bundleWriters is a bundle's file buffers, one per destination table and window:
+// rows are appended as they come (each buffer's FileWriter encodes on its own
+// goroutine) and finish writes the rest. It serves distribution_mode=none (writeFn)
+// and the unpartitioned tables of distribution_mode=hash (hashRouteFn).
+type bundleWriters struct {
+	router  *router
+	buffers map[bufKey]*fileBuffer
+}
+
+// add appends routed row r of window w to dt's buffer. A row the table cannot take
+// goes to dead (with evolve_schema, it first evolves the table when it can).
+func (b *bundleWriters) add(ctx context.Context, dt *destTable, w beam.Window, r row.Row, dead func(DeadLetter)) error {
+	buf, err := b.buffer(dt, w)
 	if err != nil {
 		return err
 	}
 	rowErr, err := buf.add(ctx, r)
-	if rowErr != nil && err == nil && f.Spec.EvolveSchema {
+	if rowErr != nil && err == nil && b.router.spec.EvolveSchema {
 		var changed bool
-		if changed, rowErr, err = f.router.evolve(ctx, dt, r, rowErr); changed {
+		if changed, rowErr, err = b.router.evolve(ctx, dt, r, rowErr); changed {
 			// Rows buffered so far are written with the schema they were checked against.
-			for _, k := range sortedKeys(f.buffers) {
+			for _, k := range sortedKeys(b.buffers) {
 				if k.table == dt.name {
-					if err := f.buffers[k].retarget(ctx, dt.tbl); err != nil {
+					if err := b.buffers[k].retarget(ctx, dt.tbl); err != nil {
 						return err
 					}
 				}
@@ -413,37 +430,47 @@ func (f *writeFn) process(ctx context.Context, w beam.Window, r row.Row, dead fu
 }
 
 // buffer returns the file buffer of dt and window w, made on first use.
-func (f *writeFn) buffer(dt *destTable, w beam.Window) (*fileBuffer, error) {
+func (b *bundleWriters) buffer(dt *destTable, w beam.Window) (*fileBuffer, error) {
 	key := bufKey{table: dt.name, win: w.MaxTimestamp().Milliseconds()}
-	buf := f.buffers[key]
+	buf := b.buffers[key]
 	if buf == nil {
 		var err error
-		if buf, err = newFileBuffer(dt.tbl, f.Spec.fileOptions(f.router.rt)); err != nil {
+		if buf, err = newFileBuffer(dt.tbl, b.router.spec.fileOptions(b.router.rt)); err != nil {
 			return nil, err
 		}
-		f.buffers[key] = buf
+		if b.buffers == nil {
+			b.buffers = map[bufKey]*fileBuffer{}
+		}
+		b.buffers[key] = buf
 	}
 	return buf, nil
 }
 
-// FinishBundle writes what is buffered and emits the encoded files of each table and
+// finish writes what is buffered and emits the encoded files of each table and
 // window, timestamped at the window's end so that a re-windowing downstream puts them
-// back into their window.
-func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, Part), _ func(DeadLetter)) error {
-	for _, k := range sortedKeys(f.buffers) {
-		files, err := f.buffers[k].close(ctx)
-		delete(f.buffers, k)
+// back into their window. After a failure, it stops the other writers.
+func (b *bundleWriters) finish(ctx context.Context, emit func(beam.EventTime, string, Part)) error {
+	for _, k := range sortedKeys(b.buffers) {
+		files, err := b.buffers[k].close(ctx)
+		delete(b.buffers, k)
 		if err != nil {
-			f.abort()
+			b.abort()
 			return err
 		}
 		if len(files) > 0 {
 			emit(mtime.FromMilliseconds(k.win), k.table, Part{Files: files})
 		}
 	}
-	f.buffers = nil
-	f.router.replay.Done()
+	b.buffers = nil
 	return nil
+}
+
+// abort stops every writer of the bundle: after a failure, none outlives it.
+func (b *bundleWriters) abort() {
+	for _, buf := range b.buffers {
+		buf.abort()
+	}
+	b.buffers = nil
 }
 
 // commitFn commits each table's files (and, merge-on-read, its shards' deletes), one
@@ -622,7 +649,7 @@ func (f *structWriteFn) ProcessElement(ctx context.Context, w beam.Window, v bea
 	err := f.process(ctx, w, v, emit, dead)
 	if err != nil {
 		f.stopAppender()
-		f.w.abort() // the bundle fails: stop its writers
+		f.w.writers.abort() // the bundle fails: stop its writers
 	}
 	return err
 }
@@ -639,7 +666,7 @@ func (f *structWriteFn) process(ctx context.Context, w beam.Window, v any, emit 
 	if !pass {
 		return f.rowPath(ctx, w, v, emit, dead)
 	}
-	buf, err := f.w.buffer(dt, w)
+	buf, err := f.w.writers.buffer(dt, w)
 	if err != nil {
 		return err
 	}
@@ -718,7 +745,7 @@ func (f *structWriteFn) FinishBundle(ctx context.Context, emit func(beam.EventTi
 	err := f.sync(ctx, dead)
 	f.stopAppender()
 	if err != nil {
-		f.w.abort()
+		f.w.writers.abort()
 		return err
 	}
 	return f.w.FinishBundle(ctx, emit, dead)
