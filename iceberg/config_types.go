@@ -117,7 +117,8 @@ type WriteConfig struct {
 	ShardsPerPartition *int `managed:"shards_per_partition"`
 	// AutoSharding adjusts the number of writers to the volume. Needs DistributionHash.
 	AutoSharding bool `managed:"auto_sharding"`
-	// DistributionMode is DistributionNone (default) or DistributionHash.
+	// DistributionMode is DistributionNone (default) or DistributionHash (rows shuffled
+	// by partition key; an unpartitioned table's rows are written where they are).
 	DistributionMode DistributionMode `managed:"distribution_mode"`
 	// SorterMemoryMB is the in-memory sort buffer before spilling (>= 1). Merge-on-read;
 	// default DefaultSorterMemoryMB.

@@ -174,7 +174,9 @@ func WithAutoSharding(on bool) WriteOption {
 	return func(c *WriteConfig) { c.AutoSharding = on }
 }
 
-// WithDistributionMode sets distribution_mode: DistributionNone or DistributionHash.
+// WithDistributionMode sets distribution_mode: DistributionNone or DistributionHash
+// (rows shuffled by partition key; an unpartitioned table's rows are written where
+// they are, as with DistributionNone).
 func WithDistributionMode(m DistributionMode) WriteOption {
 	return func(c *WriteConfig) { c.DistributionMode = m }
 }

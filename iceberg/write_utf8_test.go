@@ -147,45 +147,60 @@ func readIDs(t *testing.T, tbl *table.Table) []int64 {
 	return ids
 }
 
-// TestWriteStructsAppender: a batch write of 5,000 structs, more than the chunks the
-// appender goroutine takes at a time, with bad structs in the first, a middle and the
-// last (partial) chunk. Every good struct is written once, each bad one becomes one
+// TestWriteAppender: a batch write of 5,000 structs or Rows, more than the chunks the
+// appender goroutine takes at a time, with bad ones in the first, a middle and the
+// last (partial) chunk. Every good element is written once, each bad one becomes one
 // dead letter naming its column, whether its chunk was answered during the bundle or
 // at its end.
-func TestWriteStructsAppender(t *testing.T) {
-	ctx := context.Background()
-	lc := icebergtest.NewLocalCatalog(t)
+func TestWriteAppender(t *testing.T) {
 	in := events(5000)
 	badIDs := []int64{100, 2500, 4999}
 	for _, id := range badIDs {
 		in[id].Region = notUTF8
 	}
-	cfg := iceberg.WriteConfig{Table: "db.many", CatalogName: lc.Name, CatalogProperties: lc.Props, SinkID: "appender"}
-	snaps, dead := runMOR(t, cfg, func(s beam.Scope) beam.PCollection { return beam.CreateList(s, in) })
-	want := map[string]string{}
-	for _, id := range badIDs {
-		want[fmt.Sprintf("ID:%d ", id)] = `column "region"`
+	rows := make([]iceberg.Row, len(in))
+	for i, e := range in {
+		rows[i] = iceberg.NewRow([]string{"id", "region", "amount"}, []any{e.ID, e.Region, e.Amount})
 	}
-	wantDead(t, dead, "db.many", want)
-	var rows int64
-	for _, s := range snaps {
-		rows += s.RowsAdded
-	}
-	if rows != 4997 {
-		t.Fatalf("snapshots %+v, want 4997 rows added", snaps)
-	}
-	tbl, err := lc.Catalog.LoadTable(ctx, table.Identifier{"db", "many"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	icebergtest.RequireValid(t, tbl)
-	var wantIDs []int64
-	for id := range int64(5000) {
-		if !slices.Contains(badIDs, id) {
-			wantIDs = append(wantIDs, id)
-		}
-	}
-	if got := readIDs(t, tbl); !slices.Equal(got, wantIDs) {
-		t.Fatalf("read back %d ids, want the 4997 good ones", len(got))
+	for _, tc := range []struct {
+		name   string
+		create func(s beam.Scope) beam.PCollection
+		key    string // how a dead letter's row shows its id
+	}{
+		{"structs", func(s beam.Scope) beam.PCollection { return beam.CreateList(s, in) }, "ID:%d "},
+		{"rows", func(s beam.Scope) beam.PCollection { return beam.CreateList(s, rows) }, "id: %d,"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			lc := icebergtest.NewLocalCatalog(t)
+			cfg := iceberg.WriteConfig{Table: "db.many", CatalogName: lc.Name, CatalogProperties: lc.Props, SinkID: "appender"}
+			snaps, dead := runMOR(t, cfg, tc.create)
+			want := map[string]string{}
+			for _, id := range badIDs {
+				want[fmt.Sprintf(tc.key, id)] = `column "region"`
+			}
+			wantDead(t, dead, "db.many", want)
+			var added int64
+			for _, s := range snaps {
+				added += s.RowsAdded
+			}
+			if added != 4997 {
+				t.Fatalf("snapshots %+v, want 4997 rows added", snaps)
+			}
+			tbl, err := lc.Catalog.LoadTable(ctx, table.Identifier{"db", "many"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			icebergtest.RequireValid(t, tbl)
+			var wantIDs []int64
+			for id := range int64(5000) {
+				if !slices.Contains(badIDs, id) {
+					wantIDs = append(wantIDs, id)
+				}
+			}
+			if got := readIDs(t, tbl); !slices.Equal(got, wantIDs) {
+				t.Fatalf("read back %d ids, want the 4997 good ones", len(got))
+			}
+		})
 	}
 }

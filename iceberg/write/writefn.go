@@ -318,12 +318,17 @@ func (b *fileBuffer) close(ctx context.Context) ([]EncodedDataFile, error) {
 // writeFn routes rows to their destination tables, buffers them per destination and
 // window as Arrow batches, writes Parquet data files without committing, and emits the
 // encoded files keyed by table at the end of the bundle. Rows it cannot write go to the
-// dead letter output.
+// dead letter output. Rows of the global window are appended on the bundle's appender
+// goroutine (see append.go).
 type writeFn struct {
 	Spec Spec
 
 	router  *router
 	writers bundleWriters
+	// chunk and ap: the elements queued for the appender and the appender, once
+	// started.
+	chunk []appendItem
+	ap    *appender
 }
 
 type bufKey struct {
@@ -352,6 +357,7 @@ func (f *writeFn) Setup(ctx context.Context) error {
 // StartBundle resets the buffers. Its emitters only satisfy the SDK's rule that
 // lifecycle methods declare the same outputs as ProcessElement.
 func (f *writeFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, Part), _ func(DeadLetter)) {
+	f.stopAppender()  // a failed bundle's
 	f.writers.abort() // a failed bundle's writers
 	f.router.replay.Begin()
 }
@@ -359,9 +365,15 @@ func (f *writeFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string
 func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, _ func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
 	err := f.process(ctx, w, r, dead)
 	if err != nil {
-		f.writers.abort() // the bundle fails: stop its writers
+		f.stop() // the bundle fails
 	}
 	return err
+}
+
+// stop stops the appender and the writers of a failing bundle.
+func (f *writeFn) stop() {
+	f.stopAppender()
+	f.writers.abort()
 }
 
 func (f *writeFn) process(ctx context.Context, w beam.Window, r row.Row, dead func(DeadLetter)) error {
@@ -379,12 +391,30 @@ func (f *writeFn) process(ctx context.Context, w beam.Window, r row.Row, dead fu
 		}
 		return err
 	}
+	if _, global := w.(window.GlobalWindow); global && !f.Spec.EvolveSchema {
+		buf, err := f.writers.buffer(dt, w)
+		if err != nil {
+			return err
+		}
+		return f.queue(ctx, appendItem{r: r, buf: buf, table: dt.name}, dead)
+	}
+	// A window of a streaming write (its dead letters are emitted with their own
+	// element) or a row that may evolve its table: appended here, after those queued.
+	if err := f.sync(ctx, dead); err != nil {
+		return err
+	}
 	return f.writers.add(ctx, dt, w, r, dead)
 }
 
 // FinishBundle writes what is buffered and emits the encoded files of each table and
 // window (see bundleWriters.finish).
-func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, Part), _ func(DeadLetter)) error {
+func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
+	err := f.sync(ctx, dead)
+	f.stopAppender()
+	if err != nil {
+		f.writers.abort()
+		return err
+	}
 	if err := f.writers.finish(ctx, emit); err != nil {
 		return err
 	}
@@ -623,16 +653,12 @@ func (f *structToRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(D
 type structWriteFn struct {
 	Spec Spec
 
-	w    writeFn
+	w    writeFn // its appender also takes the structs of the global window
 	conv structRows
 	// exact is exactColumns of exactType and exactTable's schema (see direct).
 	exactType  reflect.Type
 	exactTable *table.Table
 	exact      bool
-	// chunk and ap: structs of the global window appended on the appender's
-	// goroutine (see struct_append.go).
-	chunk []structItem
-	ap    *structAppender
 }
 
 func (f *structWriteFn) Setup(ctx context.Context) error {
@@ -641,15 +667,13 @@ func (f *structWriteFn) Setup(ctx context.Context) error {
 }
 
 func (f *structWriteFn) StartBundle(ctx context.Context, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) {
-	f.stopAppender() // a failed bundle's
 	f.w.StartBundle(ctx, emit, dead)
 }
 
 func (f *structWriteFn) ProcessElement(ctx context.Context, w beam.Window, v beam.T, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
 	err := f.process(ctx, w, v, emit, dead)
 	if err != nil {
-		f.stopAppender()
-		f.w.writers.abort() // the bundle fails: stop its writers
+		f.w.stop() // the bundle fails
 	}
 	return err
 }
@@ -671,10 +695,10 @@ func (f *structWriteFn) process(ctx context.Context, w beam.Window, v any, emit 
 		return err
 	}
 	if _, global := w.(window.GlobalWindow); global {
-		return f.queue(ctx, structItem{v: v, buf: buf, table: dt.name}, dead)
+		return f.w.queue(ctx, appendItem{v: v, buf: buf, table: dt.name}, dead)
 	}
 	// A window of a streaming write: dead letters are emitted with their own element.
-	if err := f.sync(ctx, dead); err != nil {
+	if err := f.w.sync(ctx, dead); err != nil {
 		return err
 	}
 	rowErr, err := buf.addStruct(ctx, v)
@@ -684,12 +708,9 @@ func (f *structWriteFn) process(ctx context.Context, w beam.Window, v any, emit 
 	return err
 }
 
-// rowPath converts v to a Row and writes it as writeFn does, after the structs
-// queued for the appender.
+// rowPath converts v to a Row and writes it as writeFn does (queued after the
+// structs queued for the appender, or appended after them).
 func (f *structWriteFn) rowPath(ctx context.Context, w beam.Window, v any, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
-	if err := f.sync(ctx, dead); err != nil {
-		return err
-	}
 	r, ok, err := f.conv.row(v, f.Spec.Table, dead)
 	if !ok {
 		return err
@@ -742,12 +763,6 @@ func exactColumns(t reflect.Type, sc *ibg.Schema) bool {
 }
 
 func (f *structWriteFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, string, Part), dead func(DeadLetter)) error {
-	err := f.sync(ctx, dead)
-	f.stopAppender()
-	if err != nil {
-		f.w.writers.abort()
-		return err
-	}
 	return f.w.FinishBundle(ctx, emit, dead)
 }
 

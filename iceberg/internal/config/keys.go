@@ -57,7 +57,8 @@ const (
 	// shards, so busy partitions get more writers. Needs distribution_mode "hash".
 	// Append writes.
 	KeyAutoSharding = "auto_sharding"
-	// KeyDistributionMode is "none" (default: no shuffle) or "hash" (shuffle by partition). Write.
+	// KeyDistributionMode is "none" (default: no shuffle) or "hash" (shuffle by partition;
+	// an unpartitioned table's rows are not shuffled). Write.
 	KeyDistributionMode = "distribution_mode"
 	// KeySorterMemoryMB is the in-memory sort buffer in MB before spilling to disk.
 	// Merge-on-read; default 100.
