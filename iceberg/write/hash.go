@@ -469,8 +469,8 @@ type tableSchema struct {
 // hashWriteFn writes the packets of one (table, partition) to data files and emits
 // their encodings keyed by table.
 //
-// In the global window (batch) a partition's writer is closed in the background
-// (closeAsync): ProcessElement returns once the packets are handed to the writer, whose
+// In the global window (batch) a partition's writers are closed in the background
+// (closingFiles): ProcessElement returns once the packets are handed to the writer, whose
 // goroutine may still be encoding them, and the next partition's packets are decoded
 // and encoded meanwhile. The GroupByKey hands one bundle many partitions one after the
 // other; closed in turn, they were encoded on one core while the other idled. At most

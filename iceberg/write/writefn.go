@@ -429,6 +429,12 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, st
 type bundleWriters struct {
 	router  *router
 	buffers map[bufKey]*fileBuffer
+	// last is the buffer buffer returned last: consecutive rows mostly share one.
+	last struct {
+		dt  *destTable
+		win int64
+		buf *fileBuffer
+	}
 }
 
 // add appends routed row r of window w to dt's buffer. A row the table cannot take
@@ -461,7 +467,11 @@ func (b *bundleWriters) add(ctx context.Context, dt *destTable, w beam.Window, r
 
 // buffer returns the file buffer of dt and window w, made on first use.
 func (b *bundleWriters) buffer(dt *destTable, w beam.Window) (*fileBuffer, error) {
-	key := bufKey{table: dt.name, win: w.MaxTimestamp().Milliseconds()}
+	win := w.MaxTimestamp().Milliseconds()
+	if l := &b.last; l.buf != nil && l.dt == dt && l.win == win {
+		return l.buf, nil
+	}
+	key := bufKey{table: dt.name, win: win}
 	buf := b.buffers[key]
 	if buf == nil {
 		var err error
@@ -473,6 +483,7 @@ func (b *bundleWriters) buffer(dt *destTable, w beam.Window) (*fileBuffer, error
 		}
 		b.buffers[key] = buf
 	}
+	b.last.dt, b.last.win, b.last.buf = dt, win, buf
 	return buf, nil
 }
 
@@ -491,7 +502,7 @@ func (b *bundleWriters) finish(ctx context.Context, emit func(beam.EventTime, st
 			emit(mtime.FromMilliseconds(k.win), k.table, Part{Files: files})
 		}
 	}
-	b.buffers = nil
+	b.buffers, b.last.buf = nil, nil
 	return nil
 }
 
@@ -500,7 +511,7 @@ func (b *bundleWriters) abort() {
 	for _, buf := range b.buffers {
 		buf.abort()
 	}
-	b.buffers = nil
+	b.buffers, b.last.buf = nil, nil
 }
 
 // commitFn commits each table's files (and, merge-on-read, its shards' deletes), one
@@ -659,6 +670,7 @@ type structWriteFn struct {
 	exactType  reflect.Type
 	exactTable *table.Table
 	exact      bool
+	static     *destTable // the write's one table, once loaded (see direct)
 }
 
 func (f *structWriteFn) Setup(ctx context.Context) error {
@@ -726,13 +738,16 @@ func (f *structWriteFn) rowPath(ctx context.Context, w beam.Window, v any, emit 
 // A windowed write also needs the element's window to pass the late-row checks
 // (router.passes): late and replayed rows take the Row path.
 func (f *structWriteFn) direct(v any) *destTable {
-	rr := f.w.router
-	if f.Spec.EvolveSchema || !rr.rt.proj.IsZero() || !rr.rt.tpl.IsStatic() {
-		return nil
-	}
-	dt := rr.tables[rr.rt.tpl.String()]
+	dt := f.static
 	if dt == nil {
-		return nil
+		rr := f.w.router
+		if f.Spec.EvolveSchema || !rr.rt.proj.IsZero() || !rr.rt.tpl.IsStatic() {
+			return nil
+		}
+		if dt = rr.tables[rr.rt.tpl.String()]; dt == nil {
+			return nil
+		}
+		f.static = dt // a static table's destTable stays (evolve_schema is off)
 	}
 	if t := reflect.TypeOf(v); t != f.exactType || dt.tbl != f.exactTable {
 		f.exactType, f.exactTable, f.exact = t, dt.tbl, exactColumns(t, dt.tbl.Schema())
