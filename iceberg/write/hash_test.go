@@ -128,12 +128,17 @@ func regionRows(n, regions int) []row.Row {
 // createRegionTable creates db.t partitioned by region.
 func createRegionTable(t *testing.T, lc *icebergtest.LocalCatalog) {
 	t.Helper()
+	createRegionsTable(t, lc, "t", CreateOptions{PartitionFields: parsePartitions(t, "region")})
+}
+
+// createRegionsTable creates db.<name> with the columns of regionRows.
+func createRegionsTable(t *testing.T, lc *icebergtest.LocalCatalog, name string, opts CreateOptions) {
+	t.Helper()
 	sc := ibg.NewSchema(0,
 		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64},
 		ibg.NestedField{ID: 2, Name: "region", Type: ibg.PrimitiveTypes.String},
 		ibg.NestedField{ID: 3, Name: "name", Type: ibg.PrimitiveTypes.String})
-	if _, _, err := EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", "t"}, sc,
-		CreateOptions{PartitionFields: parsePartitions(t, "region")}); err != nil {
+	if _, _, err := EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", name}, sc, opts); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -176,18 +181,6 @@ func TestHashDistributionManySmallBundles(t *testing.T) {
 	}
 }
 
-// createFlatTable creates db.<name> with the columns of regionRows, unpartitioned.
-func createFlatTable(t *testing.T, lc *icebergtest.LocalCatalog, name string) {
-	t.Helper()
-	sc := ibg.NewSchema(0,
-		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64},
-		ibg.NestedField{ID: 2, Name: "region", Type: ibg.PrimitiveTypes.String},
-		ibg.NestedField{ID: 3, Name: "name", Type: ibg.PrimitiveTypes.String})
-	if _, _, err := EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", name}, sc, CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestHashDistributionUnpartitioned: with distribution_mode=hash, the rows of an
 // unpartitioned table are written by the bundles' writers, as with none (Iceberg's
 // Spark and Flink writers do the same), while a partitioned table of the same write
@@ -215,7 +208,7 @@ func TestHashDistributionUnpartitioned(t *testing.T) {
 	}
 	lc := icebergtest.NewLocalCatalog(t)
 	createRegionTable(t, lc)
-	createFlatTable(t, lc, "flat")
+	createRegionsTable(t, lc, "flat", CreateOptions{})
 	spec := testSpec(t, lc, "db.{name}")
 	spec.Hash = true
 	files, dead := bundleFiles(t, spec, split)
@@ -240,7 +233,7 @@ func TestHashDistributionUnpartitioned(t *testing.T) {
 	// The same rows through Append: the unpartitioned table's files take the direct output.
 	lc = icebergtest.NewLocalCatalog(t)
 	createRegionTable(t, lc)
-	createFlatTable(t, lc, "flat")
+	createRegionsTable(t, lc, "flat", CreateOptions{})
 	spec = testSpec(t, lc, "db.{name}")
 	spec.Hash = true
 	snaps, dead := runAppend(t, spec, append(slices.Clone(rows), bad))
