@@ -485,7 +485,7 @@ type hashWriteFn struct {
 }
 
 // maxClosing bounds the writers a hashWriteFn bundle closes in the background.
-const maxClosing = 2
+const maxClosing = 1
 
 // closingFiles is a partition's writers being closed in the background.
 type closingFiles struct {
