@@ -36,6 +36,12 @@ type Row = row.Row
 //	Types() []ibg.Type     // the Iceberg types, nil where unknown
 //	Len() int              // the number of columns
 //	Index(name string) int // the position of a column, -1 when absent
+//	Required(i int) bool   // whether column i is declared required (never null)
+//
+// A write that creates its table makes a column required when the rows' RowSchema
+// declares it so: schemas of RowSchemaOf from required fields, and the schemas of
+// rows Read emits (the table's required columns) and of structs converted to rows
+// (non-pointer fields). NewRowSchema and NewRow declare every column nullable.
 type RowSchema = row.Schema
 
 // MapEntry is one key/value pair of an Iceberg map value in a Row.
@@ -83,8 +89,14 @@ func VariantFromBytes(metadata, value []byte) (Variant, error) {
 // table's columns keep their declared types.
 func NewRow(names []string, values []any) Row { return row.New(names, values) }
 
-// NewRowSchema returns a schema with column names and Iceberg types (types may be nil).
+// NewRowSchema returns a schema with column names and Iceberg types (types may be
+// nil); every column is nullable (a table created from its rows makes them optional).
 func NewRowSchema(names []string, types []ibg.Type) *RowSchema { return row.NewSchema(names, types) }
+
+// RowSchemaOf returns the schema of rows with sc's top-level columns: their names,
+// Iceberg types and required flags (a table created from its rows makes the same
+// columns required).
+func RowSchemaOf(sc *ibg.Schema) *RowSchema { return row.SchemaOf(sc) }
 
 // RowOf returns a row of schema s with values, one per column of s.
 func RowOf(s *RowSchema, values []any) Row { return row.Of(s, values) }

@@ -102,7 +102,7 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 		return WriteResult{}, config.WrapOp("write", cfg.Table, err)
 	}
 	if tpl.IsStatic() {
-		if err := checkExistingTable(ctx, cfg, spec, rows); err != nil {
+		if err := checkExistingTable(ctx, cfg, &spec, rows); err != nil {
 			return WriteResult{}, err
 		}
 	} else if _, err := cat.ListNamespaces(ctx, nil); err != nil {
@@ -228,8 +228,9 @@ func commitWindows(s beam.Scope, cfg WriteConfig, rows beam.PCollection) beam.PC
 
 // checkExistingTable checks a static destination that already exists against the rows'
 // struct type after keep, drop or only (Row collections are checked per row at run
-// time).
-func checkExistingTable(ctx context.Context, cfg WriteConfig, spec write.Spec, rows beam.PCollection) error {
+// time), and sets spec's NanoTimes: the struct's time.Time fields that go to
+// nanosecond columns.
+func checkExistingTable(ctx context.Context, cfg WriteConfig, spec *write.Spec, rows beam.PCollection) error {
 	tbl, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0)
 	if errors.Is(err, config.ErrTableNotFound) {
 		return nil
@@ -241,10 +242,11 @@ func checkExistingTable(ctx context.Context, cfg WriteConfig, spec write.Spec, r
 	if t == reflect.TypeFor[row.Row]() {
 		return nil
 	}
-	sc, err := write.StructSchema(spec, t)
+	sc, err := write.StructSchema(*spec, t)
 	if err != nil {
 		return config.OpErrorf("write", cfg.Table, "%w: %w", ErrInvalidConfig, err)
 	}
+	spec.NanoTimes = row.NanoTimes("", sc, tbl.Schema())
 	check := write.CheckSchema
 	if cfg.EvolveSchema {
 		check = func(tbl, rows *ibg.Schema) error { return write.CheckEvolvable(tbl, rows, nil) }

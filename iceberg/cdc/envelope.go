@@ -337,15 +337,17 @@ func (e *Envelope) Data(r row.Row) (row.Row, error) {
 	var names []string
 	var types []ibg.Type
 	var vals []any
+	var required []bool
 	for i, n := range in.Names() {
 		if !e.topLevelControl(n) {
 			names, types, vals = append(names, n), append(types, in.Types()[i]), append(vals, img.Value(i))
+			required = append(required, in.Required(i))
 		}
 	}
 	if len(names) == in.Len() {
 		return img, nil
 	}
-	return row.Of(row.NewSchema(names, types), vals), nil
+	return row.Of(row.NewRequiredSchema(names, types, required), vals), nil
 }
 
 // ImageSchemas returns the schemas of the row images of change rows of schema sc
@@ -410,6 +412,21 @@ func (e *Envelope) ImageSchemas(sc *ibg.Schema) ([]*ibg.Schema, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// ImagePrefixes returns, in ImageSchemas' order, the dotted prefix of each row image's
+// fields in the rows: "" for the row itself, "after." for only "after".
+func (e *Envelope) ImagePrefixes() []string {
+	var out []string
+	if e.only == nil {
+		out = append(out, "")
+	}
+	for _, p := range [][]string{e.only, e.before} {
+		if p != nil {
+			out = append(out, strings.Join(p, ".")+".")
+		}
+	}
+	return out
 }
 
 // fieldType returns the type of the field at path in st, or an error naming key:

@@ -51,7 +51,7 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if err := CheckWindows(spec.Table, rows); err != nil {
 		return fail(err)
 	}
-	rows, structDead, err := ToRows(s, spec.Table, rows)
+	rows, structDead, err := ToRows(s, spec, rows)
 	if err != nil {
 		return fail(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
 // PrepareTable checks the destination of a merge-on-read write's spec when the write is constructed, and
@@ -42,12 +43,14 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error 
 	// the row image (only, or the row without its top-level control columns, after
 	// keep or drop), and before_field's.
 	var images []*ibg.Schema
+	var prefixes []string // of images in the rows (see cdc.Envelope.ImagePrefixes)
 	var data *ibg.Schema
 	if rowSchema != nil {
 		env, err := spec.envelope(rt)
 		if err != nil {
 			return err
 		}
+		prefixes = env.ImagePrefixes()
 		if images, err = env.ImageSchemas(rowSchema); err != nil {
 			return fail(err)
 		}
@@ -111,10 +114,12 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error 
 	if spec.EvolveSchema {
 		check = func(tbl, rows *ibg.Schema) error { return CheckEvolvable(tbl, rows, spec.EqualityColumns) }
 	}
-	for _, img := range images {
+	spec.NanoTimes = nil
+	for i, img := range images {
 		if err := check(tbl.Schema(), img); err != nil {
 			return fail(fmt.Errorf("%w: %w", config.ErrInvalidConfig, err))
 		}
+		spec.NanoTimes = append(spec.NanoTimes, row.NanoTimes(prefixes[i], img, tbl.Schema())...)
 	}
 	return nil
 }

@@ -173,6 +173,7 @@ func (sel *selector) plan(p *Projection, prefix string, s *row.Schema) (*project
 	pl := &projected{}
 	var outNames []string
 	var outTypes []ibg.Type
+	var outRequired []bool
 	for i, n := range names {
 		sub, written := sel.field(n)
 		if !written {
@@ -186,8 +187,9 @@ func (sel *selector) plan(p *Projection, prefix string, s *row.Schema) (*project
 		pl.sub = append(pl.sub, sub)
 		outNames = append(outNames, n)
 		outTypes = append(outTypes, t)
+		outRequired = append(outRequired, s.Required(i))
 	}
-	pl.schema = row.NewSchema(outNames, outTypes)
+	pl.schema = row.NewRequiredSchema(outNames, outTypes, outRequired)
 	return pl, nil
 }
 

@@ -18,10 +18,13 @@ var ErrSchemaMismatch = errors.New("schema mismatch")
 // differences are Iceberg's lossless promotions (int to long, float to double,
 // decimal(P,S) to decimal(P2,S) with P2 >= P), optional table columns the rows lack
 // (written as null), optional row columns for required table columns (a null in such
-// a column is caught per row), and timestamp for timestamptz or the reverse (also in
+// a column is caught per row), timestamp for timestamptz or the reverse (also in
 // nanoseconds): a Go time value does not say which it is, so the column keeps its
 // declared type and the value is written as microseconds (nanoseconds) since the
-// epoch, UTC.
+// epoch, UTC; and micro for nanosecond columns (lossless; a time.Time field keeps its
+// nanoseconds there, see row.NanoTimes). Nanoseconds for a micro column stay a
+// mismatch (a time.Time for one is checked per value: sub-microsecond digits are
+// refused, never truncated).
 func CheckSchema(tbl, rows *ibg.Schema) error {
 	return checkFields("", tbl.Fields(), rows.Fields())
 }
@@ -91,7 +94,7 @@ func checkType(path string, tbl, rows ibg.Type) error {
 		}
 	case ibg.TimestampNsType, ibg.TimestampTzNsType:
 		switch rows.(type) {
-		case ibg.TimestampNsType, ibg.TimestampTzNsType:
+		case ibg.TimestampNsType, ibg.TimestampTzNsType, ibg.TimestampType, ibg.TimestampTzType:
 			return nil
 		}
 	case ibg.Int64Type:

@@ -74,6 +74,11 @@ type Spec struct {
 	// EvolveSchema is evolve_schema: rows the table's schema cannot take evolve it
 	// (see EvolveTable) instead of going to the dead letter output.
 	EvolveSchema bool
+	// NanoTimes are the columns (row.NanoTimes paths) of a struct element type's
+	// time.Time fields whose existing table column is in nanoseconds: structs become
+	// rows with those columns at nanosecond precision (row.WithNanoTimes). Set at
+	// construction, from the table.
+	NanoTimes []string
 
 	// MergeOnRead is true for mode merge-on-read.
 	MergeOnRead bool

@@ -14,13 +14,15 @@ import (
 var rowType = reflect.TypeFor[row.Row]()
 
 // StructSchema returns the schema of the rows a write of spec makes of struct type t:
-// the type's inferred schema (row.InferStructSchema) after spec's keep, drop or only.
+// the type's inferred schema (row.InferStructSchema, with spec's NanoTimes) after spec's
+// keep, drop or only.
 // An error names a field keep, drop or only lists that t lacks.
 func StructSchema(spec Spec, t reflect.Type) (*ibg.Schema, error) {
 	sc, err := row.InferStructSchema(t)
 	if err != nil {
 		return nil, err
 	}
+	sc = row.WithNanoTimes(sc, spec.NanoTimes)
 	proj, err := NewProjection(spec.Keep, spec.Drop, spec.Only)
 	if err != nil {
 		return nil, err
@@ -30,17 +32,19 @@ func StructSchema(spec Spec, t reflect.Type) (*ibg.Schema, error) {
 
 // ToRows returns col (a PCollection of row.Row, or of one struct type or pointers to
 // it) as a PCollection of row.Row: structs become Rows of their inferred schema
-// (row.InferStructSchema), and a struct that cannot be converted goes to dead, a
-// PCollection of DeadLetter naming table (dead is the zero PCollection for Rows).
-// Any other element type is an error wrapping config.ErrInvalidConfig.
-func ToRows(s beam.Scope, table string, col beam.PCollection) (rows, dead beam.PCollection, err error) {
+// (row.InferStructSchema, with spec's NanoTimes), and a struct that cannot be
+// converted goes to dead, a PCollection of DeadLetter naming spec's table (dead is the
+// zero PCollection for Rows). Any other element type is an error wrapping
+// config.ErrInvalidConfig.
+func ToRows(s beam.Scope, spec Spec, col beam.PCollection) (rows, dead beam.PCollection, err error) {
 	if col.Type().Type() == rowType {
 		return col, beam.PCollection{}, nil
 	}
+	table := spec.Table
 	if err := checkStructs(table, col); err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
-	outs, err := beam.TryParDo(s.Scope("ToRow"), &structToRowFn{Table: table}, col)
+	outs, err := beam.TryParDo(s.Scope("ToRow"), &structToRowFn{Table: table, NanoTimes: spec.NanoTimes}, col)
 	if err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
@@ -88,7 +92,7 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 	var deads []beam.PCollection
 	var files beam.PCollection
 	if spec.Hash || spec.DirectLimit > 0 {
-		rows, structDead, err := ToRows(s, spec.Table, rows)
+		rows, structDead, err := ToRows(s, spec, rows)
 		if err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
 		}

@@ -608,12 +608,13 @@ func WindowEnd(w beam.Window) int64 {
 }
 
 // structRows converts structs of one type to Rows of the type's inferred schema
-// (row.InferStructSchema). The converter is built from the first element's type (the
-// DoFns carry no reflect.Type: Beam cannot serialize types with array fields such as
-// uuid.UUID).
+// (row.InferStructSchema, with nanos: row.WithNanoTimes). The converter is built from
+// the first element's type (the DoFns carry no reflect.Type: Beam cannot serialize
+// types with array fields such as uuid.UUID).
 type structRows struct {
-	typ  reflect.Type
-	conv *row.StructValues
+	nanos []string // Spec.NanoTimes
+	typ   reflect.Type
+	conv  *row.StructValues
 }
 
 // row returns v as a Row; ok is false when v cannot be converted, after sending it to
@@ -624,7 +625,7 @@ func (c *structRows) row(v any, table string, dead func(DeadLetter)) (r row.Row,
 		if err != nil {
 			return row.Row{}, false, err
 		}
-		if c.conv, err = row.NewStructValues(t, sc); err != nil {
+		if c.conv, err = row.NewStructValues(t, row.WithNanoTimes(sc, c.nanos)); err != nil {
 			return row.Row{}, false, err
 		}
 		c.typ = t
@@ -646,9 +647,13 @@ func structDead(v any, table string, reason error) DeadLetter {
 type structToRowFn struct {
 	// Table is the destination (or template), for the dead letters.
 	Table string
+	// NanoTimes is the write's Spec.NanoTimes.
+	NanoTimes []string
 
 	conv structRows
 }
+
+func (f *structToRowFn) Setup() { f.conv.nanos = f.NanoTimes }
 
 func (f *structToRowFn) ProcessElement(v beam.T, emit func(row.Row), dead func(DeadLetter)) error {
 	r, ok, err := f.conv.row(v, f.Table, dead)
@@ -675,6 +680,7 @@ type structWriteFn struct {
 
 func (f *structWriteFn) Setup(ctx context.Context) error {
 	f.w = writeFn{Spec: f.Spec}
+	f.conv.nanos = f.Spec.NanoTimes
 	return f.w.Setup(ctx)
 }
 

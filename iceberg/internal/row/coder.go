@@ -12,7 +12,8 @@ import (
 // Wire format of a Row (deterministic: equal rows encode to equal bytes):
 //
 //	row    := uvarint(len(schema)) schema body      (len 0: the zero Row, no body)
-//	schema := uvarint(n) { string(name) type }*n    (type: see appendType; tag 0 = unknown)
+//	schema := uvarint(n) { string(name) [22] type }*n (type: see appendType; tag 0 = unknown;
+//	                                                   22: the column is required)
 //	body   := bitmap(n) { value }*                  (bit i set: column i is not null)
 //
 // Typed values: bool 1 byte; int, long, date, time, timestamps zigzag varints; float and
@@ -64,6 +65,9 @@ func (s *Schema) state() (*plan, []byte, error) {
 		p := &plan{cols: make([]*node, len(s.names))}
 		for i, n := range s.names {
 			b = appendString(b, n)
+			if s.Required(i) {
+				b = append(b, tagRequired)
+			}
 			var err error
 			if b, err = appendType(b, s.types[i]); err != nil {
 				s.err = &colError{path: n, err: err}

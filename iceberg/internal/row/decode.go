@@ -38,18 +38,30 @@ func internSchema(b []byte) (*Schema, error) {
 	}
 	names := make([]string, n)
 	types := make([]ibg.Type, n)
+	var required []bool
 	for i := range names {
 		if names[i], err = r.string(); err != nil {
 			return nil, err
 		}
+		if r.off < len(b) && b[r.off] == tagRequired {
+			r.off++
+			if required == nil {
+				required = make([]bool, n)
+			}
+			required[i] = true
+		}
 		if types[i], err = r.readType(0); err != nil {
 			return nil, err
+		}
+		if required != nil && required[i] && types[i] == nil {
+			return nil, fmt.Errorf("required column %q of unknown type: %w", names[i], ErrCorrupt)
 		}
 	}
 	if r.off != len(b) {
 		return nil, fmt.Errorf("%d trailing schema bytes: %w", len(b)-r.off, ErrCorrupt)
 	}
 	s := NewSchema(names, types)
+	s.required = required
 	if _, _, err := s.state(); err != nil {
 		return nil, err
 	}

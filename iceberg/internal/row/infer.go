@@ -20,9 +20,10 @@ func (a *idAlloc) id() int { a.next++; return a.next }
 // []any list of its first non-null element's type, []MapEntry map, Row struct, ...:
 // the README's type inference table). ibg.Timestamp says nothing of a time zone, so
 // it is never timestamptz: a typed Schema, or an existing table's column, says so.
-// A null value of unknown type is an error wrapping ErrUnsupportedType. All columns
-// are optional; field IDs are assigned 1..n depth-first (each column, then its
-// nested fields).
+// A null value of unknown type is an error wrapping ErrUnsupportedType. A column is
+// required when r's Schema declares it so (Schema.Required: a struct's non-pointer
+// field, a required field of the schema the rows were read with), else optional;
+// field IDs are assigned 1..n depth-first (each column, then its nested fields).
 func InferSchema(r Row) (*ibg.Schema, error) {
 	a := &idAlloc{}
 	fields, err := inferRowFields(r, a, 0)
@@ -55,15 +56,16 @@ func inferRowFields(r Row, a *idAlloc, depth int) ([]ibg.NestedField, error) {
 		id := a.id()
 		var t ibg.Type
 		var err error
+		required := false
 		if i < len(types) && types[i] != nil {
-			t = renumber(types[i], a)
+			t, required = renumber(types[i], a), r.schema.Required(i)
 		} else {
 			t, err = inferValue(r.Value(i), a, depth+1)
 		}
 		if err != nil {
 			return nil, inColumn(n, err)
 		}
-		fields[i] = ibg.NestedField{ID: id, Name: n, Type: t}
+		fields[i] = ibg.NestedField{ID: id, Name: n, Type: t, Required: required}
 	}
 	return fields, nil
 }

@@ -46,13 +46,14 @@ type MapEntry struct {
 // Schema names the columns of a Row and, when known, their Iceberg types. It is
 // immutable once built and shared by every row of a batch.
 type Schema struct {
-	names  []string
-	types  []ibg.Type // nil entries when a type is unknown (rows built by hand)
-	index  map[string]int
-	once   sync.Once
-	cached []byte // encoded form, built lazily by the coder
-	plan   *plan  // per-column codec plan, built with cached
-	err    error  // error building cached, if any
+	names    []string
+	types    []ibg.Type // nil entries when a type is unknown (rows built by hand)
+	required []bool     // nil: no column is declared required
+	index    map[string]int
+	once     sync.Once
+	cached   []byte // encoded form, built lazily by the coder
+	plan     *plan  // per-column codec plan, built with cached
+	err      error  // error building cached, if any
 }
 
 // NewSchema returns a schema with the given column names and Iceberg types. types may be
@@ -70,17 +71,35 @@ func NewSchema(names []string, types []ibg.Type) *Schema {
 	return s
 }
 
-// SchemaOf returns the Schema of sc's top-level columns: their names and Iceberg types.
+// NewRequiredSchema is NewSchema with the columns whose required entry is true
+// declared required (see Required); required may be nil (none) or have one entry per
+// name, and a column of unknown type is never required.
+func NewRequiredSchema(names []string, types []ibg.Type, required []bool) *Schema {
+	s := NewSchema(names, types)
+	for i, req := range required {
+		if req && s.types[i] != nil {
+			if s.required == nil {
+				s.required = make([]bool, len(names))
+			}
+			s.required[i] = true
+		}
+	}
+	return s
+}
+
+// SchemaOf returns the Schema of sc's top-level columns: their names, Iceberg types
+// and which are required.
 func SchemaOf(sc *ibg.Schema) *Schema { return fieldsSchema(sc.Fields()) }
 
-// fieldsSchema returns the Schema of fields fs: their names and types.
+// fieldsSchema returns the Schema of fields fs: their names, types and required flags.
 func fieldsSchema(fs []ibg.NestedField) *Schema {
 	names := make([]string, len(fs))
 	types := make([]ibg.Type, len(fs))
+	required := make([]bool, len(fs))
 	for i, f := range fs {
-		names[i], types[i] = f.Name, f.Type
+		names[i], types[i], required[i] = f.Name, f.Type, f.Required
 	}
-	return NewSchema(names, types)
+	return NewRequiredSchema(names, types, required)
 }
 
 // Names returns the column names. Do not modify the result.
@@ -91,6 +110,11 @@ func (s *Schema) Types() []ibg.Type { return s.types }
 
 // Len returns the number of columns.
 func (s *Schema) Len() int { return len(s.names) }
+
+// Required reports whether column i is declared required (never null): a column of a
+// schema built by SchemaOf from a required field, such as a struct's non-pointer
+// field. A table created from such rows makes the column required.
+func (s *Schema) Required(i int) bool { return s.required != nil && s.required[i] }
 
 // Index returns the position of column name, or -1.
 func (s *Schema) Index(name string) int {

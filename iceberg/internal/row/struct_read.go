@@ -268,6 +268,28 @@ func compileAssign(t reflect.Type, depth int) (assignFn, error) {
 			return nil
 		}, nil
 	}
+	if t.Kind() == reflect.Array && t.Elem().Kind() == reflect.Uint8 && t != uuidType {
+		// [N]byte (and named byte arrays) from fixed[N]; [16]byte also from uuid.
+		return func(dst reflect.Value, v any) error {
+			switch x := v.(type) {
+			case nil:
+				dst.SetZero()
+			case []byte:
+				if len(x) != t.Len() {
+					return fmt.Errorf("%w: %d bytes into Go %s", ErrTypeMismatch, len(x), t)
+				}
+				reflect.Copy(dst, reflect.ValueOf(x))
+			case uuid.UUID:
+				if t.Len() != len(x) {
+					return wrong(v)
+				}
+				reflect.Copy(dst, reflect.ValueOf(x[:]))
+			default:
+				return wrong(v)
+			}
+			return nil
+		}, nil
+	}
 	if isValueType(t) {
 		return func(dst reflect.Value, v any) error {
 			if v == nil {
@@ -277,14 +299,6 @@ func compileAssign(t reflect.Type, depth int) (assignFn, error) {
 			rv := reflect.ValueOf(v)
 			if rv.Type() == t {
 				dst.Set(rv)
-				return nil
-			}
-			if u, ok := v.(uuid.UUID); ok && t == reflect.TypeFor[[16]byte]() {
-				dst.Set(reflect.ValueOf([16]byte(u)))
-				return nil
-			}
-			if b, ok := v.([]byte); ok && len(b) == 16 && t == reflect.TypeFor[[16]byte]() { // fixed[16]
-				dst.Set(reflect.ValueOf([16]byte(b)))
 				return nil
 			}
 			return wrong(v)

@@ -32,6 +32,9 @@ const (
 	tagStruct        byte = 19
 	tagUnknown       byte = 20 // Iceberg's "unknown" type: always null
 	tagVariant       byte = 21
+	// tagRequired precedes the type of a top-level column declared required
+	// (Schema.Required); nested fields carry their flag in their struct type.
+	tagRequired byte = 22
 )
 
 // typeTag returns the wire tag of t.
