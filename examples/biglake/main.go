@@ -8,7 +8,8 @@
 //	go run ./examples/biglake --runner=dataflow --project=P --region=R \
 //	  --staging_location=gs://B/staging --warehouse=gs://B/warehouse --table=demo.events
 //
-// Any Iceberg REST catalog works with --catalog_uri and --auth=none or oauth2.
+// --project (Beam's own flag) is also billed for the catalog requests
+// (header x-goog-user-project). Any Iceberg REST catalog works with --catalog_uri and --auth=none or oauth2.
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/gcpopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/icebeam/icebeam/iceberg"
@@ -28,7 +30,6 @@ var (
 	catalogURI = flag.String("catalog_uri", "https://biglake.googleapis.com/iceberg/v1/restcatalog", "the Iceberg REST catalog's base URI")
 	warehouse  = flag.String("warehouse", "", "the catalog's warehouse, gs://BUCKET/PATH for BigLake (required)")
 	auth       = flag.String("auth", "google", "rest.auth.type: google (Application Default Credentials), oauth2 or none")
-	project    = flag.String("project", "", "the Google Cloud project billed for catalog requests (header x-goog-user-project)")
 	tableName  = flag.String("table", "demo.events", "the table to append to, created when missing")
 	rows       = flag.Int("rows", 1000, "how many rows to append")
 )
@@ -71,7 +72,7 @@ func main() {
 		log.Fatal("--warehouse is required (gs://BUCKET/PATH)")
 	}
 	p, s := beam.NewPipelineWithRoot()
-	if err := build(s, catalogProperties(*catalogURI, *warehouse, *auth, *project), *tableName, *rows); err != nil {
+	if err := build(s, catalogProperties(*catalogURI, *warehouse, *auth, *gcpopts.Project), *tableName, *rows); err != nil {
 		log.Fatal(err)
 	}
 	if err := beamx.Run(context.Background(), p); err != nil {
