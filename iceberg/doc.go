@@ -76,4 +76,20 @@
 // naming the key, every problem is reported at once, and all errors wrap ErrInvalidConfig.
 // Options (WithFilter, WithMode, ...) change a config; Validate judges the result, and Read
 // and Write run it again. Secrets in catalog_properties are never logged or put in errors.
+//
+// # Catalogs and storage
+//
+// This package links the rest catalog (with Google credentials for BigLake) and local
+// files. Other catalog types and storage schemes register by import, so that a worker
+// binary links only what its pipeline uses:
+//
+//	import (
+//		_ "github.com/icebeam/icebeam/iceberg/catalogs/sql" // type=sql (SQLite, MySQL)
+//		_ "github.com/icebeam/icebeam/iceberg/storage/gcs"  // gs://
+//	)
+//
+// and likewise catalogs/postgres, catalogs/hadoop, catalogs/glue, catalogs/hive,
+// storage/s3, or catalogs/all for every one. A configuration naming a catalog type or
+// storage scheme whose package was not imported fails at construction with a
+// ConfigError, wrapping ErrUnsupported, that names the import.
 package iceberg

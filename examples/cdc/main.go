@@ -53,8 +53,13 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
+	"github.com/apache/iceberg-go/catalog"
+
 	"github.com/icebeam/icebeam/iceberg"
-	"github.com/icebeam/icebeam/testing/icebergtest"
+	// The embedded SQLite catalog (type=sql) and, for the Dataflow run below,
+	// gs:// storage; the rest catalog (BigLake) is always linked.
+	sqlcatalog "github.com/icebeam/icebeam/iceberg/catalogs/sql"
+	_ "github.com/icebeam/icebeam/iceberg/storage/gcs"
 )
 
 //go:embed testdata/orders.jsonl
@@ -165,12 +170,16 @@ func main() {
 			defer os.RemoveAll(tmp)
 			dir = tmp
 		}
-		cat, err := icebergtest.NewLocalCatalogAt(dir)
+		props, err := sqlcatalog.EmbeddedProperties(dir)
 		if err != nil {
 			log.Fatal(err)
 		}
-		defer cat.Close()
-		cfg = target{name: cat.Name, props: cat.Props, local: cat, outDir: dir}
+		cat, err := sqlcatalog.Open(ctx, "local", props)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer cat.(catalog.Closer).Close()
+		cfg = target{name: "local", props: props, local: cat, outDir: dir}
 	}
 	cfg.table = *tableName
 	lines, err := events()
@@ -230,7 +239,7 @@ type target struct {
 	name   string
 	props  map[string]string
 	table  string
-	local  *icebergtest.LocalCatalog // nil for a remote catalog
+	local  catalog.Catalog // the embedded catalog, nil for a remote one
 	outDir string
 }
 
@@ -439,7 +448,7 @@ func report(ctx context.Context, w io.Writer, t target, events, batches int, uni
 
 	fmt.Fprintf(w, "applied %d change events in %d %s to %s (merge-on-read, deletion vectors)\n", events, batches, unit, t.table)
 	if t.local != nil {
-		tbl, err := t.local.Catalog.LoadTable(ctx, strings.Split(t.table, "."))
+		tbl, err := t.local.LoadTable(ctx, strings.Split(t.table, "."))
 		if err != nil {
 			return err
 		}

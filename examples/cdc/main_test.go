@@ -67,7 +67,7 @@ func TestCDCExample(t *testing.T) {
 			t.Cleanup(func() { cat.Close() })
 			*numShards = 4
 			var out bytes.Buffer
-			tg := target{name: cat.Name, props: cat.Props, table: "shop.orders", local: cat, outDir: dir}
+			tg := target{name: cat.Name, props: cat.Props, table: "shop.orders", local: cat.Catalog, outDir: dir}
 			if err := run(context.Background(), &out, tg, c.lines, c.batches); err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +144,7 @@ func TestCDCExampleSeparateWorkerProcess(t *testing.T) {
 	*numShards = 2
 	lines := splitLines(sampleEvents)
 	var out bytes.Buffer
-	tg := target{name: cat.Name, props: cat.Props, table: "shop.orders", local: cat, outDir: dir}
+	tg := target{name: cat.Name, props: cat.Props, table: "shop.orders", local: cat.Catalog, outDir: dir}
 	if err := run(context.Background(), &out, tg, lines, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestCDCExampleStreaming(t *testing.T) {
 	*numShards = 4
 	lines := Generate(3000, 5)
 	var out bytes.Buffer
-	tg := target{name: cat.Name, props: cat.Props, table: "shop.orders", local: cat, outDir: dir}
+	tg := target{name: cat.Name, props: cat.Props, table: "shop.orders", local: cat.Catalog, outDir: dir}
 	if err := runStreaming(context.Background(), &out, tg, lines, 1000, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestCDCExampleMaintain(t *testing.T) {
 	*numShards = 4
 	lines := Generate(2000, 11)
 	var out bytes.Buffer
-	tg := target{name: cat.Name, props: cat.Props, table: "shop.orders", local: cat, outDir: dir}
+	tg := target{name: cat.Name, props: cat.Props, table: "shop.orders", local: cat.Catalog, outDir: dir}
 	ctx := context.Background()
 	if err := run(ctx, &out, tg, lines, 3); err != nil {
 		t.Fatal(err)

@@ -35,6 +35,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
+	_ "github.com/icebeam/icebeam/iceberg/catalogs/sql" // the embedded SQLite catalog (type=sql)
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 

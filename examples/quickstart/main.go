@@ -39,6 +39,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/icebeam/icebeam/iceberg"
+	_ "github.com/icebeam/icebeam/iceberg/catalogs/sql" // the embedded SQLite catalog (type=sql)
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 

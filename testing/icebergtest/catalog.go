@@ -14,6 +14,10 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/uptrace/bun/driver/sqliteshim"
+
+	// Links the sql catalog type the fixture catalogs' Props name, as a
+	// user's program does.
+	_ "github.com/icebeam/icebeam/iceberg/catalogs/sql"
 )
 
 // LocalCatalogName is the catalog name of every fixture catalog. The SQL

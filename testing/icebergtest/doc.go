@@ -8,8 +8,11 @@
 // results ([EqualRows]) and a checker of table invariants ([CheckTable],
 // [RequireValid]) such as "at most one live deletion vector per data file".
 //
-// The package depends on iceberg-go only, never on the connector it tests,
-// so a bug in the connector cannot hide itself in the fixtures.
+// The fixtures and checks use iceberg-go only, never the connector they
+// test, so a bug in the connector cannot hide itself in them. The package
+// does import icebeam's sql catalog and gs:// storage packages, for their
+// registration alone, so that the fixture catalogs' Props open through
+// icebeam as they are.
 //
 // Helpers that take a testing.TB fail the test on error; the ones without
 // (such as [NewLocalCatalogAt] and [CheckTable]) return errors instead and

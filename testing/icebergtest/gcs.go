@@ -7,8 +7,8 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
-	// Registers the gs:// and gcs:// FileIO schemes.
-	_ "github.com/apache/iceberg-go/io/gocloud/gcs"
+	// Links gs:// and gcs:// FileIO, as a user's program does.
+	_ "github.com/icebeam/icebeam/iceberg/storage/gcs"
 )
 
 // FakeGCS is an in-process fake Google Cloud Storage server listening on

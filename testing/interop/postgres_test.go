@@ -18,8 +18,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
-	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" driver, pure Go
 
+	_ "github.com/icebeam/icebeam/iceberg/catalogs/postgres" // type=sql on PostgreSQL: the pgx driver
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 

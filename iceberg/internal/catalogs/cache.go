@@ -6,15 +6,18 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/registry"
 )
 
 // Key identifies one catalog configuration: a hash of the name and the sorted
@@ -145,7 +148,18 @@ func LoadTable(ctx context.Context, name string, props map[string]string, ident 
 		if errors.Is(err, catalog.ErrNoSuchTable) {
 			return nil, wrapErr(props, op, err, config.ErrTableNotFound)
 		}
+		if errors.Is(err, icebergio.ErrIOSchemeNotFound) {
+			// iceberg-go's hint names its own package; ours registers it.
+			return nil, wrapErr(props, op, fmt.Errorf("%w (import the package for this scheme under %s, or _ %q)",
+				err, "github.com/icebeam/icebeam/iceberg/storage/", registry.ImportAll), config.ErrUnsupported)
+		}
 		return nil, wrapErr(props, op, err)
+	}
+	// A REST catalog loads metadata on the server: the table's own storage is
+	// first touched here, so a missing FileIO package is reported now, at
+	// pipeline construction, rather than on a worker.
+	if err := registry.CheckLocation(config.KeyTable, tbl.MetadataLocation()); err != nil {
+		return nil, wrapErr(props, "iceberg: load table "+strings.Join(id, ".")+" from catalog "+describe(name, props), err)
 	}
 	tbl = withSharedFS(tbl, cat, props)
 	if old, ok := tblCache.Peek(key); !ok || !old.loadedAt.After(loadedAt) {

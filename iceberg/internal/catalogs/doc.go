@@ -2,21 +2,18 @@
 // catalog_properties, and caches catalogs, table metadata and FileIOs per
 // process so that workers reuse one of each per configuration.
 //
-// Catalogs are built explicitly from props["type"] (sql, rest, hadoop, glue,
-// hive) with the iceberg-go constructor of that type; catalog.Load is never
-// used, so a ~/.iceberg-go.yaml or $GOICEBERG_HOME on a worker cannot change
-// what a pipeline sees.
-//
-//   - sql: props["uri"] is the DSN. sql.driver absent, "sqlite" or "sqlite3"
-//     selects the pure-Go SQLite driver of sqliteshim (WAL, a busy timeout and
-//     immediate transactions are added to file DSNs that do not set them);
-//     "postgres", "pgx" or "pgx/v5" select pgx; "mysql" selects
-//     go-sql-driver/mysql. The catalog's tables are created when missing.
-//   - rest: uri, warehouse, credential, token, scope, audience, resource,
-//     prefix, oauth2-server-uri, header.<Name> and the rest.* keys of
-//     iceberg-go. rest.auth.type=google authenticates every request with a
-//     Google Application Default Credentials token (BigLake's REST catalog).
-//   - hadoop: warehouse. glue: glue.* keys. hive: uri and warehouse.
+// Catalogs are built explicitly from props["type"] by the opener that the
+// type's package registered (see package registry): rest is registered here
+// and always linked (uri, warehouse, credential, token, scope, audience,
+// resource, prefix, oauth2-server-uri, header.<Name> and the rest.* keys of
+// iceberg-go; rest.auth.type=google authenticates every request with a Google
+// Application Default Credentials token, as BigLake's REST catalog needs);
+// sql, hadoop, glue and hive come from the packages under
+// github.com/icebeam/icebeam/iceberg/catalogs, and the gs:// and s3://
+// FileIOs from iceberg/storage. catalog.Load is never used, so a
+// ~/.iceberg-go.yaml or $GOICEBERG_HOME on a worker cannot change what a
+// pipeline sees. A type or storage scheme whose package was not imported is a
+// ConfigError naming the import.
 //
 // Secrets in properties (see Redact) never appear in the errors of this
 // package.

@@ -7,9 +7,9 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	icebergio "github.com/apache/iceberg-go/io"
-	_ "github.com/apache/iceberg-go/io/gocloud/gcs" // registers gs:// and gcs://
-	_ "github.com/apache/iceberg-go/io/gocloud/s3"  // registers s3://, s3a://, s3n://
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/registry"
 )
 
 // fsEntry is one cached FileIO; ready is closed once fio or err is set.
@@ -51,7 +51,9 @@ func SharedFS(ctx context.Context, location string, props map[string]string) (ic
 		e = &fsEntry{ready: make(chan struct{})}
 		fsCache[key] = e
 		fsMu.Unlock()
-		e.fio, e.err = icebergio.LoadFS(context.WithoutCancel(ctx), cloneProps(props), location)
+		if e.err = registry.CheckLocation(propKey(KeyWarehouse), location); e.err == nil {
+			e.fio, e.err = icebergio.LoadFS(context.WithoutCancel(ctx), cloneProps(props), location)
+		}
 		if e.err != nil {
 			e.err = wrapErr(props, "iceberg: open file IO for "+RedactURI(location), e.err)
 			fsMu.Lock()

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/registry"
 )
 
 // Catalog property keys read by this package.
@@ -48,7 +49,9 @@ var SupportedTypes = config.CatalogTypes
 func propKey(k string) string { return "catalog_properties." + k }
 
 // Open builds a new iceberg-go catalog named name from props, choosing the
-// implementation by props["type"]. Home-directory configuration
+// implementation by props["type"] among the registered types (see package
+// registry): a type whose package was not imported, or a warehouse whose
+// storage scheme was not, is a ConfigError naming the import to add. Home-directory configuration
 // (~/.iceberg-go.yaml, $GOICEBERG_HOME) is never consulted. The caller owns
 // the catalog: release it with catalog.Closer when done. Most callers want
 // the cached Get instead.
@@ -57,27 +60,19 @@ func Open(ctx context.Context, name string, props map[string]string) (catalog.Ca
 		return nil, config.Errorf("catalog_name", "must not be empty")
 	}
 	typ := strings.ToLower(strings.TrimSpace(props[KeyType]))
-	var (
-		cat catalog.Catalog
-		err error
-	)
-	switch typ {
-	case "":
+	if typ == "" {
 		return nil, config.Errorf(propKey(KeyType), "missing; supported types: %s", strings.Join(SupportedTypes, ", "))
-	case TypeSQL:
-		cat, err = openSQL(ctx, name, props)
-	case TypeREST:
-		cat, err = openREST(ctx, name, props)
-	case TypeHadoop:
-		cat, err = openHadoop(name, props)
-	case TypeGlue:
-		cat, err = openGlue(ctx, props)
-	case TypeHive:
-		cat, err = openHive(props)
-	default:
-		return nil, config.Errorf(propKey(KeyType), "unknown catalog type %q; supported types: %s",
-			props[KeyType], strings.Join(SupportedTypes, ", "))
 	}
+	open, err := registry.Lookup(typ)
+	if err != nil {
+		return nil, err
+	}
+	if wh := props[KeyWarehouse]; wh != "" {
+		if err := registry.CheckLocation(propKey(KeyWarehouse), wh); err != nil {
+			return nil, err
+		}
+	}
+	cat, err := open(ctx, name, props)
 	if err != nil {
 		return nil, wrapErr(props, "iceberg: open catalog "+describe(name, props), err)
 	}

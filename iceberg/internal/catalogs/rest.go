@@ -10,11 +10,13 @@ import (
 	"strings"
 
 	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/registry"
 )
 
 // GoogleCloudPlatformScope is the OAuth2 scope of the Google ADC token sent to
@@ -27,6 +29,14 @@ const (
 	RESTAuthGoogle = "google"
 	RESTAuthNone   = "none"
 )
+
+// The rest catalog is always linked: it is what BigLake and most shared
+// catalogs speak.
+func init() {
+	registry.Register(TypeREST, func(ctx context.Context, name string, props map[string]string) (catalog.Catalog, error) {
+		return openREST(ctx, name, props)
+	})
+}
 
 func openREST(ctx context.Context, name string, props map[string]string) (*rest.Catalog, error) {
 	uri := props[KeyURI]

@@ -13,7 +13,6 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
-	"github.com/uptrace/bun/driver/sqliteshim"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
@@ -158,54 +157,6 @@ func TestGetConcurrent(t *testing.T) {
 		if cats[i] != cats[0] {
 			t.Fatal("concurrent Get calls returned different catalogs")
 		}
-	}
-}
-
-func TestSQLiteDSN(t *testing.T) {
-	modernc := sqliteshim.DriverName() != "sqlite3"
-	tests := []struct {
-		name, in  string
-		wantSub   []string
-		unchanged bool
-	}{
-		{name: "memory", in: ":memory:", unchanged: true},
-		{name: "file uri", in: "file:/tmp/a.db", wantSub: []string{"file:/tmp/a.db?", "_txlock=immediate"}},
-		{name: "plain path", in: "/tmp/a.db", wantSub: []string{"file:/tmp/a.db?"}},
-		{name: "keeps user busy timeout", in: "file:/tmp/a.db?_pragma=busy_timeout(1)&_busy_timeout=1&_journal_mode=DELETE&_pragma=journal_mode(DELETE)&_txlock=deferred", unchanged: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := SQLiteDSN(tt.in)
-			if tt.unchanged {
-				if got != tt.in {
-					t.Fatalf("SQLiteDSN(%q) = %q, want unchanged", tt.in, got)
-				}
-				return
-			}
-			want := tt.wantSub
-			if modernc {
-				want = append(want, "_pragma=journal_mode%28WAL%29", "_pragma=busy_timeout%28")
-			} else {
-				want = append(want, "_journal_mode=WAL", "_busy_timeout=")
-			}
-			for _, w := range want {
-				if !strings.Contains(got, w) {
-					t.Errorf("SQLiteDSN(%q) = %q, missing %q", tt.in, got, w)
-				}
-			}
-		})
-	}
-}
-
-func TestSQLiteUsesWAL(t *testing.T) {
-	props := sqliteProps(t)
-	cat := openForTest(t, "wal", props)
-	var mode string
-	if err := cat.(*sqlCatalog).db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
-		t.Fatalf("PRAGMA journal_mode: %v", err)
-	}
-	if !strings.EqualFold(mode, "wal") {
-		t.Fatalf("journal_mode = %q, want wal", mode)
 	}
 }
 

@@ -1,7 +1,17 @@
-package catalogs
+// Package glue registers icebeam's glue catalog type: the AWS Glue Data
+// Catalog through iceberg-go, configured by the glue.* catalog properties. It
+// links the AWS SDK. Import it for its side effect:
+//
+//	import _ "github.com/icebeam/icebeam/iceberg/catalogs/glue"
+//
+// A pipeline whose catalog_properties name type=glue without this import
+// fails at construction with an error naming it. Tables on s3:// also need
+// github.com/icebeam/icebeam/iceberg/storage/s3.
+package glue
 
 import (
 	"context"
+	"maps"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,38 +21,27 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/glue"
-	"github.com/apache/iceberg-go/catalog/hadoop"
-	"github.com/apache/iceberg-go/catalog/hive"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/registry"
 )
 
-func openHadoop(name string, props map[string]string) (catalog.Catalog, error) {
-	wh := props[KeyWarehouse]
-	if wh == "" {
-		return nil, config.Errorf(propKey(KeyWarehouse), "missing: the hadoop catalog needs a warehouse path")
-	}
-	return hadoop.NewCatalog(name, wh, ibg.Properties(cloneProps(props)))
-}
+func init() { registry.Register("glue", open) }
 
-// openGlue builds a Glue catalog from the glue.* properties (glue.region,
+// propKey is the managed-config key of catalog property k, used in ConfigErrors.
+func propKey(k string) string { return "catalog_properties." + k }
+
+// open builds a Glue catalog from the glue.* properties (glue.region,
 // glue.endpoint, glue.access-key-id, glue.secret-access-key, glue.session-token,
 // glue.max-retries, glue.retry-mode, glue.id, ...) with the same AWS
 // configuration iceberg-go's own loader derives from them.
-func openGlue(ctx context.Context, props map[string]string) (catalog.Catalog, error) {
-	p := ibg.Properties(cloneProps(props))
+func open(ctx context.Context, _ string, props map[string]string) (catalog.Catalog, error) {
+	p := ibg.Properties(maps.Clone(props))
 	awsCfg, err := glueAWSConfig(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	return glue.NewCatalog(glue.WithAwsConfig(awsCfg), glue.WithAwsProperties(glue.AwsProperties(p)))
-}
-
-func openHive(props map[string]string) (catalog.Catalog, error) {
-	if props[KeyURI] == "" {
-		return nil, config.Errorf(propKey(KeyURI), "missing: the hive catalog needs the metastore thrift URI")
-	}
-	return hive.NewCatalog(ibg.Properties(cloneProps(props)))
 }
 
 // glueAWSConfig mirrors iceberg-go's Glue loader: region, endpoint, retries

@@ -1,22 +1,36 @@
-package catalogs
+package sql
 
 import (
 	"context"
-	"database/sql"
+	dbsql "database/sql"
 	"errors"
 	"fmt"
 	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver (pure Go)
 	"github.com/uptrace/bun/driver/sqliteshim"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/registry"
 )
+
+func init() { registry.Register("sql", Open) }
+
+// Catalog property keys read by the sql catalog.
+const (
+	keyURI        = "uri"
+	keySQLDriver  = "sql.driver"
+	keySQLDialect = "sql.dialect"
+)
+
+// propKey is the managed-config key of catalog property k, used in ConfigErrors.
+func propKey(k string) string { return "catalog_properties." + k }
 
 // sqliteBusyTimeoutMs is the busy timeout added to SQLite DSNs: concurrent
 // writers wait for the lock instead of failing with "database is locked".
@@ -26,7 +40,7 @@ const sqliteBusyTimeoutMs = 10000
 // was built on, so that Close releases both.
 type sqlCatalog struct {
 	*sqlcat.Catalog
-	db *sql.DB
+	db *dbsql.DB
 }
 
 // Close releases the catalog and its connection pool.
@@ -38,37 +52,50 @@ func (c *sqlCatalog) Close() error {
 func (c *sqlCatalog) Unwrap() *sqlcat.Catalog { return c.Catalog }
 
 // sqlDriver resolves the sql.driver property to a registered driver name,
-// its dialect, and whether it is SQLite.
+// its dialect, and whether it is SQLite. PostgreSQL needs the pgx driver,
+// which package postgres registers.
 func sqlDriver(props map[string]string) (driver string, dialect sqlcat.SupportedDialect, sqlite bool, err error) {
-	switch d := strings.ToLower(props[KeySQLDriver]); d {
+	switch d := strings.ToLower(props[keySQLDriver]); d {
 	case "", "sqlite", "sqlite3", sqliteshim.ShimName:
 		return sqliteshim.ShimName, sqlcat.SQLite, true, nil
 	case "postgres", "postgresql", "pgx", "pgx/v5":
+		if !slices.Contains(dbsql.Drivers(), "pgx") {
+			return "", "", false, config.Errorf(propKey(keySQLDriver),
+				"%w: driver %q is not linked into this program: add import _ %q (or _ %q for every catalog and storage scheme)",
+				config.ErrUnsupported, props[keySQLDriver], registry.ImportPostgres, registry.ImportAll)
+		}
 		return "pgx", sqlcat.Postgres, false, nil
 	case "mysql":
 		return "mysql", sqlcat.MySQL, false, nil
 	default:
-		return "", "", false, config.Errorf(propKey(KeySQLDriver),
-			"unsupported driver %q; supported: sqlite, sqlite3, postgres, pgx, mysql", props[KeySQLDriver])
+		return "", "", false, config.Errorf(propKey(keySQLDriver),
+			"unsupported driver %q; supported: sqlite, sqlite3, postgres, pgx, mysql", props[keySQLDriver])
 	}
 }
 
-func openSQL(ctx context.Context, name string, props map[string]string) (*sqlCatalog, error) {
+// Open builds the sql catalog named name from props as icebeam does for
+// catalog_properties type=sql: uri is the DSN; sql.driver absent, "sqlite" or
+// "sqlite3" selects the pure-Go SQLite driver of sqliteshim (WAL, a busy
+// timeout and immediate transactions are added to file DSNs that do not set
+// them); "postgres", "pgx" or "pgx/v5" select pgx (import package postgres);
+// "mysql" selects go-sql-driver/mysql. The catalog's tables are created when
+// missing. Closing the catalog (catalog.Closer) also closes its database.
+func Open(ctx context.Context, name string, props map[string]string) (catalog.Catalog, error) {
 	driver, dialect, sqlite, err := sqlDriver(props)
 	if err != nil {
 		return nil, err
 	}
-	if d := props[KeySQLDialect]; d != "" {
+	if d := props[keySQLDialect]; d != "" {
 		dialect = sqlcat.SupportedDialect(strings.ToLower(d))
 	}
-	dsn := strings.TrimPrefix(props[KeyURI], "sql://")
+	dsn := strings.TrimPrefix(props[keyURI], "sql://")
 	if dsn == "" {
-		return nil, config.Errorf(propKey(KeyURI), "missing: the sql catalog needs a DSN")
+		return nil, config.Errorf(propKey(keyURI), "missing: the sql catalog needs a DSN")
 	}
 	if sqlite {
 		dsn = SQLiteDSN(dsn)
 	}
-	db, err := sql.Open(driver, dsn)
+	db, err := dbsql.Open(driver, dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +109,8 @@ func openSQL(ctx context.Context, name string, props map[string]string) (*sqlCat
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	p := ibg.Properties(maps.Clone(props))
-	p[KeySQLDialect] = string(dialect)
-	p[KeySQLDriver] = driver
+	p[keySQLDialect] = string(dialect)
+	p[keySQLDriver] = driver
 	// Several workers may create the catalog tables at once; a lost
 	// CREATE TABLE IF NOT EXISTS race is retried.
 	var cat *sqlcat.Catalog
