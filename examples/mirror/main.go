@@ -29,12 +29,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
+	"github.com/icebeam/icebeam/internal/jobrun"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -248,7 +248,7 @@ func buildSource(ctx context.Context, t target) error {
 		Table: sourceTable, CatalogName: t.name, CatalogProperties: t.props,
 		SinkID: "orders-src-append",
 	}, beam.CreateList(s, initialOrders()))
-	if err := beamx.Run(ctx, p); err != nil {
+	if _, err := jobrun.Run(ctx, p); err != nil {
 		return fmt.Errorf("append to %s: %w", sourceTable, err)
 	}
 
@@ -269,7 +269,7 @@ func buildSource(ctx context.Context, t target) error {
 			SequenceNumberColumn: "seq", EqualityColumns: []string{"id"},
 			SinkID: fmt.Sprintf("orders-src-changes-%d", i),
 		}, beam.CreateList(s, b.changes))
-		if err := beamx.Run(ctx, p); err != nil {
+		if _, err := jobrun.Run(ctx, p); err != nil {
 			return fmt.Errorf("changes %d to %s: %w", i, sourceTable, err)
 		}
 	}
@@ -321,7 +321,7 @@ func mirror(ctx context.Context, t target, src, dst string, from, to *int64) err
 	}, rows); err != nil {
 		return err
 	}
-	if err := beamx.Run(ctx, p); err != nil {
+	if _, err := jobrun.Run(ctx, p); err != nil {
 		return fmt.Errorf("mirror %s to %s: %w", src, dst, err)
 	}
 	return nil
