@@ -12,13 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-
 	"github.com/icebeam/icebeam/iceberg/write"
+	"github.com/icebeam/icebeam/internal/runnertest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
-func TestMain(m *testing.M) { ptest.Main(m) }
+func TestMain(m *testing.M) { runnertest.Main(m) }
 
 // model applies the events in order to a map, the state the table must end in, and
 // counts the tombstones (null events).

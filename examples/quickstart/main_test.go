@@ -10,12 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-
+	"github.com/icebeam/icebeam/internal/runnertest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
-func TestMain(m *testing.M) { ptest.Main(m) }
+func TestMain(m *testing.M) { runnertest.Main(m) }
 
 // TestQuickstart runs the example and checks its report against the rows computed
 // directly from the generator, minus the deleted orders.

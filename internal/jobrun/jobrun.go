@@ -63,6 +63,9 @@ func MetricsOnly(err error) bool {
 	return isStatus
 }
 
+// NoMetrics returns the result of a job whose metrics were not available.
+func NoMetrics() beam.PipelineResult { return noMetrics{} }
+
 // noMetrics is the result of a job whose metrics were not available.
 type noMetrics struct{}
 
