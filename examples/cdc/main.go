@@ -298,13 +298,9 @@ func run(ctx context.Context, w io.Writer, t target, lines []string, nbatches in
 	for b := 0; b*per < len(lines); b++ {
 		chunk := lines[b*per : min((b+1)*per, len(lines))]
 		p, s := beam.NewPipelineWithRoot()
-		changes, bad := beam.ParDo2(s, parseEventOrDead, beam.CreateList(s, chunk))
-		res, err := iceberg.TryWrite(s, t.writeConfig(fmt.Sprintf("orders-cdc-batch-%d", b)), changes)
-		if err != nil {
+		if err := buildBatch(s, t, chunk, b); err != nil {
 			return err
 		}
-		textio.Write(s, fmt.Sprintf("%s/dead-letter-%d.txt", t.outDir, b),
-			beam.Flatten(s, bad, beam.ParDo(s, formatDeadLetter, res.DeadLetter)))
 		pr, err := jobrun.Run(ctx, p)
 		if err != nil {
 			return fmt.Errorf("batch %d: %w", b, err)
@@ -316,6 +312,18 @@ func run(ctx context.Context, w io.Writer, t target, lines []string, nbatches in
 		return err
 	}
 	printWriteMetrics(w, metrics)
+	return nil
+}
+
+// buildBatch adds the batch pipeline of batch b, which applies lines, to s.
+func buildBatch(s beam.Scope, t target, lines []string, b int) error {
+	changes, bad := beam.ParDo2(s, parseEventOrDead, beam.CreateList(s, lines))
+	res, err := iceberg.TryWrite(s, t.writeConfig(fmt.Sprintf("orders-cdc-batch-%d", b)), changes)
+	if err != nil {
+		return err
+	}
+	textio.Write(s, fmt.Sprintf("%s/dead-letter-%d.txt", t.outDir, b),
+		beam.Flatten(s, bad, beam.ParDo(s, formatDeadLetter, res.DeadLetter)))
 	return nil
 }
 
@@ -336,19 +344,12 @@ func (f *tickEventsFn) ProcessElement(ts beam.EventTime, i int64, emit func(beam
 	}
 }
 
-// runStreaming applies lines in one streaming pipeline: a periodic sequence ticks
-// every tickInterval for as long as the events last at rate per second, each tick
-// emits its slice of the events, and the merge-on-read write commits each
-// windowSecs-second window in order. The pipeline ends when the source does.
-func runStreaming(ctx context.Context, w io.Writer, t target, lines []string, rate, windowSecs int) error {
-	start := time.Now()
-	if rate < 1 || windowSecs < 1 {
-		return fmt.Errorf("--rate and --window_seconds must be at least 1, got %d and %d", rate, windowSecs)
-	}
+// buildStreaming adds the streaming pipeline to s: from begin, a periodic sequence
+// ticks every tickInterval for as long as lines last at rate per second, and the
+// merge-on-read write commits windowSecs-second windows.
+func buildStreaming(s beam.Scope, t target, lines []string, begin time.Time, rate, windowSecs int) error {
 	perTick := max(1, rate*int(tickInterval/time.Millisecond)/1000)
 	ticks := (len(lines) + perTick - 1) / perTick
-	begin := time.Now().Add(500 * time.Millisecond)
-	p, s := beam.NewPipelineWithRoot()
 	seq := periodic.Sequence(s, beam.Create(s, periodic.NewSequenceDefinition(begin, begin.Add(time.Duration(ticks)*tickInterval), tickInterval)))
 	changes, bad := beam.ParDo2(s, parseEventOrDead, beam.ParDo(s, &tickEventsFn{Lines: lines, PerTick: perTick}, seq))
 	res, err := iceberg.TryWrite(s, t.writeConfig("orders-cdc-stream"), changes,
@@ -359,6 +360,22 @@ func runStreaming(ctx context.Context, w io.Writer, t target, lines []string, ra
 	beam.ParDo0(s, countCommit, res.Snapshots)
 	// textio.Write needs bounded input: log the dead letters instead.
 	beam.ParDo0(s, logDeadLetter, beam.Flatten(s, bad, beam.ParDo(s, formatDeadLetter, res.DeadLetter)))
+	return nil
+}
+
+// runStreaming applies lines in one streaming pipeline: a periodic sequence ticks
+// every tickInterval for as long as the events last at rate per second, each tick
+// emits its slice of the events, and the merge-on-read write commits each
+// windowSecs-second window in order. The pipeline ends when the source does.
+func runStreaming(ctx context.Context, w io.Writer, t target, lines []string, rate, windowSecs int) error {
+	start := time.Now()
+	if rate < 1 || windowSecs < 1 {
+		return fmt.Errorf("--rate and --window_seconds must be at least 1, got %d and %d", rate, windowSecs)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	if err := buildStreaming(s, t, lines, time.Now().Add(500*time.Millisecond), rate, windowSecs); err != nil {
+		return err
+	}
 	pr, err := jobrun.Run(ctx, p)
 	if err != nil {
 		return fmt.Errorf("streaming: %w", err)

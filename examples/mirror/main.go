@@ -307,24 +307,31 @@ func mirror(ctx context.Context, t target, src, dst string, from, to *int64) err
 		sinkID += fmt.Sprintf("-to-%d", *end)
 	}
 	p, s := beam.NewPipelineWithRoot()
-	changes, err := iceberg.TryReadChanges(s, cfg)
-	if err != nil {
-		return err
-	}
-	rows := beam.ParDo(s, &dropColumnFn{Column: iceberg.CommitSnapshotIDColumn}, changes)
-	if _, err := iceberg.TryWrite(s, iceberg.WriteConfig{
-		Table: dst, CatalogName: t.name, CatalogProperties: t.props,
-		Mode:             iceberg.MergeOnRead,
-		ChangeTypeColumn: iceberg.ChangeTypeColumn,
-		EqualityColumns:  []string{"id"},
-		SinkID:           sinkID,
-	}, rows); err != nil {
+	if err := buildMirror(s, t, cfg, dst, sinkID); err != nil {
 		return err
 	}
 	if _, err := jobrun.Run(ctx, p); err != nil {
 		return fmt.Errorf("mirror %s to %s: %w", src, dst, err)
 	}
 	return nil
+}
+
+// buildMirror adds to s the pipeline that applies the changes cfg reads to dst,
+// a merge-on-read write with sink id sinkID.
+func buildMirror(s beam.Scope, t target, cfg iceberg.ChangesConfig, dst, sinkID string) error {
+	changes, err := iceberg.TryReadChanges(s, cfg)
+	if err != nil {
+		return err
+	}
+	rows := beam.ParDo(s, &dropColumnFn{Column: iceberg.CommitSnapshotIDColumn}, changes)
+	_, err = iceberg.TryWrite(s, iceberg.WriteConfig{
+		Table: dst, CatalogName: t.name, CatalogProperties: t.props,
+		Mode:             iceberg.MergeOnRead,
+		ChangeTypeColumn: iceberg.ChangeTypeColumn,
+		EqualityColumns:  []string{"id"},
+		SinkID:           sinkID,
+	}, rows)
+	return err
 }
 
 // columns are the columns compared between source and mirror.
