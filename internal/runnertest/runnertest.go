@@ -179,3 +179,17 @@ func pythonBeamVersion(py string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// PlainUniversal makes the rest of the test use the SDK's own universal runner on
+// the job service, without this package's tolerance of a failed metrics call: an
+// example must then get past that failure itself (internal/jobrun), as it does
+// when a user runs it with --runner=universal. On prism it does nothing.
+func PlainUniversal(t *testing.T) {
+	t.Helper()
+	if !OnPython() {
+		return
+	}
+	old := *runners.Runner
+	*runners.Runner = "universal"
+	t.Cleanup(func() { *runners.Runner = old })
+}
