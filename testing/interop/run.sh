@@ -78,30 +78,10 @@ step "go test ./iceberg/internal/catalogs/ -run Postgres"
 grep -E '^(---|ok|FAIL|PASS|\s+\S+_test.go)' "$WORK/pg-test.log" || true
 grep -q -- '--- SKIP' "$WORK/pg-test.log" && { echo "interop: the catalogs Postgres test skipped" >&2; rc=1; }
 
-# --- runner matrix: the examples and a core set of pipeline tests on prism and
-# on Beam Python's portable job service (internal/runnertest starts it from
-# .deps/beamvenv). A skipped test fails the leg: it would not have shown anything.
-# The tests built on TestStream (TestStreamingMergeOnRead, TestStreamingLateModel, ...)
-# run on prism only, in `make unit`: the FnApiRunner rejects the pipeline with
-# "NotImplementedError: beam:transform:teststream:v1" (fn_runner.py, _check_requirements).
-# TestLateRowsScenario is the streaming append and merge-on-read core test instead
-# (a periodic source, 1 s windows, rows 3 s and 15 s late).
-CORE_ICEBERG='^(TestWriteRoundTrip|TestWriteStructProjectionAndHash|TestMergeOnReadSeed|TestMergeOnReadDebezium|TestReadChanges|TestLateRowsScenario|TestMaintenanceAcrossBatchRuns|TestReadKeepDrop)$'
-CORE_EXAMPLES='^(TestQuickstart|TestQuickstartStreaming|TestCDCExample|TestCDCExampleStreaming|TestCDCExampleMaintain|TestMirror|TestMirrorIncremental)$'
-for runner in prism python; do
-  step "runner matrix: $runner"
-  log="$WORK/matrix-$runner.log"
-  mtmp="$WORK/matrix-$runner-tmp"  # prism's loopback workers leave folders in TMPDIR
-  mkdir -p "$mtmp"
-  (cd "$ROOT" && TMPDIR="$mtmp" ICEBEAM_RUNNER=$runner ICEBEAM_BEAM_PYTHON="$DEPS/beamvenv/bin/python" \
-    "$GO" test -count=1 -timeout 30m -v -run "$CORE_ICEBERG" ./iceberg/ \
-    && cd "$ROOT" && TMPDIR="$mtmp" ICEBEAM_RUNNER=$runner ICEBEAM_BEAM_PYTHON="$DEPS/beamvenv/bin/python" \
-    "$GO" test -count=1 -timeout 20m -v -run "$CORE_EXAMPLES" ./examples/...) >"$log" 2>&1 || rc=1
-  grep -E '^(--- |ok|FAIL|runnertest:)' "$log" | grep -v -- '--- PASS: .*/' || true
-  grep -q -- '--- SKIP' "$log" && { echo "interop: runner matrix ($runner): a test skipped" >&2; rc=1; }
-  echo "interop: runner matrix ($runner): $(grep -cE '^--- PASS' "$log") top-level tests passed, $(grep -cE '^--- FAIL' "$log") failed"
-  rm -rf "$mtmp"
-done
+# --- runner matrix (matrix.sh): the examples and a core set of pipeline tests on
+# prism and on Beam Python's portable job service.
+step "runner matrix"
+GO="$GO" ICEBEAM_INTEROP_DEPS="$DEPS" bash "$HERE/matrix.sh" "$WORK" || rc=1
 
 step report
 "$DEPS/venv/bin/python" "$HERE/report.py" "$WORK" || rc=1
