@@ -29,13 +29,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
 	_ "github.com/icebeam/icebeam/iceberg/catalogs/sql" // the embedded SQLite catalog (type=sql)
+	"github.com/icebeam/icebeam/internal/jobrun"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -249,7 +249,7 @@ func buildSource(ctx context.Context, t target) error {
 		Table: sourceTable, CatalogName: t.name, CatalogProperties: t.props,
 		SinkID: "orders-src-append",
 	}, beam.CreateList(s, initialOrders()))
-	if err := beamx.Run(ctx, p); err != nil {
+	if _, err := jobrun.Run(ctx, p); err != nil {
 		return fmt.Errorf("append to %s: %w", sourceTable, err)
 	}
 
@@ -270,7 +270,7 @@ func buildSource(ctx context.Context, t target) error {
 			SequenceNumberColumn: "seq", EqualityColumns: []string{"id"},
 			SinkID: fmt.Sprintf("orders-src-changes-%d", i),
 		}, beam.CreateList(s, b.changes))
-		if err := beamx.Run(ctx, p); err != nil {
+		if _, err := jobrun.Run(ctx, p); err != nil {
 			return fmt.Errorf("changes %d to %s: %w", i, sourceTable, err)
 		}
 	}
@@ -308,24 +308,31 @@ func mirror(ctx context.Context, t target, src, dst string, from, to *int64) err
 		sinkID += fmt.Sprintf("-to-%d", *end)
 	}
 	p, s := beam.NewPipelineWithRoot()
+	if err := buildMirror(s, t, cfg, dst, sinkID); err != nil {
+		return err
+	}
+	if _, err := jobrun.Run(ctx, p); err != nil {
+		return fmt.Errorf("mirror %s to %s: %w", src, dst, err)
+	}
+	return nil
+}
+
+// buildMirror adds to s the pipeline that applies the changes cfg reads to dst,
+// a merge-on-read write with sink id sinkID.
+func buildMirror(s beam.Scope, t target, cfg iceberg.ChangesConfig, dst, sinkID string) error {
 	changes, err := iceberg.TryReadChanges(s, cfg)
 	if err != nil {
 		return err
 	}
 	rows := beam.ParDo(s, &dropColumnFn{Column: iceberg.CommitSnapshotIDColumn}, changes)
-	if _, err := iceberg.TryWrite(s, iceberg.WriteConfig{
+	_, err = iceberg.TryWrite(s, iceberg.WriteConfig{
 		Table: dst, CatalogName: t.name, CatalogProperties: t.props,
 		Mode:             iceberg.MergeOnRead,
 		ChangeTypeColumn: iceberg.ChangeTypeColumn,
 		EqualityColumns:  []string{"id"},
 		SinkID:           sinkID,
-	}, rows); err != nil {
-		return err
-	}
-	if err := beamx.Run(ctx, p); err != nil {
-		return fmt.Errorf("mirror %s to %s: %w", src, dst, err)
-	}
-	return nil
+	}, rows)
+	return err
 }
 
 // columns are the columns compared between source and mirror.

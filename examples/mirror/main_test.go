@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/internal/runnertest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
-func TestMain(m *testing.M) { ptest.Main(m) }
+func TestMain(m *testing.M) { runnertest.Main(m) }
 
 func newTarget(t *testing.T) target {
 	t.Helper()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,28 +19,9 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/icebeam/icebeam/internal/runnertest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
-
-// dataflowDryRun sets the Dataflow runner's flags for a --dry_run translation for
-// the rest of the test. The runner checks the staging bucket's soft-delete policy
-// with a GCS client: an in-process fake GCS answers, so nothing leaves the machine.
-func dataflowDryRun(t *testing.T) {
-	t.Helper()
-	gcs := icebergtest.NewFakeGCS(t, "icebeam-test")
-	t.Setenv("STORAGE_EMULATOR_HOST", strings.TrimPrefix(gcs.Server.URL(), "http://"))
-	for name, value := range map[string]string{
-		"dry_run": "true", "project": "icebeam-test", "region": "us-central1",
-		"staging_location": "gs://icebeam-test/staging", "temp_location": "gs://icebeam-test/tmp",
-		"environment_type": "DOCKER", "environment_config": "",
-	} {
-		old := flag.Lookup(name).Value.String()
-		if err := flag.Set(name, value); err != nil {
-			t.Fatalf("flag %s: %v", name, err)
-		}
-		t.Cleanup(func() { flag.Set(name, old) })
-	}
-}
 
 // TestTranslatesForDataflow translates the example's write and read for the Dataflow
 // runner with --dry_run: every DoFn, coder and type must serialize into a job the
@@ -61,7 +41,7 @@ func TestTranslatesForDataflow(t *testing.T) {
 	}
 	ptest.RunAndValidate(t, p)
 
-	dataflowDryRun(t)
+	runnertest.DataflowDryRun(t)
 	p, s = beam.NewPipelineWithRoot()
 	if err := buildWrite(s.Scope("write"), cat); err != nil {
 		t.Fatal(err)
@@ -156,7 +136,7 @@ func TestTranslatesStreamingForDataflow(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { cat.Close() })
-			dataflowDryRun(t)
+			runnertest.DataflowDryRun(t)
 			logs := captureBeamLog(t)
 
 			p, s := beam.NewPipelineWithRoot()

@@ -36,10 +36,10 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/icebeam/icebeam/iceberg"
 	_ "github.com/icebeam/icebeam/iceberg/catalogs/sql" // the embedded SQLite catalog (type=sql)
+	"github.com/icebeam/icebeam/internal/jobrun"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -137,7 +137,7 @@ func run(ctx context.Context, w io.Writer, dir string) error {
 	if err := buildWrite(s, cat); err != nil {
 		return err
 	}
-	if err := beamx.Run(ctx, p); err != nil {
+	if _, err := jobrun.Run(ctx, p); err != nil {
 		return fmt.Errorf("write pipeline: %w", err)
 	}
 	tbl, err := cat.Catalog.LoadTable(ctx, []string{"shop", "orders"})
@@ -161,7 +161,7 @@ func run(ctx context.Context, w io.Writer, dir string) error {
 	if err := buildRead(s, cat, out); err != nil {
 		return err
 	}
-	if err := beamx.Run(ctx, p); err != nil {
+	if _, err := jobrun.Run(ctx, p); err != nil {
 		return fmt.Errorf("read pipeline: %w", err)
 	}
 	lines, err := readLines(out)
@@ -350,7 +350,7 @@ func runStreaming(ctx context.Context, w io.Writer, dir string, d time.Duration)
 	if err := buildStreamingChanges(s.Scope("changes"), cat, ticks, start, 0); err != nil {
 		return err
 	}
-	if err := beamx.Run(ctx, p); err != nil {
+	if _, err := jobrun.Run(ctx, p); err != nil {
 		return fmt.Errorf("streaming pipeline: %w", err)
 	}
 	for _, name := range []string{streamTable, changesTable} {

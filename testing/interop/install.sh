@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, pinned and cached, what the interop suite needs into
 # testing/interop/.deps/ (git-ignored): a Python venv with PySpark, PyIceberg,
-# DuckDB and its iceberg extension; Maven-fetched jars (Iceberg Spark runtime,
+# DuckDB and its iceberg extension; a second venv with apache-beam (the Python
+# portable job service, the second runner of the runner matrix); Maven-fetched jars (Iceberg Spark runtime,
 # sqlite-jdbc, the Java REST catalog fixture); Debian's PostgreSQL.
 # Every step is skipped when its result is already there. Fails loudly.
 set -euo pipefail
@@ -13,6 +14,7 @@ PYSPARK_VERSION=3.5.7
 PYICEBERG_VERSION=0.12.0
 DUCKDB_VERSION=1.5.5
 ICEBERG_VERSION=1.10.1
+BEAM_VERSION=2.77.0
 SQLITE_JDBC_VERSION=3.50.3.0
 MVN_DEP_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
 
@@ -47,6 +49,21 @@ if ! has_stamp "$PYKEY" venv || [[ ! -x "$DEPS/venv/bin/python" ]]; then
   stamp "$PYKEY" venv
 fi
 took venv "$s"
+
+# --- Beam Python's portable job service (the second runner) -------------------
+# A venv of its own: apache-beam pins pyarrow, protobuf and grpcio ranges that
+# need not agree with PySpark's and PyIceberg's. testing/runners starts
+# `python -m apache_beam.runners.portability.local_job_service_main` from it.
+BEAMKEY="apache-beam==$BEAM_VERSION"
+s=$(t0)
+if ! has_stamp "$BEAMKEY" beamvenv || [[ ! -x "$DEPS/beamvenv/bin/python" ]]; then
+  rm -rf "$DEPS/beamvenv"
+  "${PYTHON:-python3}" -m venv "$DEPS/beamvenv"
+  "$DEPS/beamvenv/bin/pip" install -q --disable-pip-version-check $BEAMKEY
+  "$DEPS/beamvenv/bin/python" -c 'import apache_beam.runners.portability.local_job_service_main'
+  stamp "$BEAMKEY" beamvenv
+fi
+took beamvenv "$s"
 
 # --- Jars (Maven Central through mvn; ~/.m2 is the cache) ----------------------
 JARS="$DEPS/jars"

@@ -2,8 +2,9 @@
 # icebeam's interop suite: installs the engines (install.sh), starts
 # PostgreSQL and Iceberg's Java REST catalog fixture on 127.0.0.1, runs the
 # Go tests behind the "interop" build tag (which drive Spark, PyIceberg and
-# DuckDB through engines.py), the catalogs package's PostgreSQL test, and
-# prints the engine x scenario report. Exits non-zero on any failure.
+# DuckDB through engines.py), the catalogs package's PostgreSQL test, the
+# runner matrix (the examples and a core set of pipeline tests on prism and on
+# Beam Python's portable job service), and prints the engine x scenario report. Exits non-zero on any failure.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -76,6 +77,11 @@ step "go test ./iceberg/internal/catalogs/ -run Postgres"
 (cd "$ROOT" && "$GO" test -count=1 -v -run Postgres ./iceberg/internal/catalogs/) >"$WORK/pg-test.log" 2>&1 || rc=1
 grep -E '^(---|ok|FAIL|PASS|\s+\S+_test.go)' "$WORK/pg-test.log" || true
 grep -q -- '--- SKIP' "$WORK/pg-test.log" && { echo "interop: the catalogs Postgres test skipped" >&2; rc=1; }
+
+# --- runner matrix (matrix.sh): the examples and a core set of pipeline tests on
+# prism and on Beam Python's portable job service.
+step "runner matrix"
+GO="$GO" ICEBEAM_INTEROP_DEPS="$DEPS" bash "$HERE/matrix.sh" "$WORK" || rc=1
 
 step report
 "$DEPS/venv/bin/python" "$HERE/report.py" "$WORK" || rc=1
