@@ -34,7 +34,7 @@ func TestTranslatesForDataflow(t *testing.T) {
 			t.Cleanup(func() { cat.Close() })
 			runnertest.DataflowDryRun(t)
 			p, s := beam.NewPipelineWithRoot()
-			tg := target{name: cat.Name, props: cat.Props, table: "shop.orders", local: cat, outDir: dir}
+			tg := target{name: cat.Name, props: cat.Props, table: "shop.orders", local: cat.Catalog, outDir: dir}
 			if err := tc.build(s, tg); err != nil {
 				t.Fatal(err)
 			}
