@@ -39,9 +39,9 @@ type Row = row.Row
 //	Required(i int) bool   // whether column i is declared required (never null)
 //
 // A write that creates its table makes a column required when the rows' RowSchema
-// declares it so: schemas of RowSchemaOf from required fields, and the schemas of
-// rows Read emits (the table's required columns) and of structs converted to rows
-// (non-pointer fields). NewRowSchema and NewRow declare every column nullable.
+// declares it so: schemas of RowSchemaOf from required fields, and of structs
+// converted to rows (non-pointer fields). NewRowSchema, NewRow and the rows Read
+// emits declare every column nullable.
 type RowSchema = row.Schema
 
 // MapEntry is one key/value pair of an Iceberg map value in a Row.

@@ -38,10 +38,9 @@ func NewArrowReader(as *arrow.Schema, sc *ibg.Schema) (*ArrowReader, error) {
 	fs := as.Fields()
 	names := make([]string, len(fs))
 	types := make([]ibg.Type, len(fs))
-	required := make([]bool, len(fs))
 	cols := make([]readCol, len(fs))
 	for i, f := range fs {
-		names[i], required[i] = f.Name, !f.Nullable
+		names[i] = f.Name
 		t, err := columnType(f, sc)
 		if err != nil {
 			return nil, fmt.Errorf("iceberg: read rows: %w", inColumn(f.Name, err))
@@ -53,7 +52,7 @@ func NewArrowReader(as *arrow.Schema, sc *ibg.Schema) (*ArrowReader, error) {
 		types[i] = t
 		cols[i] = readCol{typ: t, get: get, fill: fastFill(f.Type, t)}
 	}
-	s := NewRequiredSchema(names, types, required)
+	s := NewSchema(names, types)
 	if _, _, err := s.state(); err != nil {
 		return nil, fmt.Errorf("iceberg: read rows: %w", err)
 	}
