@@ -13,8 +13,33 @@ NULL = "\\N"
 MASK = (1 << 64) - 1
 
 
+def split_type(typ):
+    """Splits a nested type string at its top-level commas: "a:int,b:map<k,v>" -> [...]."""
+    out, depth, cur = [], 0, ""
+    for ch in typ:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur:
+        out.append(cur)
+    return out
+
+
+def epoch_micros(v):
+    if v.tzinfo is None:  # engines hand out UTC wall time (TZ=UTC)
+        v = v.replace(tzinfo=datetime.timezone.utc)
+    return calendar.timegm(v.utctimetuple()) * 1_000_000 + v.microsecond
+
+
 def canon(v, typ):
-    """Canonical text of one value of Iceberg type typ (see expected.go)."""
+    """Canonical text of one value of Iceberg type typ (see Canonical in expected.go)."""
+    typ = typ.replace(" ", "")
     if v is None:
         return NULL
     if typ == "boolean":
@@ -23,20 +48,63 @@ def canon(v, typ):
         return str(int(v))
     if typ == "string":
         return v.replace("\\", "\\\\").replace("|", "\\|")
-    m = re.fullmatch(r"decimal\((\d+),\s*(\d+)\)", typ)
+    m = re.fullmatch(r"decimal\((\d+),(\d+)\)", typ)
     if m:
         scale = int(m.group(2))
-        return format(decimal.Decimal(v).quantize(decimal.Decimal(1).scaleb(-scale)), "f")
+        with decimal.localcontext() as ctx:  # 38 digits do not fit the default 28
+            ctx.prec = 80
+            return format(decimal.Decimal(v).quantize(decimal.Decimal(1).scaleb(-scale)), "f")
     if typ in ("double", "float"):
         return "%.4f" % v
     if typ == "date":
         return v.isoformat()
+    if typ == "time":
+        if isinstance(v, datetime.time):
+            return str(((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond)
+        if isinstance(v, datetime.timedelta):
+            return str((v.days * 86400 + v.seconds) * 1_000_000 + v.microseconds)
+        return str(int(v))
     if typ in ("timestamptz", "timestamp"):
         if isinstance(v, datetime.datetime):
-            if v.tzinfo is None:  # engines hand out UTC wall time (TZ=UTC)
-                v = v.replace(tzinfo=datetime.timezone.utc)
-            return str(calendar.timegm(v.utctimetuple()) * 1_000_000 + v.microsecond)
+            return str(epoch_micros(v))
         return str(int(v))
+    if typ in ("timestamp_ns", "timestamptz_ns"):
+        if hasattr(v, "value") and hasattr(v, "nanosecond"):  # pandas.Timestamp
+            return str(int(v.value))
+        if isinstance(v, datetime.datetime):  # an engine that hands out microseconds
+            return str(epoch_micros(v) * 1000)
+        return str(int(v))
+    if typ == "uuid":
+        if isinstance(v, (bytes, bytearray)):
+            import uuid
+            v = uuid.UUID(bytes=bytes(v))
+        return str(v).lower()
+    if typ == "binary" or typ.startswith("fixed["):
+        if isinstance(v, str):  # an engine that hands out hex or text
+            return v.lower()
+        return bytes(v).hex()
+    if typ.startswith("list<"):
+        elem = typ[len("list<"):-1]
+        return "[" + ",".join(canon(x, elem) for x in v) + "]"
+    if typ.startswith("map<"):
+        kt, vt = split_type(typ[len("map<"):-1])
+        if isinstance(v, dict):
+            if set(v) == {"key", "value"} and isinstance(v["key"], list):  # DuckDB's MAP as a struct of lists
+                items = zip(v["key"], v["value"])
+            else:
+                items = v.items()
+        else:  # a list of (key, value) pairs
+            items = [(e["key"], e["value"]) if isinstance(e, dict) else tuple(e) for e in v]
+        return "{" + ",".join(sorted(canon(k, kt) + ":" + canon(x, vt) for k, x in items)) + "}"
+    if typ.startswith("struct<"):
+        fields = [f.split(":", 1) for f in split_type(typ[len("struct<"):-1])]
+        if isinstance(v, dict):
+            vals = [v.get(name) for name, _ in fields]
+        elif hasattr(v, "asDict"):  # a Spark Row
+            vals = list(v)
+        else:
+            vals = list(v)
+        return "(" + ",".join(canon(x, t) for x, (_, t) in zip(vals, fields)) + ")"
     raise ValueError("no canonical form for type %r" % typ)
 
 
@@ -145,11 +213,21 @@ def fnmatch_result(r, k):
         and fnmatch.fnmatch(r["scenario"], k["scenario"])
 
 
+def check_matches(pattern, check):
+    """Whether check name check is pattern, or starts with it less a final "*"."""
+    if pattern.endswith("*"):
+        return check.startswith(pattern[:-1])
+    return check == pattern
+
+
 def known_for(r, known):
-    """The known_issues.json entry that covers failed result r, or None."""
+    """The known_issues.json entry that covers failed result r, or None. An entry
+    with "checks" covers only the checks it names (exactly, or by prefix when the
+    name ends in "*": check names hold brackets, which fnmatch would take as classes)."""
     import fnmatch
     for k in known:
         if fnmatch.fnmatch(r["engine"], k["engine"]) and fnmatch.fnmatch(r["writer"], k["writer"]) \
-                and fnmatch.fnmatch(r["scenario"], k["scenario"]) and k["error"] in (r.get("error") or ""):
+                and fnmatch.fnmatch(r["scenario"], k["scenario"]) and k["error"] in (r.get("error") or "") \
+                and ("checks" not in k or any(check_matches(c, r["check"]) for c in k["checks"])):
             return k
     return None

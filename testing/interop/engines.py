@@ -73,8 +73,22 @@ def spark_delete_formats(spark, ident):
 
 
 def spark_read(spark, ident):
+    # Timestamps leave Spark as microseconds: PySpark's own conversion to Python
+    # datetimes (TimestampType.fromInternal) cannot hold years before 1 or after 9999
+    # once shifted, which is a limit of the Python client, not of Spark's Iceberg read.
+    from pyspark.sql.types import TimestampNTZType, TimestampType
+    kinds = {f.name: f.dataType for f in spark.table("%s.%s" % (CATALOG, ident)).schema.fields}
+
+    def column(k):
+        t = kinds.get(k)
+        if isinstance(t, TimestampType):
+            return "unix_micros(%s) AS %s" % (k, k)
+        if isinstance(t, TimestampNTZType):  # the session time zone is UTC
+            return "unix_micros(CAST(%s AS TIMESTAMP)) AS %s" % (k, k)
+        return k
+
     def read(flt, keep):
-        q = "SELECT %s FROM %s.%s" % (", ".join(keep), CATALOG, ident)
+        q = "SELECT %s FROM %s.%s" % (", ".join(column(k) for k in keep), CATALOG, ident)
         if flt:
             q += " WHERE " + flt
         return [tuple(r) for r in spark.sql(q).collect()]
@@ -160,10 +174,19 @@ def pyiceberg_reader(work):
         def read(flt, keep):
             scan = tbl.scan(row_filter=flt or "true", selected_fields=tuple(keep))
             at = scan.to_arrow()
-            cols = [at.column(k).to_pylist() for k in keep]
+            cols = [pyiceberg_column(at.column(k)) for k in keep]
             return list(zip(*cols)) if cols else []
         return read
     return reader
+
+
+def pyiceberg_column(col):
+    """The Python values of Arrow column col; nanosecond timestamps as integers, which
+    to_pylist would turn into pandas Timestamps (or drop the nanoseconds of)."""
+    import pyarrow as pa
+    if pa.types.is_timestamp(col.type) and col.type.unit == "ns":
+        col = col.cast(pa.int64())
+    return col.to_pylist()
 
 
 # --------------------------------------------------------------- DuckDB ----
@@ -190,8 +213,16 @@ def duckdb_reader(work):
             raise LookupError("table %s not in the catalog" % ident)
         meta = row[0]
 
+        scan = "iceberg_scan('%s')" % meta.replace("'", "''")
+        # Nanosecond timestamps leave DuckDB as integers: its Python client turns
+        # TIMESTAMP_NS into datetimes, which drop the nanoseconds.
+        kinds = {r[0]: r[1] for r in con.execute("DESCRIBE SELECT * FROM " + scan).fetchall()}
+
+        def column(k):
+            return "epoch_ns(%s) AS %s" % (k, k) if kinds.get(k) == "TIMESTAMP_NS" else k
+
         def read(flt, keep):
-            q = "SELECT %s FROM iceberg_scan('%s')" % (", ".join(keep), meta.replace("'", "''"))
+            q = "SELECT %s FROM %s" % (", ".join(column(k) for k in keep), scan)
             if flt:
                 q += " WHERE " + flt
             return con.execute(q).fetchall()
@@ -242,9 +273,13 @@ def main():
                         continue
                     checks.check_scenario(res, engine, exp["writer"], sc, read, lineage=engine == "spark")
                     if engine == "spark":
-                        res.add("spark", exp["writer"], sc["name"], "delete files",
-                                ",".join(sorted(sc.get("delete_formats") or [])),
-                                ",".join(spark_delete_formats(spark, sc["table"])))
+                        want = ",".join(sorted(sc.get("delete_formats") or []))
+                        try:
+                            got = ",".join(spark_delete_formats(spark, sc["table"]))
+                            res.add("spark", exp["writer"], sc["name"], "delete files", want, got)
+                        except Exception as e:
+                            res.add("spark", exp["writer"], sc["name"], "delete files", want, "error",
+                                    error=f"{type(e).__name__}: {e}"[:400])
             timings[engine + " checks"] = time.time() - t0
     finally:
         res.write()

@@ -3,16 +3,21 @@ package interop
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	ibg "github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+
+	"github.com/icebeam/icebeam/iceberg"
 )
 
 // Null is the canonical text of a null value.
@@ -136,8 +141,11 @@ func CanonicalRow(vals []string) string { return strings.Join(vals, "|") }
 
 // Canonical formats one value of an Iceberg-typed column the way
 // checks.py does: integers in decimal, strings escaped, decimals with
-// their scale, doubles with 4 decimals, dates as YYYY-MM-DD, timestamps as
-// microseconds since the epoch, booleans as true/false, null as \N.
+// their scale, floats and doubles with 4 decimals, dates as YYYY-MM-DD,
+// timestamps as microseconds since the epoch (nanoseconds for timestamp_ns),
+// times as microseconds since midnight, booleans as true/false, uuids in their
+// 36-character form, binary and fixed in lowercase hex, lists as [a,b], maps as
+// {k:v,...} sorted by key text, structs as (a,b), null as \N.
 func Canonical(v any) (string, error) {
 	switch x := v.(type) {
 	case nil:
@@ -160,13 +168,53 @@ func Canonical(v any) (string, error) {
 		return formatDecimal(x.Val.BigInt(), x.Scale), nil
 	case ibg.Date:
 		return time.Unix(int64(x)*86400, 0).UTC().Format("2006-01-02"), nil
+	case ibg.Time:
+		return strconv.FormatInt(int64(x), 10), nil
 	case ibg.Timestamp:
+		return strconv.FormatInt(int64(x), 10), nil
+	case ibg.TimestampNano:
 		return strconv.FormatInt(int64(x), 10), nil
 	case time.Time:
 		return strconv.FormatInt(x.UnixMicro(), 10), nil
+	case uuid.UUID:
+		return x.String(), nil
+	case []byte:
+		return hex.EncodeToString(x), nil
+	case []any:
+		return canonicalSeq("[", "]", x)
+	case []iceberg.MapEntry:
+		out := make([]string, len(x))
+		for i, e := range x {
+			k, err := Canonical(e.Key)
+			if err != nil {
+				return "", err
+			}
+			v, err := Canonical(e.Value)
+			if err != nil {
+				return "", err
+			}
+			out[i] = k + ":" + v
+		}
+		slices.Sort(out)
+		return "{" + strings.Join(out, ",") + "}", nil
+	case interface{ Values() []any }: // a struct value (iceberg.Row)
+		return canonicalSeq("(", ")", x.Values())
 	default:
 		return "", fmt.Errorf("interop: no canonical form for %T", v)
 	}
+}
+
+// canonicalSeq formats vals comma-separated between open and close.
+func canonicalSeq(open, close string, vals []any) (string, error) {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		s, err := Canonical(v)
+		if err != nil {
+			return "", err
+		}
+		out[i] = s
+	}
+	return open + strings.Join(out, ",") + close, nil
 }
 
 func escape(s string) string {

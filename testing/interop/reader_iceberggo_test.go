@@ -9,10 +9,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg"
 	"github.com/icebeam/icebeam/iceberg/read"
 )
 
@@ -91,13 +93,21 @@ func arrowValue(a arrow.Array, r int) (any, error) {
 		return c.Value(r), nil
 	case *array.Date32:
 		return ibg.Date(c.Value(r)), nil
+	case *array.Float32:
+		return c.Value(r), nil
+	case *array.Time64:
+		v := int64(c.Value(r))
+		if c.DataType().(*arrow.Time64Type).Unit == arrow.Nanosecond {
+			v /= 1000
+		}
+		return ibg.Time(v), nil
 	case *array.Timestamp:
 		unit := c.DataType().(*arrow.TimestampType).Unit
 		v := int64(c.Value(r))
 		switch unit {
 		case arrow.Microsecond:
 		case arrow.Nanosecond:
-			v /= 1000
+			return ibg.TimestampNano(v), nil
 		case arrow.Millisecond:
 			v *= 1000
 		case arrow.Second:
@@ -106,7 +116,57 @@ func arrowValue(a arrow.Array, r int) (any, error) {
 		return ibg.Timestamp(v), nil
 	case *array.Decimal128:
 		return ibg.Decimal{Val: c.Value(r), Scale: int(c.DataType().(*arrow.Decimal128Type).Scale)}, nil
+	case *extensions.UUIDArray:
+		return c.Value(r), nil
+	case *array.FixedSizeBinary:
+		return c.Value(r), nil
+	case *array.Binary:
+		return c.Value(r), nil
+	case *array.LargeBinary:
+		return c.Value(r), nil
+	case *array.Map: // before List: a Map is a List of key/value structs
+		lo, hi := c.ValueOffsets(r)
+		keys, items := c.Keys(), c.Items()
+		out := make([]iceberg.MapEntry, 0, hi-lo)
+		for i := int(lo); i < int(hi); i++ {
+			k, err := arrowValue(keys, i)
+			if err != nil {
+				return nil, err
+			}
+			v, err := arrowValue(items, i)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, iceberg.MapEntry{Key: k, Value: v})
+		}
+		return out, nil
+	case array.ListLike:
+		lo, hi := c.ValueOffsets(r)
+		out := make([]any, 0, hi-lo)
+		for i := int(lo); i < int(hi); i++ {
+			v, err := arrowValue(c.ListValues(), i)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case *array.Struct:
+		out := make(structValues, c.NumField())
+		for i := range out {
+			v, err := arrowValue(c.Field(i), r)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
 	default:
 		return nil, fmt.Errorf("no conversion for arrow type %s", a.DataType())
 	}
 }
+
+// structValues is a struct value read from Arrow, formatted by Canonical as a Row is.
+type structValues []any
+
+func (v structValues) Values() []any { return v }

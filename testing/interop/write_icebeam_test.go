@@ -119,6 +119,7 @@ func writeIcebeam(t *testing.T) {
 		exp.Scenarios = append(exp.Scenarios, scenarioFor(t, v.name, v.ident, v.version, live))
 	}
 	exp.Scenarios = append(exp.Scenarios, writeUTF8Append(t, cat), writeEvolved(t, cat))
+	exp.Scenarios = append(exp.Scenarios, writeIcebeamTypes(t, cat)...)
 	if err := WriteJSON(filepath.Join(expectedDir(t), "icebeam.json"), exp); err != nil {
 		t.Fatal(err)
 	}
