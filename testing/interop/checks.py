@@ -83,6 +83,8 @@ def canon(v, typ):
         if isinstance(v, str):  # an engine that hands out hex or text
             return v.lower()
         return bytes(v).hex()
+    if typ == "variant":  # a decoded value; its JSON text with keys sorted (Variant.JSON in Go)
+        return canon(json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False), "string")
     if typ.startswith("list<"):
         elem = typ[len("list<"):-1]
         return "[" + ",".join(canon(x, elem) for x in v) + "]"

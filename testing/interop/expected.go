@@ -145,7 +145,8 @@ func CanonicalRow(vals []string) string { return strings.Join(vals, "|") }
 // timestamps as microseconds since the epoch (nanoseconds for timestamp_ns),
 // times as microseconds since midnight, booleans as true/false, uuids in their
 // 36-character form, binary and fixed in lowercase hex, lists as [a,b], maps as
-// {k:v,...} sorted by key text, structs as (a,b), null as \N.
+// {k:v,...} sorted by key text, structs as (a,b), variants as their JSON text with
+// keys sorted, null as \N.
 func Canonical(v any) (string, error) {
 	switch x := v.(type) {
 	case nil:
@@ -197,6 +198,8 @@ func Canonical(v any) (string, error) {
 		}
 		slices.Sort(out)
 		return "{" + strings.Join(out, ",") + "}", nil
+	case interface{ JSON() string }: // a variant (iceberg.Variant): its JSON text, keys sorted
+		return escape(x.JSON()), nil
 	case interface{ Values() []any }: // a struct value (iceberg.Row)
 		return canonicalSeq("(", ")", x.Values())
 	default:

@@ -103,19 +103,52 @@ type nanosTZRow struct {
 
 var nanosTZColumns = []Column{{"id", "long"}, {"tzns", "timestamptz_ns"}}
 
+// variantRow is the variant scenario's row: the zero Variant is a null column value,
+// NewVariant(nil) a variant null.
+type variantRow struct {
+	ID int64           `iceberg:"id"`
+	V  iceberg.Variant `iceberg:"v"`
+}
+
+var variantColumns = []Column{{"id", "long"}, {"v", "variant"}}
+
+// unknownRow is the row of the unknown-type scenario: its table (created before the
+// write) has a third column of type unknown, which the rows do not carry and every
+// reader gives as null.
+type unknownRow struct {
+	ID int64   `iceberg:"id"`
+	S  *string `iceberg:"s"`
+}
+
+var unknownColumns = []Column{{"id", "long"}, {"s", "string"}, {"nothing", "unknown"}}
+
+// variantNullsRow is the row of the scenario that tells a null column value (the zero
+// Variant) from a variant null (NewVariant(nil)), a table of its own: DuckDB reads
+// both as NULL.
+type variantNullsRow struct {
+	ID int64           `iceberg:"id"`
+	V  iceberg.Variant `iceberg:"v"`
+}
+
 func init() {
 	for _, t := range []reflect.Type{reflect.TypeFor[typesRow](), reflect.TypeFor[typesSub](),
-		reflect.TypeFor[timeRow](), reflect.TypeFor[nanosRow](), reflect.TypeFor[nanosTZRow]()} {
+		reflect.TypeFor[timeRow](), reflect.TypeFor[nanosRow](), reflect.TypeFor[nanosTZRow](), reflect.TypeFor[variantRow](), reflect.TypeFor[variantNullsRow](), reflect.TypeFor[unknownRow]()} {
 		beam.RegisterType(t)
 	}
 	register.Function2x0(genTypesFn)
 	register.Function2x0(genTimeFn)
 	register.Function2x0(genNanosFn)
 	register.Function2x0(genNanosTZFn)
+	register.Function2x0(genVariantFn)
+	register.Function2x0(genVariantNullsFn)
+	register.Function2x0(genUnknownFn)
 	register.Emitter1[typesRow]()
 	register.Emitter1[timeRow]()
 	register.Emitter1[nanosRow]()
 	register.Emitter1[nanosTZRow]()
+	register.Emitter1[variantRow]()
+	register.Emitter1[variantNullsRow]()
+	register.Emitter1[unknownRow]()
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -339,6 +372,93 @@ func genNanosTZFn(r idRange, emit func(nanosTZRow)) {
 	}
 }
 
+func genVariantFn(r idRange, emit func(variantRow)) {
+	for id := r.Lo; id < r.Hi; id++ {
+		emit(variantValue(id))
+	}
+}
+
+// variantValue is row id of the variant scenario: nulls of both kinds, scalars at
+// their extremes, empty and nested objects and arrays. Its values are ones whose JSON
+// text every JSON library writes alike (no floats with integral values, no HTML
+// characters), so the checks compare JSON text.
+func variantValue(id int64) variantRow {
+	docs := []any{
+		"zero", []any{nil}, true, false, int64(math.MaxInt64), int64(math.MinInt64), 0.5, -1.25,
+		"naïve café ☕ 𝄞 back\\slash|pipe \"quoted\"", "",
+		map[string]any{}, []any{},
+		map[string]any{"a": int64(1), "b": []any{int64(1), "x", nil, false}, "c": map[string]any{"d": map[string]any{"e": []any{}}}},
+		[]any{[]any{[]any{int64(7)}}, map[string]any{"k": nil}},
+	}
+	var doc any
+	switch {
+	case id < int64(len(docs)):
+		doc = docs[id]
+	case id%7 == 3:
+		doc = "zero"
+	case id%5 == 0:
+		doc = map[string]any{"id": id, "name": fmt.Sprintf("n%d", id%97), "tags": []any{id % 3, "t"}, "ok": id%2 == 0}
+	case id%5 == 1:
+		doc = []any{id, fmt.Sprintf("s%d", id), float64(id) + 0.25}
+	case id%5 == 2:
+		doc = fmt.Sprintf("text %d", id)
+	default:
+		doc = id * 1_000_003
+	}
+	if doc == "zero" {
+		return variantRow{ID: id}
+	}
+	v, err := iceberg.NewVariant(doc)
+	if err != nil {
+		panic(err)
+	}
+	return variantRow{ID: id, V: v}
+}
+
+func genVariantNullsFn(r idRange, emit func(variantNullsRow)) {
+	for id := r.Lo; id < r.Hi; id++ {
+		emit(variantNullsValue(id))
+	}
+}
+
+// variantNullsValue is row id of the variant nulls scenario: a null column value, a
+// variant null or an integer, in turn.
+func variantNullsValue(id int64) variantNullsRow {
+	var doc any
+	switch id % 3 {
+	case 0:
+		return variantNullsRow{ID: id}
+	case 2:
+		doc = id
+	}
+	v, err := iceberg.NewVariant(doc)
+	if err != nil {
+		panic(err)
+	}
+	return variantNullsRow{ID: id, V: v}
+}
+
+func genUnknownFn(r idRange, emit func(unknownRow)) {
+	for id := r.Lo; id < r.Hi; id++ {
+		emit(unknownValue(id))
+	}
+}
+
+func unknownValue(id int64) unknownRow {
+	return unknownRow{ID: id, S: pick(id, []string{""}, func(id int64) string { return fmt.Sprintf("s%d", id) })}
+}
+
+func (r unknownRow) values() []any { return []any{r.ID, val(r.S), nil} }
+
+func (r variantNullsRow) values() []any { return variantRow(r).values() }
+
+func (r variantRow) values() []any {
+	if r.V.IsZero() {
+		return []any{r.ID, nil}
+	}
+	return []any{r.ID, r.V}
+}
+
 // writeIcebeamTypes writes the type scenarios with iceberg.Write and returns them.
 func writeIcebeamTypes(t *testing.T, cat *icebergtest.LocalCatalog) []Scenario {
 	// The nanosecond tables exist before the write: time.Time fields go into their
@@ -349,6 +469,11 @@ func writeIcebeamTypes(t *testing.T, cat *icebergtest.LocalCatalog) []Scenario {
 		ibg.NestedField{ID: 1, Name: "id", Type: p.Int64, Required: true},
 		ibg.NestedField{ID: 2, Name: "tsns", Type: p.TimestampNs},
 		ibg.NestedField{ID: 3, Name: "raw", Type: p.TimestampNs},
+	), icebergtest.WithFormatVersion(3))
+	icebergtest.CreateTable(t, cat.Catalog, "go_icebeam.v3_unknown", ibg.NewSchema(0,
+		ibg.NestedField{ID: 1, Name: "id", Type: p.Int64, Required: true},
+		ibg.NestedField{ID: 2, Name: "s", Type: p.String},
+		ibg.NestedField{ID: 3, Name: "nothing", Type: p.Unknown},
 	), icebergtest.WithFormatVersion(3))
 	icebergtest.CreateTable(t, cat.Catalog, "go_icebeam.v3_nanos_tz", ibg.NewSchema(0,
 		ibg.NestedField{ID: 1, Name: "id", Type: p.Int64, Required: true},
@@ -365,6 +490,9 @@ func writeIcebeamTypes(t *testing.T, cat *icebergtest.LocalCatalog) []Scenario {
 		{"v3 time", "go_icebeam.v3_time", timeColumns, genTimeFn, func(id int64) []any { return timeValue(id).values() }},
 		{"v3 nanosecond timestamps", "go_icebeam.v3_nanos", nanosColumns, genNanosFn, func(id int64) []any { return nanosValue(id).values() }},
 		{"v3 nanosecond timestamps with zone", "go_icebeam.v3_nanos_tz", nanosTZColumns, genNanosTZFn, func(id int64) []any { return nanosTZValue(id).values() }},
+		{"v3 variant", "go_icebeam.v3_variant", variantColumns, genVariantFn, func(id int64) []any { return variantValue(id).values() }},
+		{"v3 variant nulls", "go_icebeam.v3_variant_nulls", variantColumns, genVariantNullsFn, func(id int64) []any { return variantNullsValue(id).values() }},
+		{"v3 unknown", "go_icebeam.v3_unknown", unknownColumns, genUnknownFn, func(id int64) []any { return unknownValue(id).values() }},
 	} {
 		p, s := beam.NewPipelineWithRoot()
 		var ranges []idRange
