@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	register.DoFn5x2[context.Context, *snapshotWatermark, *sdf.LockRTracker, []byte, func(beam.EventTime, Task), sdf.ProcessContinuation, error](&watchAppendsFn{})
+	beam.RegisterType(reflect.TypeFor[watchAppendsFn]())
 	register.Emitter2[beam.EventTime, Task]()
 }
 

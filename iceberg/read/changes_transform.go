@@ -1,13 +1,11 @@
 package read
 
 import (
-	"context"
 	"reflect"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
@@ -16,16 +14,16 @@ import (
 func init() {
 	beam.RegisterType(reflect.TypeOf((*ChangeTask)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*ChangeBatch)(nil)).Elem())
-	register.DoFn3x1[context.Context, []byte, func(ChangeTask), error](&changesPlanFn{})
+	beam.RegisterType(reflect.TypeFor[changesPlanFn]())
 	register.Emitter1[ChangeTask]()
-	register.DoFn3x1[context.Context, ChangeTask, func(ChangeBatch), error](&changesReadFn{})
+	beam.RegisterType(reflect.TypeFor[changesReadFn]())
 	register.Emitter1[ChangeBatch]()
-	register.DoFn2x1[ChangeBatch, func(row.Row), error](&toChangeRowsFn{})
-	register.DoFn2x1[ChangeBatch, func(row.Row, row.Row), error](&keyChangeRowsFn{})
+	beam.RegisterType(reflect.TypeFor[toChangeRowsFn]())
+	beam.RegisterType(reflect.TypeFor[keyChangeRowsFn]())
 	register.Emitter2[row.Row, row.Row]()
 	register.DoFn3x1[row.Row, func(*row.Row) bool, func(row.Row), error](&netChangesFn{})
 	register.Iter1[row.Row]()
-	register.DoFn5x2[context.Context, *snapshotWatermark, *sdf.LockRTracker, []byte, func(beam.EventTime, ChangeTask), sdf.ProcessContinuation, error](&watchChangesFn{})
+	beam.RegisterType(reflect.TypeFor[watchChangesFn]())
 	register.Emitter2[beam.EventTime, ChangeTask]()
 }
 

@@ -1,14 +1,12 @@
 package read
 
 import (
-	"context"
 	"fmt"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/iceberg-go/table"
 
@@ -17,15 +15,15 @@ import (
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*Task)(nil)).Elem())
-	register.DoFn3x1[context.Context, []byte, func(Task), error](&planFn{})
+	beam.RegisterType(reflect.TypeFor[planFn]())
 	register.Emitter1[Task]()
-	register.DoFn4x1[context.Context, *sdf.LockRTracker, Task, func(Batch), error](&readFn{})
+	beam.RegisterType(reflect.TypeFor[readFn]())
 	register.Emitter1[Batch]()
-	register.DoFn4x1[context.Context, *sdf.LockRTracker, Task, func(RecordBatch), error](&readRecordsFn{})
+	beam.RegisterType(reflect.TypeFor[readRecordsFn]())
 	register.Emitter1[RecordBatch]()
-	register.DoFn2x1[Batch, func(row.Row), error](&toRowsFn{})
+	beam.RegisterType(reflect.TypeFor[toRowsFn]())
 	register.Emitter1[row.Row]()
-	register.DoFn2x1[Batch, func(beam.X), error](&toStructsFn{})
+	beam.RegisterType(reflect.TypeFor[toStructsFn]())
 	register.Emitter1[beam.X]()
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -339,5 +338,5 @@ func describeBatch(b arrow.RecordBatch) string {
 }
 
 func init() {
-	register.DoFn5x1[context.Context, beam.Window, beam.T, func(beam.EventTime, string, Part), func(DeadLetter), error](&batchWriteFn{})
+	beam.RegisterType(reflect.TypeFor[batchWriteFn]())
 }

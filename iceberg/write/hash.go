@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"iter"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -782,6 +783,6 @@ func packetSchema(ctx context.Context, spec Spec, rt *runtime, dest string, tbl 
 func init() {
 	register.DoFn6x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, []byte), func(beam.EventTime, string, Part), func(beam.EventTime, DeadLetter), error](&hashRouteFn{})
 	register.Emitter2[beam.EventTime, DeadLetter]()
-	register.DoFn5x1[context.Context, beam.Window, string, func(*[]byte) bool, func(beam.EventTime, string, Part), error](&hashWriteFn{})
+	beam.RegisterType(reflect.TypeFor[hashWriteFn]())
 	register.Emitter2[string, []byte]()
 }

@@ -3,13 +3,13 @@ package write
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -129,5 +129,5 @@ func (f *heartbeatFn) ProcessElement(ctx context.Context, _ []byte) error {
 }
 
 func init() {
-	register.DoFn2x1[context.Context, []byte, error](&heartbeatFn{})
+	beam.RegisterType(reflect.TypeFor[heartbeatFn]())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -425,10 +426,10 @@ var (
 )
 
 func init() {
-	register.DoFn4x1[context.Context, []byte, func(CompactionGroup), func(string, MaintenanceReport), error](&planMaintainFn{})
-	register.DoFn3x1[context.Context, CompactionGroup, func(string, MaintenanceReport), error](&compactGroupFn{})
-	register.DoFn4x1[context.Context, string, func(*MaintenanceReport) bool, func(MaintenanceReport), error](&finishMaintainFn{})
-	register.DoFn4x1[context.Context, state.Provider, string, SnapshotInfo, error](&maintainFn{})
+	beam.RegisterType(reflect.TypeFor[planMaintainFn]())
+	beam.RegisterType(reflect.TypeFor[compactGroupFn]())
+	beam.RegisterType(reflect.TypeFor[finishMaintainFn]())
+	beam.RegisterType(reflect.TypeFor[maintainFn]())
 	register.Function1x2(keyByTable)
 	register.Emitter1[CompactionGroup]()
 	register.Emitter2[string, MaintenanceReport]()

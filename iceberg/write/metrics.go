@@ -2,11 +2,11 @@ package write
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 )
 
 // MetricsNamespace is the namespace of the write's Beam metrics.
@@ -131,5 +131,5 @@ func CountDeadLetters(s beam.Scope, dead beam.PCollection) beam.PCollection {
 }
 
 func init() {
-	register.DoFn3x0[context.Context, DeadLetter, func(DeadLetter)](&countDeadFn{})
+	beam.RegisterType(reflect.TypeFor[countDeadFn]())
 }

@@ -876,8 +876,8 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 
 func init() {
 	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, int, []byte), func(DeadLetter), error](&changeParseFn{})
-	register.DoFn6x1[context.Context, beam.Window, int, func(*[]byte) bool, func(string, shardOut), func(DeadLetter), error](&changeShardFn{})
-	register.DoFn5x1[context.Context, string, func(*shardOut) bool, func(string, Part), func(DeadLetter), error](&morWriteFn{})
+	beam.RegisterType(reflect.TypeFor[changeShardFn]())
+	beam.RegisterType(reflect.TypeFor[morWriteFn]())
 	beam.RegisterType(reflect.TypeFor[shardOut]())
 	register.Emitter2[string, shardOut]()
 	register.Iter1[shardOut]()

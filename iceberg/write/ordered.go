@@ -252,7 +252,7 @@ func MergeParts(panes []Pane) Pane {
 func init() {
 	beam.RegisterType(reflect.TypeFor[Part]())
 	beam.RegisterType(reflect.TypeFor[Pane]())
-	register.DoFn4x0[beam.Window, string, func(*Part) bool, func(string, Pane)](&paneFn{})
+	beam.RegisterType(reflect.TypeFor[paneFn]())
 	register.Emitter2[string, Part]()
 	register.Emitter2[string, Pane]()
 	register.Iter1[Part]()

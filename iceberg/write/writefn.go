@@ -789,7 +789,7 @@ func (f *structWriteFn) FinishBundle(ctx context.Context, emit func(beam.EventTi
 
 func init() {
 	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, string, Part), func(DeadLetter), error](&writeFn{})
-	register.DoFn6x1[context.Context, state.Provider, timers.Provider, string, Pane, func(SnapshotInfo), error](&commitFn{})
+	beam.RegisterType(reflect.TypeFor[commitFn]())
 	register.DoFn3x1[beam.T, func(row.Row), func(DeadLetter), error](&structToRowFn{})
 	register.DoFn5x1[context.Context, beam.Window, beam.T, func(beam.EventTime, string, Part), func(DeadLetter), error](&structWriteFn{})
 	register.Emitter1[DeadLetter]()
