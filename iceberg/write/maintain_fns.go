@@ -289,7 +289,8 @@ func MaintainAfterCommits(s beam.Scope, spec Spec, snapshots beam.PCollection) {
 func keyByTable(i SnapshotInfo) (string, SnapshotInfo) { return i.Table, i }
 
 // maintainFn counts each table's commits and, when the write's maintenance is due
-// (EveryCommits commits or Interval since its last run), compacts the table (small
+// (EveryCommits commits or Interval since its last run; a run's first commit to a
+// table reads both from the table's last compaction), compacts the table (small
 // files and files with many deletes, iceberg-go's planner with Spark's rules) and
 // expires snapshots if asked, keeping the sinks' tokens. A run that fails is logged
 // and retried at the next commit: maintenance never fails the write.
@@ -320,21 +321,15 @@ func (f *maintainFn) ProcessElement(ctx context.Context, sp state.Provider, name
 	if err != nil {
 		return err
 	}
-	if !counted && f.Spec.Maintenance.EveryCommits > 0 {
-		// The run's first commit to the table: count on from the table's history, so
-		// that batch jobs of a commit or a few each (and restarts) maintain too.
-		if n, err = f.priorCommits(ctx, name, info.SnapshotID); err != nil {
-			log.Warnf(ctx, "iceberg: maintain %s: counting commits since the last compaction: %v", name, err)
-			n = 0
-		}
-	}
-	last, ok, err := f.LastRun.Read(sp)
+	last, timed, err := f.LastRun.Read(sp)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	if !ok {
-		last = now.UnixMilli() // the interval counts from the first commit
+	if !counted || !timed {
+		// The run's first commit to the table: count on from the table's history, so
+		// that batch jobs of a commit or a few each (and restarts) maintain too.
+		n, last = f.sinceLastMaintenance(ctx, name, info.SnapshotID, now)
 		if err := f.LastRun.Write(sp, last); err != nil {
 			return err
 		}
@@ -358,14 +353,28 @@ func (f *maintainFn) ProcessElement(ctx context.Context, sp state.Provider, name
 	return nil
 }
 
-// priorCommits returns the number of snapshots before snap on the main ancestry of
-// table name since its last compaction (at most EveryCommits - 1).
-func (f *maintainFn) priorCommits(ctx context.Context, name string, snap int64) (int, error) {
+// sinceLastMaintenance reads the table's last maintenance (its newest compaction
+// snapshot) for the run's first commit snap to table name: the commits before snap
+// since then (at most EveryCommits - 1) and the time the interval counts from (epoch
+// millis; see lastCompactionMs). Where the table cannot be loaded it logs and counts
+// from now, as if the table had just been maintained.
+func (f *maintainFn) sinceLastMaintenance(ctx context.Context, name string, snap int64, now time.Time) (prior int, lastMs int64) {
+	m := f.Spec.Maintenance
 	_, _, tbl, err := f.load(ctx, name)
 	if err != nil {
-		return 0, err
+		log.Warnf(ctx, "iceberg: maintain %s: reading the table's last maintenance: %v", name, err)
+		return 0, now.UnixMilli()
 	}
-	return commitsSinceCompaction(tbl.Metadata(), snap, f.Spec.Maintenance.EveryCommits) - 1, nil
+	if m.EveryCommits > 0 {
+		prior = commitsSinceCompaction(tbl.Metadata(), snap, m.EveryCommits) - 1
+	}
+	lastMs = now.UnixMilli()
+	if m.Interval > 0 {
+		if ms := lastCompactionMs(tbl.Metadata(), snap); ms != 0 {
+			lastMs = ms
+		}
+	}
+	return prior, lastMs
 }
 
 // load returns the write's catalog, and the identifier and current state of table
