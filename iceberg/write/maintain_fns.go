@@ -2,8 +2,8 @@ package write
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -22,11 +22,12 @@ import (
 // The Beam shape of table maintenance: Maintain (a batch transform) and the inline
 // maintenance step of a write.
 
-// MaintainSpec is the serialized configuration of the maintenance DoFns.
+// MaintainSpec is the configuration of the maintenance DoFns: a typed field of each,
+// which the SDK serializes itself.
 type MaintainSpec struct {
 	Table, CatalogName string
-	// CatalogProps is the catalog properties as a JSON object (never logged).
-	CatalogProps string
+	// CatalogProps is the catalog properties (never logged).
+	CatalogProps map[string]string
 	// Compact, Expire and Orphans say which operations run (in that order).
 	Compact, Expire, Orphans bool
 	// Filter selects the data files compaction considers (a SQL predicate).
@@ -40,12 +41,8 @@ type MaintainSpec struct {
 }
 
 // NewMaintainSpec builds the spec of cfg (which must be valid).
-func NewMaintainSpec(cfg config.MaintainConfig) (MaintainSpec, error) {
-	props, err := json.Marshal(cfg.CatalogProperties)
-	if err != nil {
-		return MaintainSpec{}, err
-	}
-	s := MaintainSpec{Table: cfg.Table, CatalogName: cfg.CatalogName, CatalogProps: string(props),
+func NewMaintainSpec(cfg config.MaintainConfig) MaintainSpec {
+	s := MaintainSpec{Table: cfg.Table, CatalogName: cfg.CatalogName, CatalogProps: maps.Clone(cfg.CatalogProperties),
 		Compact: cfg.Runs(config.OpRewriteDataFiles), Expire: cfg.Runs(config.OpExpireSnapshots),
 		Orphans: cfg.Runs(config.OpRemoveOrphanFiles), Filter: cfg.Filter,
 		OrphanOlderThan: time.Duration(cfg.OrphanOlderThan()) * time.Second, DryRun: cfg.DryRun}
@@ -60,7 +57,7 @@ func NewMaintainSpec(cfg config.MaintainConfig) (MaintainSpec, error) {
 		s.Compaction.DeleteFileThreshold = *cfg.DeleteFileThreshold
 	}
 	s.Expiry = expireOptions(cfg.ExpireOlderThanSeconds, cfg.RetainLast)
-	return s, nil
+	return s
 }
 
 func expireOptions(olderThanSeconds, retainLast *int) ExpireOptions {
@@ -76,15 +73,11 @@ func expireOptions(olderThanSeconds, retainLast *int) ExpireOptions {
 }
 
 func (s MaintainSpec) catalog(ctx context.Context) (table.CatalogIO, table.Identifier, error) {
-	var props map[string]string
-	if err := json.Unmarshal([]byte(s.CatalogProps), &props); err != nil {
-		return nil, nil, fmt.Errorf("iceberg: maintain %s: bad serialized catalog properties: %w", s.Table, err)
-	}
 	ident, err := parseIdent(s.Table)
 	if err != nil {
 		return nil, nil, err
 	}
-	cat, err := catalogs.Get(ctx, s.CatalogName, props)
+	cat, err := catalogs.Get(ctx, s.CatalogName, s.CatalogProps)
 	return cat, ident, err
 }
 
