@@ -171,10 +171,13 @@ type WriteConfig struct {
 	MaximumTableCacheSize *int `managed:"maximum_table_cache_size"`
 	// TableCacheRefreshIntervalSeconds is how often cached metadata is refreshed (>= 1).
 	TableCacheRefreshIntervalSeconds *int `managed:"table_cache_refresh_interval_seconds"`
-	// TableCachePollingBuckets is the number of parallel pollers during a refresh (>= 1);
-	// default DefaultTableCachePollingBuckets.
+	// TableCachePollingBuckets is accepted for Dataflow config compatibility and not
+	// implemented: icebeam has no catalog pollers. Unset or 1 changes nothing; any other
+	// value fails at construction with ErrUnsupported.
 	TableCachePollingBuckets *int `managed:"table_cache_polling_buckets"`
-	// UseSideInputTableCache shares table metadata between workers through a side input.
+	// UseSideInputTableCache is accepted for Dataflow config compatibility and not
+	// implemented: icebeam has no side-input table cache. False changes nothing; true
+	// fails at construction with ErrUnsupported.
 	UseSideInputTableCache bool `managed:"use_side_input_table_cache"`
 	// MaintenanceEveryCommits runs inline maintenance on a table after every this many
 	// commits of the sink to it (>= 1): compaction of the table's small and
@@ -183,8 +186,10 @@ type WriteConfig struct {
 	// counts on from the table's commits since its last compaction, so batch jobs of
 	// one commit each maintain every this many runs. Default disabled.
 	MaintenanceEveryCommits *int `managed:"maintenance_every_commits"`
-	// MaintenanceIntervalSeconds runs inline maintenance on a table when at least this
-	// many seconds passed since its last run there (>= 1). Default disabled.
+	// MaintenanceIntervalSeconds runs inline maintenance on a table at a commit when at
+	// least this many seconds passed since the table's last compaction (its oldest
+	// snapshot if never compacted), read from the table at a run's first commit (>= 1).
+	// Default disabled.
 	MaintenanceIntervalSeconds *int `managed:"maintenance_interval_seconds"`
 	// ExpireOlderThanSeconds makes inline maintenance expire snapshots older than this
 	// (>= 0), keeping the sinks' newest tokens. Only with a maintenance key.

@@ -110,10 +110,13 @@ const (
 	// KeyTableCacheRefreshIntervalSeconds is how often cached table metadata is refreshed
 	// in streaming pipelines. Write.
 	KeyTableCacheRefreshIntervalSeconds = config.KeyTableCacheRefreshIntervalSeconds
-	// KeyTableCachePollingBuckets is the number of parallel catalog pollers during a
-	// refresh. Write; default 1.
+	// KeyTableCachePollingBuckets is accepted for Dataflow config compatibility: icebeam
+	// has no catalog pollers, so only 1 (the default) is accepted and any other value is
+	// refused at construction (ErrUnsupported). Write.
 	KeyTableCachePollingBuckets = config.KeyTableCachePollingBuckets
-	// KeyUseSideInputTableCache shares table metadata between workers through a side input. Write.
+	// KeyUseSideInputTableCache is accepted for Dataflow config compatibility: icebeam
+	// has no side-input table cache, so only false (the default) is accepted and true is
+	// refused at construction (ErrUnsupported). Write.
 	KeyUseSideInputTableCache = config.KeyUseSideInputTableCache
 
 	// KeyFromSnapshot starts a changelog or continuous read after this snapshot
@@ -143,7 +146,8 @@ const (
 	// compaction at a run's first commit. Write; default disabled.
 	KeyMaintenanceEveryCommits = config.KeyMaintenanceEveryCommits
 	// KeyMaintenanceIntervalSeconds runs inline maintenance when at least this many
-	// seconds passed since its last run on a table. Write; default disabled.
+	// seconds passed since the table's last compaction (read from the table at a run's
+	// first commit, so batch jobs maintain too). Write; default disabled.
 	KeyMaintenanceIntervalSeconds = config.KeyMaintenanceIntervalSeconds
 	// KeyOperations lists the maintenance operations to run: rewrite_data_files,
 	// expire_snapshots, remove_orphan_files. Maintain; default all three.

@@ -182,10 +182,7 @@ func TryMaintain(s beam.Scope, cfg MaintainConfig) (beam.PCollection, error) {
 			return beam.PCollection{}, &ConfigError{Key: KeyFilter, Err: err}
 		}
 	}
-	spec, err := write.NewMaintainSpec(cfg.internal())
-	if err != nil {
-		return beam.PCollection{}, err
-	}
+	spec := write.NewMaintainSpec(cfg.internal())
 	return beam.ParDo(s.Scope("MaintenanceReport"), toMaintenanceReport, write.Maintain(s, spec)), nil
 }
 

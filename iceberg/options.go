@@ -190,7 +190,9 @@ func WithMaintenanceEveryCommits(n int) WriteOption {
 }
 
 // WithMaintenanceInterval sets maintenance_interval_seconds: maintain each table the
-// write commits to when at least d passed since the last run there.
+// write commits to when at least d passed since the table's last compaction. A run's
+// first commit reads that time from the table, so a batch job run again and again
+// maintains once d has passed.
 func WithMaintenanceInterval(d time.Duration) WriteOption {
 	return func(c *WriteConfig) { s := int(d / time.Second); c.MaintenanceIntervalSeconds = &s }
 }
@@ -310,12 +312,16 @@ func WithTableCacheRefreshInterval(d time.Duration) WriteOption {
 	return func(c *WriteConfig) { c.TableCacheRefreshIntervalSeconds = &s }
 }
 
-// WithTableCachePollingBuckets sets table_cache_polling_buckets.
+// WithTableCachePollingBuckets sets table_cache_polling_buckets, accepted for Dataflow
+// config compatibility only: icebeam has no catalog pollers, so any n but 1 makes the
+// write fail at construction with ErrUnsupported.
 func WithTableCachePollingBuckets(n int) WriteOption {
 	return func(c *WriteConfig) { c.TableCachePollingBuckets = &n }
 }
 
-// WithSideInputTableCache sets use_side_input_table_cache.
+// WithSideInputTableCache sets use_side_input_table_cache, accepted for Dataflow config
+// compatibility only: icebeam has no side-input table cache, so true makes the write
+// fail at construction with ErrUnsupported.
 func WithSideInputTableCache(on bool) WriteOption {
 	return func(c *WriteConfig) { c.UseSideInputTableCache = on }
 }

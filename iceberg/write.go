@@ -152,7 +152,7 @@ func checkAppendSupport(cfg WriteConfig) error {
 			errs.Add(unsupported(config.KeyTokenHeartbeatSeconds, "token heartbeats need a single table, not a template"))
 		}
 	}
-	addNotYetSupported(&errs, cfg)
+	refuseUnimplemented(&errs, cfg)
 	return errs.Err()
 }
 
@@ -161,11 +161,13 @@ func unsupported(key, why string) error {
 	return &config.ConfigError{Key: key, Err: fmt.Errorf("%w: %s", ErrUnsupported, why)}
 }
 
-// addNotYetSupported adds an error for each set key that neither write mode implements
-// yet (the side-input table cache, catalog pollers).
-func addNotYetSupported(errs *config.Errors, cfg WriteConfig) {
+// refuseUnimplemented adds an error for each key that icebeam accepts for Dataflow
+// config compatibility but does not implement (the side-input table cache, catalog
+// pollers) when it is set to anything but the value that changes nothing.
+func refuseUnimplemented(errs *config.Errors, cfg WriteConfig) {
 	if cfg.UseSideInputTableCache {
-		errs.Add(unsupported(config.KeyUseSideInputTableCache, "the side-input table cache is not available yet"))
+		errs.Add(unsupported(config.KeyUseSideInputTableCache,
+			"icebeam has no side-input table cache (each worker caches tables itself); the key is accepted for Dataflow config compatibility and only false works"))
 	}
 	if n := cfg.TableCachePollingBuckets; n != nil && *n != config.DefaultTableCachePollingBuckets {
 		errs.Add(unsupported(config.KeyTableCachePollingBuckets, fmt.Sprintf(

@@ -77,6 +77,6 @@ func checkMergeOnReadSupport(cfg WriteConfig) error {
 	if cfg.DirectWriteByteLimit != nil {
 		errs.Add(unsupported(config.KeyDirectWriteByteLimit, "merge-on-read writes always shuffle changes by key"))
 	}
-	addNotYetSupported(&errs, cfg)
+	refuseUnimplemented(&errs, cfg)
 	return errs.Err()
 }

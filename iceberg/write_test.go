@@ -206,9 +206,22 @@ func TestTryWriteErrors(t *testing.T) {
 
 // TestTableCachePollingBuckets: icebeam has no catalog pollers, so any
 // table_cache_polling_buckets but the default 1 is rejected at construction as
-// unsupported, naming the key, in both write modes; 1 is accepted.
+// unsupported, naming the key, in both write modes; 1 is accepted. Likewise
+// use_side_input_table_cache: false is accepted, true rejected.
 func TestTableCachePollingBuckets(t *testing.T) {
 	lc := icebergtest.NewLocalCatalog(t)
+	for _, on := range []bool{false, true} {
+		_, s := beam.NewPipelineWithRoot()
+		cfg := iceberg.WriteConfig{Table: "db.poll", CatalogName: lc.Name, CatalogProperties: lc.Props}
+		_, err := iceberg.TryWrite(s, cfg.With(iceberg.WithSideInputTableCache(on)), beam.Create(s, StreamRow{ID: 1}))
+		var ce *iceberg.ConfigError
+		if !on && err != nil {
+			t.Errorf("side-input table cache off: %v", err)
+		}
+		if on && (!errors.Is(err, iceberg.ErrUnsupported) || !errors.As(err, &ce) || ce.Key != iceberg.KeyUseSideInputTableCache) {
+			t.Errorf("side-input table cache on: err = %v, want ErrUnsupported naming %s", err, iceberg.KeyUseSideInputTableCache)
+		}
+	}
 	for _, mode := range []iceberg.Mode{iceberg.Append, iceberg.MergeOnRead} {
 		for _, n := range []int{1, 4} {
 			_, s := beam.NewPipelineWithRoot()

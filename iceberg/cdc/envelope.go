@@ -97,9 +97,6 @@ func NewEnvelope(table string, cfg config.WriteConfig) (*Envelope, error) {
 // SetProjection makes the envelope apply f (keep or drop) to each row image.
 func (e *Envelope) SetProjection(f func(row.Row) (row.Row, error)) { e.project = f }
 
-// HasOnly reports whether the row image is a record field of the row (only is set).
-func (e *Envelope) HasOnly() bool { return e.only != nil }
-
 // topLevelControl reports whether name is a top-level control column of rows
 // without only: such columns are not part of the row image.
 func (e *Envelope) topLevelControl(name string) bool {

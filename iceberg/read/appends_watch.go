@@ -2,8 +2,6 @@ package read
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -35,15 +33,6 @@ type AppendsSpec struct {
 	// FromSnapshotID is the exclusive start of the base's appends (0: from the oldest
 	// ancestor of the base, inclusive).
 	FromSnapshotID int64 `json:"from_snapshot_id,omitempty"`
-}
-
-// Encode returns the JSON form carried by DoFns.
-func (s AppendsSpec) Encode() string {
-	b, err := json.Marshal(s)
-	if err != nil { // only plain fields: cannot happen
-		panic(err)
-	}
-	return string(b)
 }
 
 // StreamOptions are the settings of a continuous read of appended rows that
@@ -96,39 +85,31 @@ func ResolveAppends(tbl *table.Table, base Spec, opts StreamOptions) (AppendsSpe
 // overwrite and delete snapshots are logged and counted (snapshots_skipped) because
 // the rows they remove or replace stay in the read's output; ReadChanges reads them.
 type watchAppendsFn struct {
-	// Spec is the JSON-encoded AppendsSpec.
-	Spec string
+	// Spec is the read, resolved at construction.
+	Spec AppendsSpec
 
-	spec AppendsSpec
 	watchBase
 	filesPlanned     beam.Counter
 	snapshotsSkipped beam.Counter
 }
 
-func (fn *watchAppendsFn) decode() error {
-	if fn.spec.Table != "" {
-		return nil
+// init prepares the DoFn's state once: Setup and CreateInitialRestriction both call it.
+func (fn *watchAppendsFn) init() {
+	if fn.ready() {
+		return
 	}
-	var spec AppendsSpec
-	if err := json.Unmarshal([]byte(fn.Spec), &spec); err != nil {
-		return fmt.Errorf("iceberg: read spec: %w", err)
-	}
-	fn.spec = spec
-	fn.setup(spec.Spec, spec.Stream)
+	fn.setup(fn.Spec.Spec, fn.Spec.Stream)
 	fn.filesPlanned = beam.NewCounter(metricsNamespace, "files_planned")
 	fn.snapshotsSkipped = beam.NewCounter(metricsNamespace, "snapshots_skipped")
-	return nil
 }
 
-// Setup decodes the spec.
-func (fn *watchAppendsFn) Setup() error { return fn.decode() }
+// Setup prepares the DoFn's state.
+func (fn *watchAppendsFn) Setup() { fn.init() }
 
 // CreateInitialRestriction covers the base and every later snapshot up to the end.
-func (fn *watchAppendsFn) CreateInitialRestriction(_ []byte) (offsetrange.Restriction, error) {
-	if err := fn.decode(); err != nil {
-		return offsetrange.Restriction{}, err
-	}
-	return fn.restriction(), nil
+func (fn *watchAppendsFn) CreateInitialRestriction(_ []byte) offsetrange.Restriction {
+	fn.init()
+	return fn.restriction()
 }
 
 // ProcessElement runs one poll.
@@ -145,7 +126,7 @@ type appendsOps struct {
 
 // base emits the whole table at the base snapshot, or the appends of the base range.
 func (o appendsOps) base(ctx context.Context, tbl *table.Table, we *snapshotWatermark) error {
-	spec := o.fn.spec
+	spec := o.fn.Spec
 	id := spec.Stream.BaseSnapshotID
 	if id == 0 {
 		return nil
@@ -190,7 +171,7 @@ func (o appendsOps) base(ctx context.Context, tbl *table.Table, we *snapshotWate
 
 // scan emits the tasks of a scan of the whole table at snapshot id.
 func (o appendsOps) scan(ctx context.Context, tbl *table.Table, id int64, at mtime.Time) (int, error) {
-	spec := o.fn.spec.Spec
+	spec := o.fn.Spec.Spec
 	spec.SnapshotID = id
 	scan, err := spec.NewScan(tbl)
 	if err != nil {
@@ -215,7 +196,7 @@ func (o appendsOps) scan(ctx context.Context, tbl *table.Table, id int64, at mti
 // step emits the data files snapshot s appends. A snapshot whose parent is unknown
 // (the first of the table, or of the history left) is read whole.
 func (o appendsOps) step(ctx context.Context, tbl *table.Table, prev, s *table.Snapshot, at mtime.Time) error {
-	spec := o.fn.spec
+	spec := o.fn.Spec
 	var op table.Operation
 	if s.Summary != nil {
 		op = s.Summary.Operation
@@ -254,7 +235,7 @@ func (o appendsOps) step(ctx context.Context, tbl *table.Table, prev, s *table.S
 // snapshot that appended it (the base snapshot's for the base scan).
 func ScanStream(s beam.Scope, spec AppendsSpec, outType reflect.Type) beam.PCollection {
 	s = s.Scope("iceberg.Read")
-	tasks := beam.ParDo(s.Scope("Watch"), &watchAppendsFn{Spec: spec.Encode()}, beam.Impulse(s))
+	tasks := beam.ParDo(s.Scope("Watch"), &watchAppendsFn{Spec: spec}, beam.Impulse(s))
 	return readTasks(s, spec.Spec, tasks, outType)
 }
 
@@ -262,6 +243,6 @@ func ScanStream(s beam.Scope, spec AppendsSpec, outType reflect.Type) beam.PColl
 // timestamped like the rows it holds.
 func ScanStreamBatches(s beam.Scope, spec AppendsSpec) beam.PCollection {
 	s = s.Scope("iceberg.ReadBatches")
-	tasks := beam.ParDo(s.Scope("Watch"), &watchAppendsFn{Spec: spec.Encode()}, beam.Impulse(s))
+	tasks := beam.ParDo(s.Scope("Watch"), &watchAppendsFn{Spec: spec}, beam.Impulse(s))
 	return readRecords(s, spec.Spec, tasks)
 }

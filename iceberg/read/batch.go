@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -79,7 +80,7 @@ func recordBatchDecoder(reflect.Type) (func(io.Reader) (any, error), error) {
 }
 
 // Batch is one Arrow record batch on its way from the read DoFn to the conversion to
-// rows or user structs, with the Iceberg schema (JSON) of the table version read.
+// rows or user structs, with the Iceberg schema of the table version read.
 //
 // The batch travels by reference: the read DoFn's consumers fuse with it (a
 // splittable DoFn's processing step roots a stage, and its outputs' consumers join
@@ -88,30 +89,86 @@ func recordBatchDecoder(reflect.Type) (func(io.Reader) (any, error), error) {
 // samples and any stage boundary. Rec's memory comes from Go's allocator; a Batch
 // holds its own reference, which is never released: the garbage collector frees the
 // batch once nothing refers to it.
+//
+// Where a Batch is encoded, its schema is written in Iceberg's JSON form as one field
+// of the element's binary encoding; batchSchemas keeps the schema's last encoding and
+// decoding, so a stage's batches share one *ibg.Schema.
 type Batch struct {
-	Schema string
+	Schema *ibg.Schema
 	Rec    arrow.RecordBatch
 }
 
 // newBatch returns a Batch holding its own reference to rec.
-func newBatch(schemaJSON string, rec arrow.RecordBatch) Batch {
+func newBatch(sc *ibg.Schema, rec arrow.RecordBatch) Batch {
 	rec.Retain()
-	return Batch{Schema: schemaJSON, Rec: rec}
+	return Batch{Schema: sc, Rec: rec}
 }
 
-// batchStorage is Batch's schema representation.
+// batchStorage is Batch's schema representation: the Iceberg schema's JSON and the
+// batch's Arrow IPC stream.
 type batchStorage struct {
 	Schema string
 	IPC    []byte
 }
 
+// schemaCache remembers the schema encoded last and the schema decoded last, so the
+// batches of one table version encode and decode their schema once. Encoders and
+// decoders run on several goroutines: mu guards it.
+type schemaCache struct {
+	mu    sync.Mutex
+	encSc *ibg.Schema
+	encJS string
+	decJS string
+	decSc *ibg.Schema
+}
+
+var batchSchemas schemaCache
+
+// encode returns sc's JSON form ("" for nil).
+func (c *schemaCache) encode(sc *ibg.Schema) (string, error) {
+	if sc == nil {
+		return "", nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.encSc != sc {
+		b, err := sc.MarshalJSON()
+		if err != nil {
+			return "", fmt.Errorf("iceberg: read: encode schema: %w", err)
+		}
+		c.encSc, c.encJS = sc, string(b)
+	}
+	return c.encJS, nil
+}
+
+// decode parses a schema encode returned (nil for "").
+func (c *schemaCache) decode(js string) (*ibg.Schema, error) {
+	if js == "" {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.decSc == nil || c.decJS != js {
+		sc := new(ibg.Schema)
+		if err := sc.UnmarshalJSON([]byte(js)); err != nil {
+			return nil, fmt.Errorf("iceberg: read: decode schema: %w", err)
+		}
+		c.decJS, c.decSc = js, sc
+	}
+	return c.decSc, nil
+}
+
 func readBatchEncoder(reflect.Type) (func(any, io.Writer) error, error) {
 	return func(v any, w io.Writer) error {
 		b := v.(Batch)
+		js, err := batchSchemas.encode(b.Schema)
+		if err != nil {
+			return err
+		}
 		if err := coder.WriteSimpleRowHeader(2, w); err != nil {
 			return err
 		}
-		if err := coder.EncodeStringUTF8(b.Schema, w); err != nil {
+		if err := coder.EncodeStringUTF8(js, w); err != nil {
 			return err
 		}
 		return writeIPC(b.Rec, w)
@@ -123,7 +180,11 @@ func readBatchDecoder(reflect.Type) (func(io.Reader) (any, error), error) {
 		if err := coder.ReadSimpleRowHeader(2, r); err != nil {
 			return nil, err
 		}
-		sc, err := coder.DecodeStringUTF8(r)
+		js, err := coder.DecodeStringUTF8(r)
+		if err != nil {
+			return nil, err
+		}
+		sc, err := batchSchemas.decode(js)
 		if err != nil {
 			return nil, err
 		}
@@ -168,22 +229,4 @@ func readIPC(r io.Reader) (arrow.RecordBatch, error) {
 		return nil, fmt.Errorf("iceberg: %w", err)
 	}
 	return rec, nil
-}
-
-// batchDecoder parses the Iceberg schema of batches, caching the last one it parsed.
-type batchDecoder struct {
-	key    string
-	schema *ibg.Schema
-}
-
-// decode returns the record batch of b and its Iceberg schema.
-func (d *batchDecoder) decode(b Batch) (arrow.RecordBatch, *ibg.Schema, error) {
-	if d.schema == nil || d.key != b.Schema {
-		var sc ibg.Schema
-		if err := sc.UnmarshalJSON([]byte(b.Schema)); err != nil {
-			return nil, nil, fmt.Errorf("iceberg: read: decode schema: %w", err)
-		}
-		d.key, d.schema = b.Schema, &sc
-	}
-	return b.Rec, d.schema, nil
 }

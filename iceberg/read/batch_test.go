@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	ibg "github.com/apache/iceberg-go"
 
 	"github.com/icebeam/icebeam/iceberg/internal/arrowipc"
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -19,7 +20,8 @@ import (
 func TestBatchCoders(t *testing.T) {
 	rec := icebergtest.SampleRecords(t, 40, 5)
 	defer rec.Release()
-	b := Batch{Schema: `{"type":"struct","schema-id":0,"fields":[]}`, Rec: rec}
+	sc := ibg.NewSchema(3, ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64, Required: true})
+	b := Batch{Schema: sc, Rec: rec}
 
 	check := func(t *testing.T, v any, same func(got any)) {
 		t.Helper()
@@ -39,15 +41,15 @@ func TestBatchCoders(t *testing.T) {
 	}
 	check(t, b, func(got any) {
 		g := got.(Batch)
-		if g.Schema != b.Schema || !array.RecordEqual(g.Rec, rec) {
-			t.Fatalf("decoded %q %v, want %q %v", g.Schema, g.Rec, b.Schema, rec)
+		if !g.Schema.Equals(sc) || g.Schema.ID != sc.ID || !array.RecordEqual(g.Rec, rec) {
+			t.Fatalf("decoded %v %v, want %v %v", g.Schema, g.Rec, sc, rec)
 		}
 	})
 	cb := ChangeBatch{Batch: b, ChangeType: "DELETE", SnapshotID: -7, Sequence: 12}
 	check(t, cb, func(got any) {
 		g := got.(ChangeBatch)
 		if g.ChangeType != cb.ChangeType || g.SnapshotID != cb.SnapshotID || g.Sequence != cb.Sequence ||
-			g.Batch.Schema != b.Schema || !array.RecordEqual(g.Batch.Rec, rec) {
+			!g.Batch.Schema.Equals(sc) || !array.RecordEqual(g.Batch.Rec, rec) {
 			t.Fatalf("decoded %+v, want %+v", g, cb)
 		}
 	})

@@ -2,8 +2,6 @@ package read
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 
 	ibg "github.com/apache/iceberg-go"
@@ -33,7 +31,8 @@ const (
 
 // ChangesSpec is everything a worker needs to plan and read a changelog: the changes
 // committed by the snapshots after FromSnapshotID up to ToSnapshotID. It is built and
-// validated at construction (the snapshot range is pinned then) and travels as JSON.
+// validated at construction (the snapshot range is pinned then) and travels as a typed
+// field of the changelog DoFns.
 type ChangesSpec struct {
 	// Spec holds the catalog, the table, the filter and the emitted columns (Columns;
 	// empty: every column). Its snapshot fields are unused.
@@ -53,24 +52,6 @@ type ChangesSpec struct {
 	// Stream makes the read continuous: (FromSnapshotID, ToSnapshotID] is its base,
 	// then it follows main (nil: a bounded read of the range).
 	Stream *Stream `json:"stream,omitempty"`
-}
-
-// Encode returns the JSON form carried by DoFns.
-func (s ChangesSpec) Encode() string {
-	b, err := json.Marshal(s)
-	if err != nil { // only plain fields: cannot happen
-		panic(err)
-	}
-	return string(b)
-}
-
-// DecodeChangesSpec parses the JSON form of a ChangesSpec.
-func DecodeChangesSpec(js string) (ChangesSpec, error) {
-	var s ChangesSpec
-	if err := json.Unmarshal([]byte(js), &s); err != nil {
-		return ChangesSpec{}, fmt.Errorf("iceberg: read changes spec: %w", err)
-	}
-	return s, nil
 }
 
 // ChangesOptions are the user-facing changelog settings ResolveChanges validates

@@ -45,40 +45,33 @@ type ChangeTask struct {
 // snapshot and its parent. Replace snapshots (compactions) change no rows and are
 // skipped.
 type changesPlanFn struct {
-	// Spec is the JSON-encoded ChangesSpec.
-	Spec string
+	// Spec is the changelog read, resolved at construction.
+	Spec ChangesSpec
 
-	spec         ChangesSpec
 	filesPlanned beam.Counter
 }
 
-func (fn *changesPlanFn) Setup() error {
-	spec, err := DecodeChangesSpec(fn.Spec)
-	if err != nil {
-		return err
-	}
-	fn.spec = spec
+func (fn *changesPlanFn) Setup() {
 	fn.filesPlanned = beam.NewCounter(metricsNamespace, "files_planned")
-	return nil
 }
 
 func (fn *changesPlanFn) ProcessElement(ctx context.Context, _ []byte, emit func(ChangeTask)) error {
-	if fn.spec.ToSnapshotID == 0 {
+	if fn.Spec.ToSnapshotID == 0 {
 		return nil
 	}
-	tbl, err := catalogs.LoadTable(ctx, fn.spec.CatalogName, fn.spec.Props(), fn.spec.Table, 0)
+	tbl, err := catalogs.LoadTable(ctx, fn.Spec.CatalogName, fn.Spec.Props(), fn.Spec.Table, 0)
 	if err != nil {
 		return err
 	}
-	tasks, err := planChanges(ctx, tbl, fn.spec)
+	tasks, err := planChanges(ctx, tbl, fn.Spec)
 	if err != nil {
-		return config.OpErrorf("read changes", fn.spec.Table, "plan: %w", err)
+		return config.OpErrorf("read changes", fn.Spec.Table, "plan: %w", err)
 	}
 	for _, t := range tasks {
 		emit(t)
 	}
 	fn.filesPlanned.Inc(ctx, int64(len(tasks)))
-	log.Infof(ctx, "iceberg: read changes %s: planned %d changed data files in (%d, %d]", fn.spec.Table, len(tasks), fn.spec.FromSnapshotID, fn.spec.ToSnapshotID)
+	log.Infof(ctx, "iceberg: read changes %s: planned %d changed data files in (%d, %d]", fn.Spec.Table, len(tasks), fn.Spec.FromSnapshotID, fn.Spec.ToSnapshotID)
 	return nil
 }
 

@@ -34,30 +34,21 @@ type ChangeBatch struct {
 // a removed one (DELETE), or the rows of a data file live before and not after a
 // snapshot's new deletes (DELETE), each with the filter and projection applied.
 type changesReadFn struct {
-	// Spec is the JSON-encoded ChangesSpec.
-	Spec string
+	// Spec is the changelog read, resolved at construction.
+	Spec ChangesSpec
 
-	spec        ChangesSpec
 	filesRead   beam.Counter
 	rowsEmitted beam.Counter
-	schemas     map[*ibg.Schema]string
 }
 
-func (fn *changesReadFn) Setup() error {
-	spec, err := DecodeChangesSpec(fn.Spec)
-	if err != nil {
-		return err
-	}
-	fn.spec = spec
-	fn.schemas = map[*ibg.Schema]string{}
+func (fn *changesReadFn) Setup() {
 	fn.filesRead = beam.NewCounter(metricsNamespace, "files_read")
 	fn.rowsEmitted = beam.NewCounter(metricsNamespace, "rows_emitted")
-	return nil
 }
 
 func (fn *changesReadFn) ProcessElement(ctx context.Context, ct ChangeTask, emit func(ChangeBatch)) error {
 	if err := fn.process(ctx, ct, emit); err != nil {
-		return config.OpErrorf("read changes", fn.spec.Table, "snapshot %d: %w", ct.SnapshotID, err)
+		return config.OpErrorf("read changes", fn.Spec.Table, "snapshot %d: %w", ct.SnapshotID, err)
 	}
 	fn.filesRead.Inc(ctx, 1)
 	return nil
@@ -68,16 +59,7 @@ func (fn *changesReadFn) process(ctx context.Context, ct ChangeTask, emit func(C
 		if rec.NumRows() == 0 {
 			return nil
 		}
-		js, ok := fn.schemas[sc]
-		if !ok {
-			b, err := sc.MarshalJSON()
-			if err != nil {
-				return fmt.Errorf("encode schema: %w", err)
-			}
-			js = string(b)
-			fn.schemas[sc] = js
-		}
-		emit(ChangeBatch{Batch: newBatch(js, rec), ChangeType: kind, SnapshotID: ct.SnapshotID, Sequence: ct.Sequence})
+		emit(ChangeBatch{Batch: newBatch(sc, rec), ChangeType: kind, SnapshotID: ct.SnapshotID, Sequence: ct.Sequence})
 		fn.rowsEmitted.Inc(ctx, rec.NumRows())
 		return nil
 	}
@@ -95,11 +77,11 @@ func (fn *changesReadFn) process(ctx context.Context, ct ChangeTask, emit func(C
 // scanFor returns a scan of tbl reading cols (nil: every column) with the spec's
 // filter, and the task of t.
 func (fn *changesReadFn) scanFor(ctx context.Context, t Task, cols []string) (*table.Table, *table.Scan, table.FileScanTask, error) {
-	tbl, err := loadAt(ctx, fn.spec.Spec, t.MetadataLocation)
+	tbl, err := loadAt(ctx, fn.Spec.Spec, t.MetadataLocation)
 	if err != nil {
 		return nil, nil, table.FileScanTask{}, err
 	}
-	filter, err := fn.spec.FilterExpr(tbl.Schema())
+	filter, err := fn.Spec.FilterExpr(tbl.Schema())
 	if err != nil {
 		return nil, nil, table.FileScanTask{}, err
 	}
@@ -116,7 +98,7 @@ func (fn *changesReadFn) scanFor(ctx context.Context, t Task, cols []string) (*t
 
 // readAll reads the live rows of one whole task.
 func (fn *changesReadFn) readAll(ctx context.Context, t Task, each func(*ibg.Schema, arrow.RecordBatch) error) error {
-	tbl, scan, ft, err := fn.scanFor(ctx, t, fn.spec.ReadColumns)
+	tbl, scan, ft, err := fn.scanFor(ctx, t, fn.Spec.ReadColumns)
 	if err != nil {
 		return err
 	}
@@ -131,11 +113,11 @@ func (fn *changesReadFn) readAll(ctx context.Context, t Task, each func(*ibg.Sch
 // (written before the table was upgraded to format version 3) get 0, so the id is the
 // position.
 func (fn *changesReadFn) readDeleted(ctx context.Context, ct ChangeTask, each func(*ibg.Schema, arrow.RecordBatch) error) error {
-	tbl, err := loadAt(ctx, fn.spec.Spec, ct.Before.MetadataLocation)
+	tbl, err := loadAt(ctx, fn.Spec.Spec, ct.Before.MetadataLocation)
 	if err != nil {
 		return err
 	}
-	cols := fn.spec.ReadColumns
+	cols := fn.Spec.ReadColumns
 	if len(cols) == 0 {
 		for _, f := range tbl.Schema().Fields() {
 			cols = append(cols, f.Name)

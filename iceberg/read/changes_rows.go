@@ -12,21 +12,17 @@ import (
 // changeConv turns change batches into rows: the columns read, then _change_type,
 // _commit_snapshot_id and _commit_snapshot_sequence_number.
 type changeConv struct {
-	cache batchDecoder
-	conv  *row.ArrowReader
-	key   string
-	out   *row.Schema
-	rows  []row.Row
+	conv *row.ArrowReader
+	key  *ibg.Schema // the schema conv was built for
+	out  *row.Schema
+	rows []row.Row
 }
 
 // convert returns the change rows of b (valid until the next call).
 func (c *changeConv) convert(b ChangeBatch) ([]row.Row, error) {
-	rec, sc, err := c.cache.decode(b.Batch)
-	if err != nil {
-		return nil, err
-	}
+	rec := b.Batch.Rec
 	if c.conv == nil || c.key != b.Batch.Schema || !c.conv.ArrowSchema().Equal(rec.Schema()) {
-		conv, err := row.NewArrowReader(rec.Schema(), sc)
+		conv, err := row.NewArrowReader(rec.Schema(), b.Batch.Schema)
 		if err != nil {
 			return nil, err
 		}
@@ -35,6 +31,7 @@ func (c *changeConv) convert(b ChangeBatch) ([]row.Row, error) {
 		types := append(slices.Clone(in.Types()), changeColumnTypes()...)
 		c.conv, c.key, c.out = conv, b.Batch.Schema, row.NewSchema(names, types)
 	}
+	var err error
 	c.rows, err = c.conv.AppendRows(rec, c.rows[:0])
 	if err != nil {
 		return nil, err

@@ -37,10 +37,8 @@ func readChanges(t *testing.T, cat *icebergtest.LocalCatalog, tbl *table.Table, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := &changesReadFn{Spec: spec.Encode()}
-	if err := fn.Setup(); err != nil {
-		t.Fatal(err)
-	}
+	fn := &changesReadFn{Spec: spec}
+	fn.Setup()
 	var conv toChangeRowsFn
 	var out []row.Row
 	for _, ct := range tasks {

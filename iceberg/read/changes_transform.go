@@ -42,15 +42,14 @@ func init() {
 // snapshot; the rows go back to the global window after it.
 func Changes(s beam.Scope, spec ChangesSpec) beam.PCollection {
 	s = s.Scope("iceberg.ReadChanges")
-	js := spec.Encode()
 	var tasks beam.PCollection
 	if spec.Stream != nil {
-		tasks = beam.ParDo(s.Scope("Watch"), &watchChangesFn{Spec: js}, beam.Impulse(s))
+		tasks = beam.ParDo(s.Scope("Watch"), &watchChangesFn{Spec: spec}, beam.Impulse(s))
 	} else {
-		tasks = beam.ParDo(s.Scope("Plan"), &changesPlanFn{Spec: js}, beam.Impulse(s))
+		tasks = beam.ParDo(s.Scope("Plan"), &changesPlanFn{Spec: spec}, beam.Impulse(s))
 	}
 	tasks = beam.Reshuffle(s, tasks)
-	batches := beam.ParDo(s.Scope("ReadChanges"), &changesReadFn{Spec: js}, tasks)
+	batches := beam.ParDo(s.Scope("ReadChanges"), &changesReadFn{Spec: spec}, tasks)
 	if len(spec.KeyColumns) == 0 {
 		return beam.ParDo(s.Scope("ToRows"), &toChangeRowsFn{}, batches)
 	}

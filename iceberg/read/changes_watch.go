@@ -19,37 +19,32 @@ import (
 // emits the ChangeTasks of each snapshot at the snapshot's commit time (see
 // snapshotWatermark), for the same read DoFn as the bounded read.
 type watchChangesFn struct {
-	// Spec is the JSON-encoded ChangesSpec; its Stream is set.
-	Spec string
+	// Spec is the changelog read, resolved at construction; its Stream is set.
+	Spec ChangesSpec
 
-	spec ChangesSpec
 	watchBase
 	tasksPlanned beam.Counter
 }
 
-func (fn *watchChangesFn) decode() error {
-	if fn.spec.Table != "" {
+// init prepares the DoFn's state once: Setup and CreateInitialRestriction both call it.
+func (fn *watchChangesFn) init() error {
+	if fn.ready() {
 		return nil
 	}
-	spec, err := DecodeChangesSpec(fn.Spec)
-	if err != nil {
-		return err
+	if fn.Spec.Stream == nil {
+		return config.OpErrorf("read changes", fn.Spec.Table, "spec without stream settings")
 	}
-	if spec.Stream == nil {
-		return config.OpErrorf("read changes", spec.Table, "spec without stream settings")
-	}
-	fn.spec = spec
-	fn.setup(spec.Spec, *spec.Stream)
+	fn.setup(fn.Spec.Spec, *fn.Spec.Stream)
 	fn.tasksPlanned = beam.NewCounter(metricsNamespace, "files_planned")
 	return nil
 }
 
-// Setup decodes the spec.
-func (fn *watchChangesFn) Setup() error { return fn.decode() }
+// Setup prepares the DoFn's state.
+func (fn *watchChangesFn) Setup() error { return fn.init() }
 
 // CreateInitialRestriction covers the base and every later snapshot up to the end.
 func (fn *watchChangesFn) CreateInitialRestriction(_ []byte) (offsetrange.Restriction, error) {
-	if err := fn.decode(); err != nil {
+	if err := fn.init(); err != nil {
 		return offsetrange.Restriction{}, err
 	}
 	return fn.restriction(), nil
@@ -69,7 +64,7 @@ type changesOps struct {
 
 // base plans the range (FromSnapshotID, ToSnapshotID] as the bounded read does.
 func (o changesOps) base(ctx context.Context, tbl *table.Table, we *snapshotWatermark) error {
-	spec := o.fn.spec
+	spec := o.fn.Spec
 	if spec.ToSnapshotID == 0 {
 		return nil
 	}
@@ -101,7 +96,7 @@ func (o changesOps) base(ctx context.Context, tbl *table.Table, we *snapshotWate
 
 // step plans the changes of snapshot s against its parent.
 func (o changesOps) step(ctx context.Context, tbl *table.Table, prev, s *table.Snapshot, at mtime.Time) error {
-	spec := o.fn.spec
+	spec := o.fn.Spec
 	var prevID int64
 	if prev != nil {
 		prevID = prev.SnapshotID

@@ -2,7 +2,6 @@ package read
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	ibg "github.com/apache/iceberg-go"
@@ -88,53 +87,6 @@ func ParseFilter(filter string, schema *ibg.Schema) (ibg.BooleanExpression, erro
 		return nil, &FilterError{Pos: 1, Msg: "expression does not bind to the table schema: " + err.Error()}
 	}
 	return expr, nil
-}
-
-// FilterColumns returns the sorted, distinct full names of the columns that expr
-// references. For bound predicates it returns the field's own name.
-func FilterColumns(expr ibg.BooleanExpression) []string {
-	if expr == nil {
-		return nil
-	}
-	v := &filterColumnVisitor{seen: map[string]bool{}}
-	if _, err := ibg.VisitExpr[struct{}](expr, v); err != nil {
-		return nil
-	}
-	out := make([]string, 0, len(v.seen))
-	for name := range v.seen {
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// filterColumnVisitor collects the column names of an expression.
-type filterColumnVisitor struct{ seen map[string]bool }
-
-func (*filterColumnVisitor) VisitTrue() struct{}             { return struct{}{} }
-func (*filterColumnVisitor) VisitFalse() struct{}            { return struct{}{} }
-func (*filterColumnVisitor) VisitNot(struct{}) struct{}      { return struct{}{} }
-func (*filterColumnVisitor) VisitAnd(_, _ struct{}) struct{} { return struct{}{} }
-func (*filterColumnVisitor) VisitOr(_, _ struct{}) struct{}  { return struct{}{} }
-func (v *filterColumnVisitor) VisitUnbound(p ibg.UnboundPredicate) struct{} {
-	if name, ok := filterTermName(p.Term()); ok {
-		v.seen[name] = true
-	}
-	return struct{}{}
-}
-
-func (v *filterColumnVisitor) VisitBound(p ibg.BoundPredicate) struct{} {
-	v.seen[p.Ref().Field().Name] = true
-	return struct{}{}
-}
-
-// filterTermName returns the column name of an unbound term that is a plain reference.
-func filterTermName(t ibg.UnboundTerm) (string, bool) {
-	switch t := t.(type) {
-	case ibg.Reference:
-		return string(t), true
-	}
-	return "", false
 }
 
 // errFilterUnsupported marks FilterErrors for valid SQL that cannot be pushed down.

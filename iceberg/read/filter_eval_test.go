@@ -216,7 +216,7 @@ func TestFilterEval(t *testing.T) {
 				}
 			}
 			if got := filterScanIDs(t, tbl, expr); !slices.Equal(got, want) {
-				t.Errorf("scan with %q (%s) returned ids %v, want %v", tc.filter, FormatFilter(expr), got, want)
+				t.Errorf("scan with %q (%s) returned ids %v, want %v", tc.filter, formatFilter(expr), got, want)
 			}
 		})
 	}

@@ -38,7 +38,7 @@ func filterGoldenInputs(tb testing.TB) []string {
 
 // FuzzParseFilter checks that ParseFilter never panics, that every error is a
 // *FilterError wrapping ErrInvalidConfig, and that whatever it accepts binds and
-// survives the round trip through FormatFilter.
+// survives the round trip through formatFilter.
 func FuzzParseFilter(f *testing.F) {
 	for _, in := range filterGoldenInputs(f) {
 		f.Add(in)
@@ -56,10 +56,10 @@ func FuzzParseFilter(f *testing.F) {
 		if _, err := ibg.BindExpr(schema, e, true); err != nil {
 			t.Fatalf("ParseFilter(%q) = %s does not bind: %v", in, e, err)
 		}
-		sql := FormatFilter(e)
+		sql := formatFilter(e)
 		e2, err := ParseFilter(sql, schema)
 		if err != nil {
-			t.Fatalf("ParseFilter(%q) ok, but its FormatFilter %q fails: %v", in, sql, err)
+			t.Fatalf("ParseFilter(%q) ok, but its formatFilter %q fails: %v", in, sql, err)
 		}
 		if !e.Equals(e2) {
 			t.Fatalf("round trip of %q via %q:\n got %s\nwant %s", in, sql, e2, e)
@@ -112,7 +112,7 @@ func BenchmarkParseFilterRoundTrip(b *testing.B) {
 				if _, err := ibg.BindExpr(schema, e, true); err != nil {
 					b.Fatal(err)
 				}
-				e2, err := ParseFilter(FormatFilter(e), schema)
+				e2, err := ParseFilter(formatFilter(e), schema)
 				if err != nil || !e.Equals(e2) {
 					b.Fatalf("round trip of %q: %v", c.filter, err)
 				}

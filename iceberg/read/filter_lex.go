@@ -244,3 +244,18 @@ func (lx *lexer) number(pos int) (lexToken, *FilterError) {
 	}
 	return lexToken{kind: lexNumber, text: string(lx.src[start:lx.i]), pos: pos}, nil
 }
+
+// filterQuoteIdent quotes one identifier part when needed.
+func filterQuoteIdent(s string) string {
+	plain := s != "" && !parseReserved[strings.ToUpper(s)]
+	for i, r := range s {
+		if !(r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && (r >= '0' && r <= '9' || r == '$'))) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}

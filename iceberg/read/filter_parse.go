@@ -15,7 +15,7 @@ import (
 var parseReserved = map[string]bool{
 	"AND": true, "OR": true, "NOT": true, "IN": true, "IS": true, "NULL": true,
 	"TRUE": true, "FALSE": true, "BETWEEN": true, "LIKE": true, "ESCAPE": true,
-	// Typed literal prefixes are contextual; FormatFilter quotes them anyway.
+	// Typed literal prefixes are contextual; the tests' formatter quotes them anyway.
 	"DATE": true, "TIME": true, "TIMESTAMP": true,
 }
 

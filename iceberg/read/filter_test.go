@@ -164,7 +164,7 @@ func filterOutcome(t *testing.T, schema *ibg.Schema, in string) (lines []string,
 	if err != nil {
 		return []string{"err: " + err.Error()}, false
 	}
-	return []string{"sql: " + FormatFilter(e), "expr: " + filterDebug(e)}, true
+	return []string{"sql: " + formatFilter(e), "expr: " + filterDebug(e)}, true
 }
 
 func TestFilterGolden(t *testing.T) {
@@ -174,7 +174,7 @@ func TestFilterGolden(t *testing.T) {
 		accept bool
 		header string
 	}{
-		{"accept.txt", true, "# Accepted filters: input, FormatFilter output, expression tree with literal types.\n# Regenerate with: go test -run TestFilterGolden ./iceberg/read/ -update\n"},
+		{"accept.txt", true, "# Accepted filters: input, formatFilter output, expression tree with literal types.\n# Regenerate with: go test -run TestFilterGolden ./iceberg/read/ -update\n"},
 		{"reject.txt", false, "# Rejected filters: input and the exact error.\n# Regenerate with: go test -run TestFilterGolden ./iceberg/read/ -update\n"},
 	} {
 		path := filepath.Join("testdata", "filter", file.name)
@@ -214,7 +214,7 @@ func TestFilterGolden(t *testing.T) {
 }
 
 // filterCheckAccepted checks what every accepted filter must satisfy: it binds, never
-// uses StartsWith, and round-trips through FormatFilter.
+// uses StartsWith, and round-trips through formatFilter.
 func filterCheckAccepted(t *testing.T, schema *ibg.Schema, in string) {
 	t.Helper()
 	e, err := ParseFilter(in, schema)
@@ -227,17 +227,17 @@ func filterCheckAccepted(t *testing.T, schema *ibg.Schema, in string) {
 	if strings.Contains(e.String(), "StartsWith") {
 		t.Errorf("ParseFilter(%q) uses StartsWith: %s", in, e)
 	}
-	sql := FormatFilter(e)
+	sql := formatFilter(e)
 	e2, err := ParseFilter(sql, schema)
 	if err != nil {
-		t.Fatalf("ParseFilter(FormatFilter(%q) = %q): %v", in, sql, err)
+		t.Fatalf("ParseFilter(formatFilter(%q) = %q): %v", in, sql, err)
 	}
 	if !e.Equals(e2) {
 		t.Errorf("round trip of %q via %q:\n got %s\nwant %s", in, sql, e2, e)
 	}
-	for _, col := range FilterColumns(e) {
+	for _, col := range filterColumns(e) {
 		if _, ok := schema.FindFieldByName(col); !ok {
-			t.Errorf("FilterColumns(%q) returned %q, not a column", in, col)
+			t.Errorf("filterColumns(%q) returned %q, not a column", in, col)
 		}
 	}
 }
@@ -338,8 +338,8 @@ func TestFilterColumns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := FilterColumns(e); !slices.Equal(got, tc.want) {
-				t.Errorf("FilterColumns(%q) = %q, want %q", tc.in, got, tc.want)
+			if got := filterColumns(e); !slices.Equal(got, tc.want) {
+				t.Errorf("filterColumns(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
 	}
@@ -352,8 +352,8 @@ func TestFilterColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := FilterColumns(bound); !slices.Equal(got, []string{"i", "s"}) {
-			t.Errorf("FilterColumns(bound) = %q", got)
+		if got := filterColumns(bound); !slices.Equal(got, []string{"i", "s"}) {
+			t.Errorf("filterColumns(bound) = %q", got)
 		}
 	})
 }

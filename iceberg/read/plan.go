@@ -17,43 +17,36 @@ import (
 // down to manifest, partition and column-statistics pruning, and emits one Task per
 // file scan task.
 type planFn struct {
-	// Spec is the JSON-encoded Spec.
-	Spec string
+	// Spec is the scan, resolved at construction.
+	Spec Spec
 
-	spec         Spec
 	filesPlanned beam.Counter
 	bytesPlanned beam.Counter
 }
 
-func (fn *planFn) Setup() error {
-	spec, err := DecodeSpec(fn.Spec)
-	if err != nil {
-		return err
-	}
-	fn.spec = spec
+func (fn *planFn) Setup() {
 	fn.filesPlanned = beam.NewCounter(metricsNamespace, "files_planned")
 	fn.bytesPlanned = beam.NewCounter(metricsNamespace, "bytes_planned")
-	return nil
 }
 
 func (fn *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(Task)) error {
-	tbl, err := catalogs.LoadTable(ctx, fn.spec.CatalogName, fn.spec.Props(), fn.spec.Table, 0)
+	tbl, err := catalogs.LoadTable(ctx, fn.Spec.CatalogName, fn.Spec.Props(), fn.Spec.Table, 0)
 	if err != nil {
 		return err
 	}
-	scan, err := fn.spec.NewScan(tbl)
+	scan, err := fn.Spec.NewScan(tbl)
 	if err != nil {
 		return err
 	}
 	defer scan.Close()
 	tasks, err := scan.PlanFiles(ctx)
-	if errors.Is(err, ibg.ErrInvalidBinSerialization) && fn.spec.Filter != "" {
+	if errors.Is(err, ibg.ErrInvalidBinSerialization) && fn.Spec.Filter != "" {
 		// iceberg-go v0.7.0 cannot read the column statistics of data files written
 		// before their column widened (the 4-byte bounds of an int column now long, of
 		// a float now double): plan without the filter's pruning. Each task's read
 		// still applies the filter to its rows.
-		log.Warnf(ctx, "iceberg: read %s: planning with the filter failed (%v): planning every file, filtering rows as they are read", fn.spec.Table, err)
-		all := fn.spec
+		log.Warnf(ctx, "iceberg: read %s: planning with the filter failed (%v): planning every file, filtering rows as they are read", fn.Spec.Table, err)
+		all := fn.Spec
 		all.Filter = ""
 		var unfiltered *table.Scan
 		if unfiltered, err = all.NewScan(tbl); err != nil {
@@ -63,20 +56,20 @@ func (fn *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(Task))
 		tasks, err = unfiltered.PlanFiles(ctx)
 	}
 	if err != nil {
-		return config.OpErrorf("read", fn.spec.Table, "plan: %w", err)
+		return config.OpErrorf("read", fn.Spec.Table, "plan: %w", err)
 	}
 	meta, loc := tbl.Metadata(), tbl.MetadataLocation()
 	var bytes int64
 	for _, t := range tasks {
 		task, err := newTask(meta, loc, t)
 		if err != nil {
-			return config.WrapOp("read", fn.spec.Table, err)
+			return config.WrapOp("read", fn.Spec.Table, err)
 		}
 		bytes += task.Size
 		emit(task)
 	}
 	fn.filesPlanned.Inc(ctx, int64(len(tasks)))
 	fn.bytesPlanned.Inc(ctx, bytes)
-	log.Infof(ctx, "iceberg: read %s: planned %d file scan tasks (%d bytes)", fn.spec.Table, len(tasks), bytes)
+	log.Infof(ctx, "iceberg: read %s: planned %d file scan tasks (%d bytes)", fn.Spec.Table, len(tasks), bytes)
 	return nil
 }

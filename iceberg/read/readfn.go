@@ -2,7 +2,6 @@ package read
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -27,17 +26,12 @@ type readBase struct {
 	bytesRead     beam.Counter
 }
 
-func (fn *readBase) setup(js string) error {
-	spec, err := DecodeSpec(js)
-	if err != nil {
-		return err
-	}
+func (fn *readBase) setup(spec Spec) {
 	fn.spec = spec
 	fn.filesRead = beam.NewCounter(metricsNamespace, "files_read")
 	fn.rowGroupsRead = beam.NewCounter(metricsNamespace, "row_groups_read")
 	fn.rowsEmitted = beam.NewCounter(metricsNamespace, "rows_emitted")
 	fn.bytesRead = beam.NewCounter(metricsNamespace, "bytes_read")
-	return nil
 }
 
 // CreateInitialRestriction covers every row-group unit of the task.
@@ -130,17 +124,15 @@ func (fn *readBase) readUnit(ctx context.Context, scan *table.Scan, ft table.Fil
 // DoFns below, fused with it, turn into rows or user structs. The splittable DoFn
 // methods (restriction, split, size, tracker) are readBase's.
 type readFn struct {
-	// Spec is the JSON-encoded Spec.
-	Spec string
+	// Spec is the scan, resolved at construction.
+	Spec Spec
 
 	readBase
-	schemas map[*ibg.Schema]string // schema -> its JSON, per table version read
 }
 
-// Setup decodes the spec.
-func (fn *readFn) Setup() error {
-	fn.schemas = map[*ibg.Schema]string{}
-	return fn.setup(fn.Spec)
+// Setup prepares the DoFn's state.
+func (fn *readFn) Setup() {
+	fn.setup(fn.Spec)
 }
 
 // ProcessElement reads the claimed row groups of one task.
@@ -149,16 +141,7 @@ func (fn *readFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, t Ta
 		if rec.NumRows() == 0 {
 			return nil
 		}
-		js, ok := fn.schemas[sc]
-		if !ok {
-			b, err := json.Marshal(sc)
-			if err != nil {
-				return config.OpErrorf("read", fn.spec.Table, "encode schema: %w", err)
-			}
-			js = string(b)
-			fn.schemas[sc] = js
-		}
-		emit(newBatch(js, rec))
+		emit(newBatch(sc, rec))
 		fn.rowsEmitted.Inc(ctx, rec.NumRows())
 		return nil
 	})
@@ -166,15 +149,15 @@ func (fn *readFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, t Ta
 
 // readRecordsFn is readFn for ReadBatches: it emits the record batches themselves.
 type readRecordsFn struct {
-	// Spec is the JSON-encoded Spec.
-	Spec string
+	// Spec is the scan, resolved at construction.
+	Spec Spec
 
 	readBase
 }
 
-// Setup decodes the spec.
-func (fn *readRecordsFn) Setup() error {
-	return fn.setup(fn.Spec)
+// Setup prepares the DoFn's state.
+func (fn *readRecordsFn) Setup() {
+	fn.setup(fn.Spec)
 }
 
 // ProcessElement reads the claimed row groups of one task.
@@ -192,27 +175,24 @@ func (fn *readRecordsFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracke
 
 // toRowsFn turns batches into row.Row values.
 type toRowsFn struct {
-	cache batchDecoder
-	conv  *row.ArrowReader
-	key   string
-	rows  []row.Row
+	conv *row.ArrowReader
+	key  *ibg.Schema // the schema conv was built for
+	rows []row.Row
 }
 
 // ProcessElement emits the rows of one batch.
 func (fn *toRowsFn) ProcessElement(b Batch, emit func(row.Row)) error {
 	// The rows are views of rec (nothing is converted until a consumer reads a value);
 	// rec's memory is freed by the garbage collector once no row refers to it.
-	rec, sc, err := fn.cache.decode(b)
-	if err != nil {
-		return err
-	}
+	rec := b.Rec
 	if fn.conv == nil || fn.key != b.Schema || !fn.conv.ArrowSchema().Equal(rec.Schema()) {
-		conv, err := row.NewArrowReader(rec.Schema(), sc)
+		conv, err := row.NewArrowReader(rec.Schema(), b.Schema)
 		if err != nil {
 			return err
 		}
 		fn.conv, fn.key = conv, b.Schema
 	}
+	var err error
 	fn.rows, err = fn.conv.AppendViews(rec, fn.rows[:0])
 	if err != nil {
 		return err
@@ -228,25 +208,22 @@ type toStructsFn struct {
 	// Type is the user struct type emitted.
 	Type beam.EncodedType
 
-	cache batchDecoder
-	conv  *row.StructReader
-	as    *arrow.Schema
-	vals  []any
+	conv *row.StructReader
+	as   *arrow.Schema
+	vals []any
 }
 
 // ProcessElement emits the structs of one batch.
 func (fn *toStructsFn) ProcessElement(b Batch, emit func(beam.X)) error {
-	rec, sc, err := fn.cache.decode(b)
-	if err != nil {
-		return err
-	}
+	rec := b.Rec
 	if fn.conv == nil || !fn.as.Equal(rec.Schema()) {
-		conv, err := row.NewStructReader(fn.Type.T, rec.Schema(), sc)
+		conv, err := row.NewStructReader(fn.Type.T, rec.Schema(), b.Schema)
 		if err != nil {
 			return config.WrapOp("read", "", err)
 		}
 		fn.conv, fn.as = conv, rec.Schema()
 	}
+	var err error
 	fn.vals, err = fn.conv.AppendValues(rec, fn.vals[:0])
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package read
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -16,8 +15,9 @@ import (
 )
 
 // Spec is everything a worker needs to plan and read a table scan. It is built and
-// validated at pipeline construction and travels to workers as JSON, so it holds no
-// maps and no clients.
+// validated at pipeline construction and travels to workers as a typed field of the
+// read DoFns (the SDK serializes a DoFn's exported fields itself), so it holds plain
+// values only: no clients.
 type Spec struct {
 	// CatalogName and CatalogProps identify the catalog (props as sorted key/value pairs).
 	CatalogName  string      `json:"catalog_name"`
@@ -55,24 +55,6 @@ func SortedProps(m map[string]string) [][2]string {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
 	return out
-}
-
-// Encode returns the JSON form carried by DoFns.
-func (s Spec) Encode() string {
-	b, err := json.Marshal(s)
-	if err != nil { // only plain fields: cannot happen
-		panic(err)
-	}
-	return string(b)
-}
-
-// DecodeSpec parses the JSON form of a Spec.
-func DecodeSpec(js string) (Spec, error) {
-	var s Spec
-	if err := json.Unmarshal([]byte(js), &s); err != nil {
-		return Spec{}, fmt.Errorf("iceberg: read spec: %w", err)
-	}
-	return s, nil
 }
 
 // FilterExpr returns the row filter (AlwaysTrue when none), its literals typed by sc.

@@ -33,7 +33,7 @@ func init() {
 // whose fields match the columns read).
 func Scan(s beam.Scope, spec Spec, outType reflect.Type) beam.PCollection {
 	s = s.Scope("iceberg.Read")
-	tasks := beam.ParDo(s.Scope("Plan"), &planFn{Spec: spec.Encode()}, beam.Impulse(s))
+	tasks := beam.ParDo(s.Scope("Plan"), &planFn{Spec: spec}, beam.Impulse(s))
 	return readTasks(s, spec, tasks, outType)
 }
 
@@ -42,7 +42,7 @@ func Scan(s beam.Scope, spec Spec, outType reflect.Type) beam.PCollection {
 // rows.
 func ScanBatches(s beam.Scope, spec Spec) beam.PCollection {
 	s = s.Scope("iceberg.ReadBatches")
-	tasks := beam.ParDo(s.Scope("Plan"), &planFn{Spec: spec.Encode()}, beam.Impulse(s))
+	tasks := beam.ParDo(s.Scope("Plan"), &planFn{Spec: spec}, beam.Impulse(s))
 	return readRecords(s, spec, tasks)
 }
 
@@ -50,13 +50,13 @@ func ScanBatches(s beam.Scope, spec Spec) beam.PCollection {
 // emitting Batch values.
 func readBatches(s beam.Scope, spec Spec, tasks beam.PCollection) beam.PCollection {
 	tasks = beam.Reshuffle(s, tasks)
-	return beam.ParDo(s.Scope("ReadTasks"), &readFn{Spec: spec.Encode()}, tasks)
+	return beam.ParDo(s.Scope("ReadTasks"), &readFn{Spec: spec}, tasks)
 }
 
 // readRecords is readBatches emitting RecordBatch values.
 func readRecords(s beam.Scope, spec Spec, tasks beam.PCollection) beam.PCollection {
 	tasks = beam.Reshuffle(s, tasks)
-	return beam.ParDo(s.Scope("ReadTasks"), &readRecordsFn{Spec: spec.Encode()}, tasks)
+	return beam.ParDo(s.Scope("ReadTasks"), &readRecordsFn{Spec: spec}, tasks)
 }
 
 // readTasks reshuffles planned tasks and reads them with the splittable read DoFn,

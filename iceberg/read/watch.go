@@ -54,6 +54,9 @@ func (w *watchBase) setup(spec Spec, st Stream) {
 	w.snapshotsRead = beam.NewCounter(metricsNamespace, "snapshots_read")
 }
 
+// ready reports whether setup ran (a resolved spec always names its table).
+func (w *watchBase) ready() bool { return w.spec.Table != "" }
+
 // The splittable DoFn methods both watch DoFns share (promoted from watchBase; each
 // DoFn has its own Setup, CreateInitialRestriction and ProcessElement).
 

@@ -38,7 +38,7 @@ func newWatcher(t *testing.T, cat *icebergtest.LocalCatalog, tbl *table.Table, o
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := &watchChangesFn{Spec: spec.Encode()}
+	fn := &watchChangesFn{Spec: spec}
 	if err := fn.Setup(); err != nil {
 		t.Fatal(err)
 	}

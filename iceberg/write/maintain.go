@@ -471,21 +471,47 @@ func sameDeletes(want, got map[string]string) bool {
 // (main's head when snap is not in meta), snap included, newer than the newest
 // compaction snapshot (SummaryCompactionID), counting up to limit.
 func commitsSinceCompaction(meta table.Metadata, snap int64, limit int) int {
-	if meta.SnapshotByID(snap) == nil {
-		head := meta.CurrentSnapshot()
-		if head == nil {
-			return 0
-		}
-		snap = head.SnapshotID
-	}
 	n := 0
-	for _, s := range table.AncestorsOf(snap, meta.SnapshotByID) {
-		if n >= limit || (s.Summary != nil && s.Summary.Properties[SummaryCompactionID] != "") {
+	for _, s := range mainAncestry(meta, snap) {
+		if n >= limit || isCompaction(s) {
 			break
 		}
 		n++
 	}
 	return n
+}
+
+// lastCompactionMs returns the commit time (epoch millis) of the newest compaction
+// snapshot on the main ancestry of snap (main's head when snap is not in meta): the
+// table's last maintenance. A table never compacted counts from the oldest snapshot of
+// that ancestry; one without snapshots gives 0.
+func lastCompactionMs(meta table.Metadata, snap int64) int64 {
+	var ms int64
+	for _, s := range mainAncestry(meta, snap) {
+		ms = s.TimestampMs
+		if isCompaction(s) {
+			break
+		}
+	}
+	return ms
+}
+
+// mainAncestry returns snap and its ancestors, newest first (main's head and its
+// ancestors when snap is not in meta; nil for a table without snapshots).
+func mainAncestry(meta table.Metadata, snap int64) []table.Snapshot {
+	if meta.SnapshotByID(snap) == nil {
+		head := meta.CurrentSnapshot()
+		if head == nil {
+			return nil
+		}
+		snap = head.SnapshotID
+	}
+	return table.AncestorsOf(snap, meta.SnapshotByID)
+}
+
+// isCompaction reports whether s is a rewrite that icebeam's maintenance committed.
+func isCompaction(s table.Snapshot) bool {
+	return s.Summary != nil && s.Summary.Properties[SummaryCompactionID] != ""
 }
 
 // findSummary returns the snapshot of tbl's main ancestry, newer than base's current

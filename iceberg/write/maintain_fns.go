@@ -2,8 +2,8 @@ package write
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"time"
 
@@ -23,11 +23,12 @@ import (
 // The Beam shape of table maintenance: Maintain (a batch transform) and the inline
 // maintenance step of a write.
 
-// MaintainSpec is the serialized configuration of the maintenance DoFns.
+// MaintainSpec is the configuration of the maintenance DoFns: a typed field of each,
+// which the SDK serializes itself.
 type MaintainSpec struct {
 	Table, CatalogName string
-	// CatalogProps is the catalog properties as a JSON object (never logged).
-	CatalogProps string
+	// CatalogProps is the catalog properties (never logged).
+	CatalogProps map[string]string
 	// Compact, Expire and Orphans say which operations run (in that order).
 	Compact, Expire, Orphans bool
 	// Filter selects the data files compaction considers (a SQL predicate).
@@ -41,12 +42,8 @@ type MaintainSpec struct {
 }
 
 // NewMaintainSpec builds the spec of cfg (which must be valid).
-func NewMaintainSpec(cfg config.MaintainConfig) (MaintainSpec, error) {
-	props, err := json.Marshal(cfg.CatalogProperties)
-	if err != nil {
-		return MaintainSpec{}, err
-	}
-	s := MaintainSpec{Table: cfg.Table, CatalogName: cfg.CatalogName, CatalogProps: string(props),
+func NewMaintainSpec(cfg config.MaintainConfig) MaintainSpec {
+	s := MaintainSpec{Table: cfg.Table, CatalogName: cfg.CatalogName, CatalogProps: maps.Clone(cfg.CatalogProperties),
 		Compact: cfg.Runs(config.OpRewriteDataFiles), Expire: cfg.Runs(config.OpExpireSnapshots),
 		Orphans: cfg.Runs(config.OpRemoveOrphanFiles), Filter: cfg.Filter,
 		OrphanOlderThan: time.Duration(cfg.OrphanOlderThan()) * time.Second, DryRun: cfg.DryRun}
@@ -61,7 +58,7 @@ func NewMaintainSpec(cfg config.MaintainConfig) (MaintainSpec, error) {
 		s.Compaction.DeleteFileThreshold = *cfg.DeleteFileThreshold
 	}
 	s.Expiry = expireOptions(cfg.ExpireOlderThanSeconds, cfg.RetainLast)
-	return s, nil
+	return s
 }
 
 func expireOptions(olderThanSeconds, retainLast *int) ExpireOptions {
@@ -77,15 +74,11 @@ func expireOptions(olderThanSeconds, retainLast *int) ExpireOptions {
 }
 
 func (s MaintainSpec) catalog(ctx context.Context) (table.CatalogIO, table.Identifier, error) {
-	var props map[string]string
-	if err := json.Unmarshal([]byte(s.CatalogProps), &props); err != nil {
-		return nil, nil, fmt.Errorf("iceberg: maintain %s: bad serialized catalog properties: %w", s.Table, err)
-	}
 	ident, err := parseIdent(s.Table)
 	if err != nil {
 		return nil, nil, err
 	}
-	cat, err := catalogs.Get(ctx, s.CatalogName, props)
+	cat, err := catalogs.Get(ctx, s.CatalogName, s.CatalogProps)
 	return cat, ident, err
 }
 
@@ -290,7 +283,8 @@ func MaintainAfterCommits(s beam.Scope, spec Spec, snapshots beam.PCollection) {
 func keyByTable(i SnapshotInfo) (string, SnapshotInfo) { return i.Table, i }
 
 // maintainFn counts each table's commits and, when the write's maintenance is due
-// (EveryCommits commits or Interval since its last run), compacts the table (small
+// (EveryCommits commits or Interval since its last run; a run's first commit to a
+// table reads both from the table's last compaction), compacts the table (small
 // files and files with many deletes, iceberg-go's planner with Spark's rules) and
 // expires snapshots if asked, keeping the sinks' tokens. A run that fails is logged
 // and retried at the next commit: maintenance never fails the write.
@@ -321,21 +315,15 @@ func (f *maintainFn) ProcessElement(ctx context.Context, sp state.Provider, name
 	if err != nil {
 		return err
 	}
-	if !counted && f.Spec.Maintenance.EveryCommits > 0 {
-		// The run's first commit to the table: count on from the table's history, so
-		// that batch jobs of a commit or a few each (and restarts) maintain too.
-		if n, err = f.priorCommits(ctx, name, info.SnapshotID); err != nil {
-			log.Warnf(ctx, "iceberg: maintain %s: counting commits since the last compaction: %v", name, err)
-			n = 0
-		}
-	}
-	last, ok, err := f.LastRun.Read(sp)
+	last, timed, err := f.LastRun.Read(sp)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	if !ok {
-		last = now.UnixMilli() // the interval counts from the first commit
+	if !counted || !timed {
+		// The run's first commit to the table: count on from the table's history, so
+		// that batch jobs of a commit or a few each (and restarts) maintain too.
+		n, last = f.sinceLastMaintenance(ctx, name, info.SnapshotID, now)
 		if err := f.LastRun.Write(sp, last); err != nil {
 			return err
 		}
@@ -359,14 +347,28 @@ func (f *maintainFn) ProcessElement(ctx context.Context, sp state.Provider, name
 	return nil
 }
 
-// priorCommits returns the number of snapshots before snap on the main ancestry of
-// table name since its last compaction (at most EveryCommits - 1).
-func (f *maintainFn) priorCommits(ctx context.Context, name string, snap int64) (int, error) {
+// sinceLastMaintenance reads the table's last maintenance (its newest compaction
+// snapshot) for the run's first commit snap to table name: the commits before snap
+// since then (at most EveryCommits - 1) and the time the interval counts from (epoch
+// millis; see lastCompactionMs). Where the table cannot be loaded it logs and counts
+// from now, as if the table had just been maintained.
+func (f *maintainFn) sinceLastMaintenance(ctx context.Context, name string, snap int64, now time.Time) (prior int, lastMs int64) {
+	m := f.Spec.Maintenance
 	_, _, tbl, err := f.load(ctx, name)
 	if err != nil {
-		return 0, err
+		log.Warnf(ctx, "iceberg: maintain %s: reading the table's last maintenance: %v", name, err)
+		return 0, now.UnixMilli()
 	}
-	return commitsSinceCompaction(tbl.Metadata(), snap, f.Spec.Maintenance.EveryCommits) - 1, nil
+	if m.EveryCommits > 0 {
+		prior = commitsSinceCompaction(tbl.Metadata(), snap, m.EveryCommits) - 1
+	}
+	lastMs = now.UnixMilli()
+	if m.Interval > 0 {
+		if ms := lastCompactionMs(tbl.Metadata(), snap); ms != 0 {
+			lastMs = ms
+		}
+	}
+	return prior, lastMs
 }
 
 // load returns the write's catalog, and the identifier and current state of table

@@ -10,7 +10,8 @@ import (
 )
 
 // The functions below are the error-returning forms of the test helpers, for
-// examples, benchmarks and programs that have no testing.TB.
+// examples, benchmarks and programs that have no testing.TB; the helpers call them
+// and fail the test on an error.
 
 // AppendRecordsContext is AppendRecords returning the error.
 func AppendRecordsContext(ctx context.Context, tbl *table.Table, recs ...arrow.RecordBatch) (*table.Table, error) {

@@ -126,19 +126,10 @@ func writeDVs(ctx context.Context, tbl *table.Table, positions map[string][]int6
 func DeleteRowsDV(t testing.TB, tbl *table.Table, positions map[string][]int64) *table.Table {
 	t.Helper()
 
-	ctx := context.Background()
-	added, replaced, err := writeDVs(ctx, tbl, positions, true)
+	out, err := DeleteRowsDVContext(context.Background(), tbl, positions)
 	if err != nil {
-		t.Fatalf("iceberg: delete rows %s: %v", tableName(tbl), err)
+		t.Fatal(err)
 	}
-	if len(added) == 0 {
-		return tbl
-	}
-	out, err := commitRowDelta(ctx, tbl, nil, added, replaced)
-	if err != nil {
-		t.Fatalf("iceberg: delete rows %s: %v", tableName(tbl), err)
-	}
-
 	return out
 }
 

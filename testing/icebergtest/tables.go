@@ -166,16 +166,11 @@ func writeDataFiles(ctx context.Context, tbl *table.Table, recs []arrow.RecordBa
 func AppendRecords(t testing.TB, tbl *table.Table, recs ...arrow.RecordBatch) *table.Table {
 	t.Helper()
 
-	ctx := context.Background()
-	files, err := writeDataFiles(ctx, tbl, recs)
+	out, err := AppendRecordsContext(context.Background(), tbl, recs...)
 	if err != nil {
-		t.Fatalf("iceberg: append %s: %v", tableName(tbl), err)
+		t.Fatal(err)
 	}
-	if len(files) == 0 {
-		return tbl
-	}
-
-	return CommitRowDelta(t, tbl, files, nil, nil)
+	return out
 }
 
 // CommitRowDelta commits one RowDelta on tbl adding data files, adding
@@ -240,14 +235,10 @@ func entries(ctx context.Context, tbl *table.Table, content ibg.ManifestContent)
 func DataFiles(t testing.TB, tbl *table.Table) []ibg.DataFile {
 	t.Helper()
 
-	var out []ibg.DataFile
-	for e, err := range entries(context.Background(), tbl, ibg.ManifestContentData) {
-		if err != nil {
-			t.Fatalf("iceberg: list data files %s: %v", tableName(tbl), err)
-		}
-		out = append(out, e.DataFile())
+	out, err := DataFilesContext(context.Background(), tbl)
+	if err != nil {
+		t.Fatal(err)
 	}
-
 	return out
 }
 

@@ -114,10 +114,13 @@ const (
 	// KeyTableCacheRefreshIntervalSeconds is how often cached table metadata is refreshed
 	// in streaming pipelines. Write.
 	KeyTableCacheRefreshIntervalSeconds = "table_cache_refresh_interval_seconds"
-	// KeyTableCachePollingBuckets is the number of parallel catalog pollers during a
-	// refresh. Write; default 1.
+	// KeyTableCachePollingBuckets is accepted for Dataflow config compatibility: icebeam
+	// has no catalog pollers, so only 1 (the default) is accepted and any other value is
+	// refused at construction (ErrUnsupported). Write.
 	KeyTableCachePollingBuckets = "table_cache_polling_buckets"
-	// KeyUseSideInputTableCache shares table metadata between workers through a side input. Write.
+	// KeyUseSideInputTableCache is accepted for Dataflow config compatibility: icebeam
+	// has no side-input table cache, so only false (the default) is accepted and true is
+	// refused at construction (ErrUnsupported). Write.
 	KeyUseSideInputTableCache = "use_side_input_table_cache"
 
 	// KeyMaintenanceEveryCommits runs inline maintenance (compaction of the table, and
@@ -125,7 +128,8 @@ const (
 	// many commits of the sink to a table. Write; default disabled.
 	KeyMaintenanceEveryCommits = "maintenance_every_commits"
 	// KeyMaintenanceIntervalSeconds runs inline maintenance when at least this many
-	// seconds passed since its last run on a table. Write; default disabled.
+	// seconds passed since the table's last compaction (read from the table at a run's
+	// first commit, so batch jobs maintain too). Write; default disabled.
 	KeyMaintenanceIntervalSeconds = "maintenance_interval_seconds"
 
 	// KeyOperations lists the maintenance operations to run: rewrite_data_files,

@@ -172,7 +172,7 @@ func BenchmarkArrowToStruct(b *testing.B) {
 	dst := make([]benchRecord, 0, rec.NumRows())
 	b.ReportAllocs()
 	for b.Loop() {
-		if dst, err = AppendStructs(sr, rec, dst[:0]); err != nil {
+		if dst, err = appendStructs(sr, rec, dst[:0]); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -39,7 +39,7 @@ func TestFixed16StructField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := AppendStructs[rec](sr, b, nil)
+	out, err := appendStructs[rec](sr, b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

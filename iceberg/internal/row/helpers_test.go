@@ -1,8 +1,12 @@
 package row
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
+	"unsafe"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
@@ -87,4 +91,22 @@ func allTypesValues(s *Schema, k int) []any {
 		}
 	}
 	return vals
+}
+
+// appendStructs appends one T per record of rec to dst. T must be the reader's type.
+// Tests read typed slices with it; the read DoFns use AppendValues.
+func appendStructs[T any](r *StructReader, rec arrow.RecordBatch, dst []T) ([]T, error) {
+	if reflect.TypeFor[T]() != r.typ {
+		return dst, fmt.Errorf("iceberg: read structs: %w: %s, reader type %s", ErrTypeMismatch, reflect.TypeFor[T](), r.typ)
+	}
+	n := int(rec.NumRows())
+	start := len(dst)
+	dst = append(dst, make([]T, n)...)
+	if n == 0 {
+		return dst, nil
+	}
+	if err := r.fill(rec, reflect.ValueOf(dst[start:]), unsafe.Pointer(&dst[start])); err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
 }

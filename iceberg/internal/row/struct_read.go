@@ -77,23 +77,6 @@ func NewStructReader(t reflect.Type, as *arrow.Schema, sc *ibg.Schema) (*StructR
 	return sr, nil
 }
 
-// AppendStructs appends one T per record of rec to dst. T must be the reader's type.
-func AppendStructs[T any](r *StructReader, rec arrow.RecordBatch, dst []T) ([]T, error) {
-	if reflect.TypeFor[T]() != r.typ {
-		return dst, fmt.Errorf("iceberg: read structs: %w: %s, reader type %s", ErrTypeMismatch, reflect.TypeFor[T](), r.typ)
-	}
-	n := int(rec.NumRows())
-	start := len(dst)
-	dst = append(dst, make([]T, n)...)
-	if n == 0 {
-		return dst, nil
-	}
-	if err := r.fill(rec, reflect.ValueOf(dst[start:]), unsafe.Pointer(&dst[start])); err != nil {
-		return dst[:start], err
-	}
-	return dst, nil
-}
-
 // AppendValues appends one struct value (boxed in an any, of the reader's type) per
 // record of rec to dst, as a Beam emitter of the struct type wants them.
 func (r *StructReader) AppendValues(rec arrow.RecordBatch, dst []any) ([]any, error) {

@@ -144,7 +144,7 @@ func TestStructsThroughArrow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := AppendStructs(sr, rec, []order(nil))
+	got, err := appendStructs(sr, rec, []order(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestStructsThroughArrow(t *testing.T) {
 	if err != nil || len(boxed) != len(want) || !reflect.DeepEqual(boxed[1].(order), want[1]) {
 		t.Fatalf("AppendValues: %v, %d values", err, len(boxed))
 	}
-	if _, err := AppendStructs(sr, rec, []address(nil)); !errors.Is(err, ErrTypeMismatch) {
+	if _, err := appendStructs(sr, rec, []address(nil)); !errors.Is(err, ErrTypeMismatch) {
 		t.Errorf("wrong T: err = %v", err)
 	}
 
@@ -247,7 +247,7 @@ func TestStructErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := AppendStructs(sr, rec, []narrow(nil)); !errors.Is(err, ErrTypeMismatch) || !strings.Contains(err.Error(), "Small") {
+		if _, err := appendStructs(sr, rec, []narrow(nil)); !errors.Is(err, ErrTypeMismatch) || !strings.Contains(err.Error(), "Small") {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -370,7 +370,7 @@ func TestStructFastPaths(t *testing.T) {
 	}
 	sl := rec.NewSlice(1, 6)
 	defer sl.Release()
-	got, err := AppendStructs(sr, sl, []benchRecord(nil))
+	got, err := appendStructs(sr, sl, []benchRecord(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

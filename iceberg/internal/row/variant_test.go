@@ -404,7 +404,7 @@ func TestVariantStructField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := AppendStructs[Doc](sr, rec, nil)
+	got, err := appendStructs[Doc](sr, rec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,10 @@
 package read
 
+// The filter formatter and column lister below serve the tests only: the golden and
+// fuzz tests check that ParseFilter(formatFilter(e)) gives e back, and that the
+// columns an expression names are the schema's. Production code carries the SQL the
+// user wrote (Spec.Filter), never a formatted expression.
+
 import (
 	"encoding/hex"
 	"reflect"
@@ -12,11 +17,11 @@ import (
 	"github.com/google/uuid"
 )
 
-// FormatFilter renders expr as a SQL filter. For an expression that ParseFilter
-// returned, ParseFilter(FormatFilter(expr), schema) gives an equal expression; it also
+// formatFilter renders expr as a SQL filter. For an expression that ParseFilter
+// returned, ParseFilter(formatFilter(expr), schema) gives an equal expression; it also
 // renders other unbound or bound iceberg-go expressions for logs (bound predicates
 // print the field's own name, StartsWith prints as LIKE).
-func FormatFilter(expr ibg.BooleanExpression) string {
+func formatFilter(expr ibg.BooleanExpression) string {
 	if expr == nil {
 		return "TRUE"
 	}
@@ -224,17 +229,49 @@ func filterFormatColumn(name string) string {
 	return strings.Join(parts, ".")
 }
 
-// filterQuoteIdent quotes one identifier part when needed.
-func filterQuoteIdent(s string) string {
-	plain := s != "" && !parseReserved[strings.ToUpper(s)]
-	for i, r := range s {
-		if !(r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && (r >= '0' && r <= '9' || r == '$'))) {
-			plain = false
-			break
-		}
+// filterColumns returns the sorted, distinct full names of the columns that expr
+// references. For bound predicates it returns the field's own name.
+func filterColumns(expr ibg.BooleanExpression) []string {
+	if expr == nil {
+		return nil
 	}
-	if plain {
-		return s
+	v := &filterColumnVisitor{seen: map[string]bool{}}
+	if _, err := ibg.VisitExpr[struct{}](expr, v); err != nil {
+		return nil
 	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	out := make([]string, 0, len(v.seen))
+	for name := range v.seen {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// filterColumnVisitor collects the column names of an expression.
+type filterColumnVisitor struct{ seen map[string]bool }
+
+func (*filterColumnVisitor) VisitTrue() struct{}             { return struct{}{} }
+func (*filterColumnVisitor) VisitFalse() struct{}            { return struct{}{} }
+func (*filterColumnVisitor) VisitNot(struct{}) struct{}      { return struct{}{} }
+func (*filterColumnVisitor) VisitAnd(_, _ struct{}) struct{} { return struct{}{} }
+func (*filterColumnVisitor) VisitOr(_, _ struct{}) struct{}  { return struct{}{} }
+func (v *filterColumnVisitor) VisitUnbound(p ibg.UnboundPredicate) struct{} {
+	if name, ok := filterTermName(p.Term()); ok {
+		v.seen[name] = true
+	}
+	return struct{}{}
+}
+
+func (v *filterColumnVisitor) VisitBound(p ibg.BoundPredicate) struct{} {
+	v.seen[p.Ref().Field().Name] = true
+	return struct{}{}
+}
+
+// filterTermName returns the column name of an unbound term that is a plain reference.
+func filterTermName(t ibg.UnboundTerm) (string, bool) {
+	switch t := t.(type) {
+	case ibg.Reference:
+		return string(t), true
+	}
+	return "", false
 }
