@@ -96,7 +96,7 @@ func newFixture(t testing.TB, cat *icebergtest.LocalCatalog, name string, opts .
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := indexFor(tbl, codec, cfg.indexBytes)
+		x := indexFor(tbl, codec, cfg.indexBytes, 1)
 		x.exact, x.fingerprint = false, func(b []byte) uint64 { return uint64(b[len(b)-1]) % 3 }
 	}
 	wc := debeziumConfig()

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
@@ -39,44 +41,75 @@ const IndexEntryBytes = 16
 // shards. A restarted worker rebuilds it from the live data files on its first
 // resolution.
 //
-// Each indexed row takes IndexEntryBytes: the key's fingerprint and its location,
-// in sorted arrays. Keys whose encoding fits 8 bytes (one integer, date, time or
-// timestamp column, or several narrow ones) are their own fingerprint, so lookups are
-// exact. Longer keys (strings, UUIDs, composites) are fingerprinted with a 64-bit
-// hash: a fingerprint matching more than one live row is checked against the data
-// files (a real duplicate and a collision are told apart), and a key absent from the
-// table matches one other live row with probability rows/2^64 per lookup (about
-// 5e-11 for a billion-row table), in which case that row would be deleted. Set
-// the budget to 0 to resolve every key by reading the data files instead.
+// The index is partitioned by the hash that assigns keys to shards (Shard(key,
+// parts), parts being num_shards when shards_per_partition does not restrict
+// it, else 1): a key's partition is a function of the key alone, so any
+// worker can resolve any key. Only the partitions of keys the worker resolves are
+// held in memory, up to the budget (bytes / IndexEntryBytes entries); the others,
+// and those past the budget, are written to a local spill file as sorted runs
+// with sparse fences in memory, where a lookup reads one 4 KiB block per run.
+// Memory thus follows the shards a worker holds, a worker that is given another
+// shard (Beam moved it) loads that partition from its spill file without reading
+// the table again, and a table larger than the budget costs block reads per key
+// instead of key-column reads of the table per window.
 //
-// A table whose live rows exceed the budget (bytes / IndexEntryBytes) is not
-// indexed: its keys are resolved by reading the candidate data files' key columns,
-// as without an index, until it shrinks below the budget.
+// Each indexed row takes IndexEntryBytes: the key's fingerprint and its location.
+// Keys whose encoding fits 8 bytes (one integer, date, time or timestamp column, or
+// several narrow ones) are their own fingerprint, so lookups are exact. Longer keys
+// (strings, UUIDs, composites) are fingerprinted with a 64-bit hash whose top bits
+// are replaced by the key's partition: a fingerprint matching more than one live
+// row is checked against the data files (a real duplicate and a collision are told
+// apart), and a key absent from the table matches one other live row of its
+// partition with probability about rows/2^64 per lookup (5e-11 for a billion-row
+// table), in which case that row would be deleted. Set the budget to 0 to resolve
+// every key by reading the data files instead.
 type KeyIndex struct {
 	mu       sync.Mutex
 	codec    *keyCodec
 	exact    bool // encoded keys fit 8 bytes: the fingerprint is the key
+	width    int  // bytes of an exact key's encoding
+	parts    int  // partitions, by Shard(key, parts)
+	partBits int  // bits of a partition number (in a hashed fingerprint's top bits)
 	seed     maphash.Seed
-	limit    int64 // entries
-	disabled bool  // over the budget at snapID
+	limit    int64 // entries held in memory
+	disabled bool  // a data file too large for a location: not indexed
 
 	snapID, seq int64
-	files       []indexFile       // by ordinal
+	files       []indexFile       // by ordinal, never renumbered (spilled runs hold ordinals)
 	ordinal     map[string]uint32 // live files by path
 	tasks       map[string]table.FileScanTask
-	main, delta []indexEntry // sorted by fingerprint
-	dead        int64        // entries of files no longer live
+	part        []indexPart // by partition
+	held, total int64       // entries in memory, and in memory and spilled
+	dead        int64       // entries of files no longer live
+	spill       *spillFile  // nil until a partition is spilled
 	deleted     map[string]deletedRows
 	lastUse     int64
-	// warmed are the data files a warm-up (Resolver.Warm) read, reported with
-	// the next resolution's.
-	warmed []string
+	// warmed are the data files a warm-up (Resolver.Warm) read, and warmedBytes
+	// their key columns' size, reported with the next resolution's.
+	warmed      []string
+	warmedBytes int64
 
 	// fingerprint may be replaced by tests (collisions).
 	fingerprint func(enc []byte) uint64
 }
 
 type indexEntry struct{ fp, loc uint64 }
+
+// indexPart is one partition of a KeyIndex: in memory (main and delta, sorted by
+// fingerprint) or in the spill file (runs).
+type indexPart struct {
+	mem         bool
+	main, delta []indexEntry
+	runs        []spillRun
+}
+
+func (p *indexPart) entries() int64 {
+	n := int64(len(p.main) + len(p.delta))
+	for _, r := range p.runs {
+		n += int64(r.n)
+	}
+	return n
+}
 
 type indexFile struct {
 	path    string
@@ -91,28 +124,31 @@ type deletedRows struct {
 	bm    *dv.RoaringPositionBitmap
 }
 
-// indexes are the process's key indexes, by table UUID and key columns.
+// indexes are the process's key indexes, by table UUID, key columns and
+// partitions.
 var indexes = struct {
 	sync.Mutex
 	m    map[string]*KeyIndex
 	tick int64
 }{m: map[string]*KeyIndex{}}
 
-// indexFor returns the process's key index of tbl's keys (codec), made on first use
-// with a budget of limitBytes. When the indexes of all tables together exceed the
-// largest budget, the least recently used others are dropped.
-func indexFor(tbl *table.Table, codec *keyCodec, limitBytes int64) *KeyIndex {
+// indexFor returns the process's key index of tbl's keys (codec) in parts
+// partitions, made on first use with a budget of limitBytes. When the indexes of
+// all tables together hold more than the largest budget in memory, the least
+// recently used others are dropped.
+func indexFor(tbl *table.Table, codec *keyCodec, limitBytes int64, parts int) *KeyIndex {
 	var id strings.Builder
 	id.WriteString(tbl.Metadata().TableUUID().String())
 	for i, n := range codec.names {
 		fmt.Fprintf(&id, "\x00%s:%d:%s", n, codec.ids[i], codec.types[i])
 	}
+	fmt.Fprintf(&id, "\x00parts:%d", parts)
 	indexes.Lock()
 	defer indexes.Unlock()
 	indexes.tick++
 	x := indexes.m[id.String()]
 	if x == nil {
-		x = newKeyIndex(codec, limitBytes)
+		x = newKeyIndex(codec, limitBytes, parts)
 		indexes.m[id.String()] = x
 	}
 	if l := limitBytes / IndexEntryBytes; l != x.limit {
@@ -135,32 +171,35 @@ func indexFor(tbl *table.Table, codec *keyCodec, limitBytes int64) *KeyIndex {
 		if total <= limitBytes/IndexEntryBytes {
 			break
 		}
-		if o := indexes.m[k]; o != x {
-			total -= o.sizeHint()
+		if o := indexes.m[k]; o != x && o.mu.TryLock() {
+			total -= o.held
+			o.reset() // closes its spill file
+			o.mu.Unlock()
 			delete(indexes.m, k)
 		}
 	}
 	return x
 }
 
-func newKeyIndex(codec *keyCodec, limitBytes int64) *KeyIndex {
-	x := &KeyIndex{codec: codec, seed: maphash.MakeSeed(), limit: limitBytes / IndexEntryBytes}
-	width := 0
+func newKeyIndex(codec *keyCodec, limitBytes int64, parts int) *KeyIndex {
+	x := &KeyIndex{codec: codec, seed: maphash.MakeSeed(), limit: limitBytes / IndexEntryBytes, parts: max(parts, 1)}
+	x.partBits = bits.Len(uint(x.parts - 1))
 	x.exact = true
 	for _, t := range codec.types {
 		switch t.(type) {
 		case ibg.BooleanType:
-			width++
+			x.width++
 		case ibg.Int32Type, ibg.DateType:
-			width += 4
+			x.width += 4
 		case ibg.Int64Type, ibg.TimeType, ibg.TimestampType, ibg.TimestampTzType, ibg.TimestampNsType, ibg.TimestampTzNsType:
-			width += 8
+			x.width += 8
 		default:
 			x.exact = false
 		}
 	}
-	x.exact = x.exact && width <= 8
+	x.exact = x.exact && x.width <= 8
 	x.fingerprint = x.hash
+	x.reset()
 	return x
 }
 
@@ -175,71 +214,104 @@ func (x *KeyIndex) hash(enc []byte) uint64 {
 	return maphash.Bytes(x.seed, enc)
 }
 
-// sizeHint is the number of entries held, read without the index's lock (an
-// estimate for the process budget).
+// fp is the indexed fingerprint of an encoded key: fingerprint, with the key's
+// partition in the top bits when the key is hashed.
+func (x *KeyIndex) fp(enc []byte) uint64 {
+	h := x.fingerprint(enc)
+	if x.exact || x.parts == 1 {
+		return h
+	}
+	return uint64(Shard(enc, x.parts))<<(64-x.partBits) | h>>x.partBits
+}
+
+// partOf is the partition of an entry's fingerprint fp.
+func (x *KeyIndex) partOf(fp uint64) int {
+	switch {
+	case x.parts == 1:
+		return 0
+	case x.exact:
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], fp)
+		return Shard(b[:x.width], x.parts)
+	}
+	return int(fp >> (64 - x.partBits))
+}
+
+// sizeHint is the number of entries held in memory, read without the index's
+// lock (an estimate for the process budget).
 func (x *KeyIndex) sizeHint() int64 {
 	if !x.mu.TryLock() {
 		return x.limit / 2
 	}
 	defer x.mu.Unlock()
-	return int64(len(x.main) + len(x.delta))
+	return x.held
 }
 
-// Entries returns the number of rows indexed (including rows of files no longer
-// live, until they are compacted away).
+// Entries returns the number of rows indexed, in memory and spilled (including
+// rows of files no longer live, until they are compacted away).
 func (x *KeyIndex) Entries() int {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return len(x.main) + len(x.delta)
+	return int(x.total)
 }
 
-// Bytes returns the memory the index holds: its entry arrays (by capacity) and its
-// table of data files.
+// Bytes returns the memory the index holds: its entry arrays (by capacity), the
+// fences of its spilled runs and its table of data files.
 func (x *KeyIndex) Bytes() int64 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	n := int64(cap(x.main)+cap(x.delta)) * IndexEntryBytes
+	var n int64
+	for _, p := range x.part {
+		n += int64(cap(p.main)+cap(p.delta)) * IndexEntryBytes
+		for _, r := range p.runs {
+			n += int64(cap(r.fences)) * 8
+		}
+	}
 	for _, f := range x.files {
 		n += int64(len(f.path)) + 48
 	}
 	return n
 }
 
+// Held returns the number of rows indexed in memory.
+func (x *KeyIndex) Held() int64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.held
+}
+
 // sync brings the index to tbl's current snapshot, unless the index already
 // follows a newer snapshot of which tbl, loaded earlier, does not know (another
 // shard's fresher load): then the index answers for its own snapshot. It returns
-// the data files read.
-func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) ([]string, error) {
+// the data files read and their key columns' stored size.
+func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) ([]string, int64, error) {
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
 		x.reset()
 		x.tasks = map[string]table.FileScanTask{}
-		return nil, nil
+		return nil, 0, nil
 	}
 	if snap.SnapshotID == x.snapID && x.tasks != nil {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if x.tasks != nil && snap.SequenceNumber < x.seq && tbl.Metadata().SnapshotByID(x.snapID) == nil {
-		return nil, nil // tbl is older than the index
+		return nil, 0, nil // tbl is older than the index
 	}
 	tasks, err := tbl.Scan(table.WithSelectedFields(x.codec.names...)).PlanFiles(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
+		return nil, 0, fmt.Errorf("plan: %w", err)
 	}
 	byPath := make(map[string]table.FileScanTask, len(tasks))
-	var rows int64
+	big := false
 	for _, t := range tasks {
 		byPath[t.File.FilePath()] = t
-		rows += t.File.Count()
-		if t.File.Count() >= 1<<32 {
-			rows = x.limit + 1 // positions do not fit the location
-		}
+		big = big || t.File.Count() >= 1<<32 // positions do not fit the location
 	}
-	if rows > x.limit {
+	if big {
 		x.reset()
 		x.disabled = true
 		x.snapID, x.seq, x.tasks = snap.SnapshotID, snap.SequenceNumber, byPath
-		return nil, nil
+		return nil, 0, nil
 	}
 	if x.disabled {
 		x.reset()
@@ -248,6 +320,7 @@ func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) ([]string, error)
 	for path, o := range x.ordinal {
 		if _, ok := byPath[path]; !ok {
 			x.files[o].live = false
+			x.files[o].path = "" // its entries are skipped, then compacted away
 			x.dead += x.files[o].entries
 			delete(x.ordinal, path)
 			delete(x.deleted, path)
@@ -261,96 +334,312 @@ func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) ([]string, error)
 	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if err := x.add(ctx, fs, added); err != nil {
+	read, err := x.add(ctx, fs, added)
+	if err != nil {
 		x.reset() // partly added: start over next time
-		return nil, err
+		return nil, 0, err
 	}
-	read := make([]string, len(added))
+	paths := make([]string, len(added))
 	for i, t := range added {
-		read[i] = t.File.FilePath()
+		paths[i] = t.File.FilePath()
 	}
-	return read, nil
+	if x.dead > x.total/4 {
+		if err := x.compact(); err != nil {
+			x.reset()
+			return nil, 0, err
+		}
+	}
+	return paths, read, nil
 }
 
-// reset empties the index.
+// reset empties the index (and drops its spill file). A single partition starts
+// in memory; the partitions of a sharded index come into memory when a key of
+// theirs is resolved (want).
 func (x *KeyIndex) reset() {
 	x.disabled = false
 	x.snapID, x.seq, x.tasks = 0, 0, nil
 	x.files, x.ordinal, x.deleted = nil, map[string]uint32{}, map[string]deletedRows{}
-	x.main, x.delta, x.dead = nil, nil, 0
+	x.part = make([]indexPart, x.parts)
+	x.part[0].mem = x.parts == 1
+	x.held, x.total, x.dead = 0, 0, 0
+	x.spill.close()
+	x.spill = nil
 }
 
 // add reads the key columns of the data files of tasks, in parallel, and indexes
-// their live rows.
-func (x *KeyIndex) add(ctx context.Context, fs iceio.IO, tasks []table.FileScanTask) error {
-	if len(tasks) == 0 {
-		return nil
+// their live rows. Files are read in batches of about the budget's rows (at least
+// a million), whose entries go to their partitions before the next batch is read,
+// so that memory stays near the budget whatever the table's size. It returns the
+// key columns' stored size.
+func (x *KeyIndex) add(ctx context.Context, fs iceio.IO, tasks []table.FileScanTask) (int64, error) {
+	if uint64(len(x.files))+uint64(len(tasks)) >= 1<<32-1 {
+		x.reset() // ordinals exhausted (never in practice): start over
 	}
-	if x.ordinal == nil {
-		x.ordinal, x.deleted = map[string]uint32{}, map[string]deletedRows{}
+	batch := max(x.limit, 1<<20)
+	var read int64
+	for lo := 0; lo < len(tasks); {
+		hi, rows := lo, int64(0)
+		for hi < len(tasks) && (hi == lo || rows+tasks[hi].File.Count() <= batch) {
+			rows += tasks[hi].File.Count()
+			hi++
+		}
+		n, err := x.addBatch(ctx, fs, tasks[lo:hi])
+		read += n
+		if err != nil {
+			return read, err
+		}
+		lo = hi
 	}
+	return read, nil
+}
+
+func (x *KeyIndex) addBatch(ctx context.Context, fs iceio.IO, tasks []table.FileScanTask) (int64, error) {
 	base := uint32(len(x.files))
-	if uint64(base)+uint64(len(tasks)) >= 1<<32 {
-		x.compact()
-		base = uint32(len(x.files))
-	}
 	// Each file's entries are read and sorted by one goroutine (a file written in key
-	// order is checked, not sorted), then the sorted runs are merged.
+	// order is checked, not sorted), then routed to their partitions.
 	parts := make([][]indexEntry, len(tasks))
+	read := make([]int64, len(tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, t := range tasks {
 		g.Go(func() error {
 			var err error
-			parts[i], err = x.readFile(gctx, fs, t, uint64(base)+uint64(i))
+			parts[i], err = x.readFile(gctx, fs, t, uint64(base)+uint64(i), &read[i])
 			sortEntries(parts[i])
 			return err
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
+	err := g.Wait()
+	var total int64
+	for _, n := range read {
+		total += n
+	}
+	if err != nil {
+		return total, err
 	}
 	for i, t := range tasks {
 		x.ordinal[t.File.FilePath()] = base + uint32(i)
 		x.files = append(x.files, indexFile{path: t.File.FilePath(), live: true, entries: int64(len(parts[i]))})
 	}
-	if len(x.main) == 0 && len(x.delta) == 0 && x.dead == 0 {
-		x.main, x.delta = coldMerge(parts) // a cold start: nothing to renumber
+	for q, runs := range x.route(parts) {
+		if err := x.addRuns(q, runs); err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// route splits sorted runs by partition: the result's element q holds the
+// sorted runs of partition q.
+func (x *KeyIndex) route(runs [][]indexEntry) [][][]indexEntry {
+	out := make([][][]indexEntry, x.parts)
+	if x.parts == 1 {
+		out[0] = runs
+		return out
+	}
+	for _, r := range runs {
+		if len(r) == 0 {
+			continue
+		}
+		if !x.exact { // the partition is in the top bits: contiguous slices
+			for lo := 0; lo < len(r); {
+				q := x.partOf(r[lo].fp)
+				hi := lo + sort.Search(len(r)-lo, func(i int) bool { return x.partOf(r[lo+i].fp) > q })
+				out[q] = append(out[q], r[lo:hi])
+				lo = hi
+			}
+			continue
+		}
+		// Exact keys: a stable counting scatter keeps each partition's entries sorted.
+		qs := make([]uint32, len(r))
+		counts := make([]int, x.parts+1)
+		for i, e := range r {
+			q := x.partOf(e.fp)
+			qs[i] = uint32(q)
+			counts[q+1]++
+		}
+		for q := 1; q <= x.parts; q++ {
+			counts[q] += counts[q-1]
+		}
+		buf := make([]indexEntry, len(r))
+		next := slices.Clone(counts[:x.parts])
+		for i, e := range r {
+			buf[next[qs[i]]] = e
+			next[qs[i]]++
+		}
+		for q := range x.parts {
+			if counts[q+1] > counts[q] {
+				out[q] = append(out[q], buf[counts[q]:counts[q+1]:counts[q+1]])
+			}
+		}
+	}
+	return out
+}
+
+// addRuns adds sorted runs of entries to partition q: to its arrays when it is in
+// memory and stays within the budget, else to its spilled runs.
+func (x *KeyIndex) addRuns(q int, runs [][]indexEntry) error {
+	var n int64
+	for _, r := range runs {
+		n += int64(len(r))
+	}
+	if n == 0 {
 		return nil
 	}
-	x.delta = mergeEntries(x.delta, mergeRuns(parts), nil)
-	if len(x.delta) > len(x.main)/4 || x.dead > int64(len(x.main)+len(x.delta))/4 {
-		x.compact()
+	x.total += n
+	p := &x.part[q]
+	if p.mem && x.held+n > x.limit {
+		// Past the budget: the partition goes to disk with its new entries.
+		if err := x.evict(q); err != nil {
+			return err
+		}
 	}
+	if p.mem {
+		x.held += n
+		if len(p.main) == 0 && len(p.delta) == 0 {
+			p.main, p.delta = coldMerge(runs) // nothing to merge with
+			return nil
+		}
+		p.delta = mergeEntries(p.delta, mergeRuns(runs), nil)
+		if len(p.delta) > len(p.main)/4 {
+			p.main, p.delta = mergeEntries(p.main, p.delta, nil), nil
+		}
+		return nil
+	}
+	return x.spillRun(q, mergeRuns(runs))
+}
+
+// spillRun writes es as a new run of partition q, merging its shortest runs when
+// it has too many.
+func (x *KeyIndex) spillRun(q int, es []indexEntry) error {
+	if x.spill == nil {
+		var err error
+		if x.spill, err = newSpillFile(); err != nil {
+			return err
+		}
+	}
+	p := &x.part[q]
+	r, err := x.spill.write(es)
+	if err != nil {
+		return err
+	}
+	p.runs = append(p.runs, r)
+	for len(p.runs) > maxRuns {
+		slices.SortFunc(p.runs, func(a, b spillRun) int { return cmp.Compare(b.n, a.n) })
+		two := p.runs[len(p.runs)-2:]
+		es, err := x.spill.readAll(two, nil)
+		if err != nil {
+			return err
+		}
+		x.spill.drop(two)
+		if r, err = x.spill.write(es); err != nil {
+			return err
+		}
+		p.runs = append(p.runs[:len(p.runs)-2], r)
+	}
+	return x.rewriteSpill()
+}
+
+// rewriteSpill copies the live runs to a new spill file when most of the file is
+// space of dropped runs.
+func (x *KeyIndex) rewriteSpill() error {
+	if x.spill == nil || x.spill.size < 64<<20 || x.spill.live*2 > x.spill.size {
+		return nil
+	}
+	fresh, err := newSpillFile()
+	if err != nil {
+		return err
+	}
+	for q := range x.part {
+		for i, r := range x.part[q].runs {
+			es, err := x.spill.read(make([]indexEntry, 0, r.n), r, 0, r.n)
+			if err == nil {
+				x.part[q].runs[i], err = fresh.write(es)
+			}
+			if err != nil {
+				fresh.close()
+				return err
+			}
+		}
+	}
+	x.spill.close()
+	x.spill = fresh
 	return nil
 }
 
-// compact merges the delta into the main array, dropping entries of files no
-// longer live and renumbering the live files.
-func (x *KeyIndex) compact() {
-	renum := make([]uint64, len(x.files))
-	var files []indexFile
-	for o, f := range x.files {
-		if f.live {
-			renum[o] = uint64(len(files))
-			x.ordinal[f.path] = uint32(len(files))
-			files = append(files, f)
-		} else {
-			renum[o] = 1<<32 - 1
+// evict writes partition q, in memory, to the spill file as one run.
+func (x *KeyIndex) evict(q int) error {
+	p := &x.part[q]
+	es := mergeEntries(p.main, p.delta, nil)
+	x.held -= int64(len(p.main) + len(p.delta))
+	p.mem, p.main, p.delta = false, nil, nil
+	if len(es) == 0 {
+		return nil
+	}
+	return x.spillRun(q, es)
+}
+
+// want brings partition q into memory when it fits the budget: from its spilled
+// runs, or, when nothing of it is indexed yet, by marking it so that the entries
+// the index reads next stay in memory.
+func (x *KeyIndex) want(q int) error {
+	p := &x.part[q]
+	if p.mem {
+		return nil
+	}
+	n := p.entries()
+	if x.held+n > x.limit {
+		return nil // looked up on disk
+	}
+	if len(p.runs) > 0 {
+		es, err := x.spill.readAll(p.runs, nil)
+		if err != nil {
+			return err
+		}
+		x.spill.drop(p.runs)
+		p.runs, p.main = nil, es
+	}
+	p.mem = true
+	x.held += n
+	return nil
+}
+
+// live accepts the entries of live files.
+func (x *KeyIndex) live(e *indexEntry) bool { return x.files[e.loc>>32].live }
+
+// compact drops the entries of files no longer live from every partition.
+func (x *KeyIndex) compact() error {
+	x.held, x.total = 0, 0
+	for q := range x.part {
+		p := &x.part[q]
+		if p.mem {
+			p.main, p.delta = mergeEntries(p.main, p.delta, x.live), nil
+			x.held += int64(len(p.main))
+			x.total += int64(len(p.main))
+			continue
+		}
+		if len(p.runs) == 0 {
+			continue
+		}
+		es, err := x.spill.readAll(p.runs, x.live)
+		if err != nil {
+			return err
+		}
+		x.spill.drop(p.runs)
+		p.runs = nil
+		x.total += int64(len(es))
+		if len(es) > 0 {
+			r, err := x.spill.write(es)
+			if err != nil {
+				return err
+			}
+			p.runs = []spillRun{r}
 		}
 	}
-	keep := func(e *indexEntry) bool {
-		o := renum[e.loc>>32]
-		if o == 1<<32-1 {
-			return false
-		}
-		e.loc = o<<32 | e.loc&(1<<32-1)
-		return true
-	}
-	x.main = mergeEntries(x.main, x.delta, keep)
-	x.delta, x.files, x.dead = nil, files, 0
+	x.dead = 0
+	return x.rewriteSpill()
 }
 
 // sortEntries sorts es by fingerprint. Entries read from a file written in key
@@ -518,8 +807,8 @@ func mergeInto(out, a, b []indexEntry) {
 }
 
 // readFile returns the index entries of the live rows of task's data file, whose
-// ordinal is ord.
-func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ord uint64) ([]indexEntry, error) {
+// ordinal is ord, adding the key columns' stored size to *read.
+func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ord uint64, read *int64) ([]indexEntry, error) {
 	path := t.File.FilePath()
 	deleted, err := deletedPositions(fs, t)
 	if err != nil {
@@ -535,7 +824,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 	}
 	if _, long := x.codec.types[0].(ibg.Int64Type); long && len(x.codec.types) == 1 && x.exact {
 		// One long column, its own fingerprint: read straight from the pages.
-		err := readInt64Key(ctx, fs, path, x.codec, func(vals []int64, defs []int16, maxDef int16, base int64) error {
+		err := readInt64Key(ctx, fs, path, x.codec, read, func(vals []int64, defs []int16, maxDef int16, base int64) error {
 			if defs == nil {
 				for j, v := range vals {
 					if pos := base + int64(j); live(pos) {
@@ -561,7 +850,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 		}
 		out = out[:0]
 	}
-	err = readKeyColumns(ctx, fs, path, x.codec, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {
+	err = readKeyColumns(ctx, fs, path, x.codec, read, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {
 		if a, ok := cols[0].(*array.Int64); ok && len(cols) == 1 && x.exact {
 			nulls := a.NullN() > 0
 			for j, v := range a.Int64Values() {
@@ -586,26 +875,52 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 				}
 				buf = enc(buf, j)
 			}
-			out = append(out, indexEntry{fp: x.fingerprint(buf), loc: ord<<32 | uint64(pos)})
+			out = append(out, indexEntry{fp: x.fp(buf), loc: ord<<32 | uint64(pos)})
 		}
 		return nil
 	})
 	return out, err
 }
 
-// find calls fn with the location of each entry whose fingerprint is fp. Lookups
-// come in ascending fingerprint order (see resolve): cur holds, for main and delta,
-// where the last one ended, and each search gallops forward from there, so a batch of
-// lookups walks each array once instead of binary searching it from the top each
-// time (cache misses in a table's worth of entries).
-func (x *KeyIndex) find(cur *[2]int, fp uint64, fn func(loc uint64)) {
-	for a, es := range [2][]indexEntry{x.main, x.delta} {
-		i := gallop(es, cur[a], fp)
-		cur[a] = i
-		for ; i < len(es) && es[i].fp == fp; i++ {
-			fn(es[i].loc)
+// lookups is the state of one resolution's lookups: per partition, where the last
+// one ended in each in-memory array and spilled run (probes come in ascending
+// fingerprint order, see resolve).
+type lookups struct {
+	mem  [][2]int
+	runs [][]runCursor
+	read int64 // spilled bytes read
+}
+
+// find calls fn with the location of each entry whose fingerprint is fp: in its
+// partition's arrays, galloping forward from where the last lookup ended (so a
+// batch of lookups walks each array once instead of binary searching it from the
+// top each time: cache misses in a table's worth of entries), or in its spilled
+// runs, one block each.
+func (x *KeyIndex) find(l *lookups, fp uint64, fn func(loc uint64)) error {
+	q := x.partOf(fp)
+	p := &x.part[q]
+	if p.mem {
+		cur := &l.mem[q]
+		for a, es := range [2][]indexEntry{p.main, p.delta} {
+			i := gallop(es, cur[a], fp)
+			cur[a] = i
+			for ; i < len(es) && es[i].fp == fp; i++ {
+				fn(es[i].loc)
+			}
+		}
+		return nil
+	}
+	if len(l.runs[q]) != len(p.runs) {
+		l.runs[q] = make([]runCursor, len(p.runs))
+	}
+	for i := range p.runs {
+		n, err := x.spill.find(&p.runs[i], &l.runs[q][i], fp, fn)
+		l.read += n
+		if err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 // gallop returns the first index at or after from whose fingerprint is at least fp:
@@ -641,20 +956,54 @@ func (x *KeyIndex) deletedOf(fs iceio.IO, path string) (*dv.RoaringPositionBitma
 }
 
 // resolve resolves the keys of ks with the index brought up to tbl (see sync). It
-// returns ok false when the table is over the index's budget.
-func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet) (res *Resolution, ok bool, err error) {
+// returns ok false when the table cannot be indexed. With load, the partitions of
+// the keys come into memory as the budget allows (a shard's resolution); without,
+// spilled partitions are looked up where they are (the committer's refresh).
+func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, load bool) (res *Resolution, ok bool, err error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	read, err := x.sync(ctx, tbl)
+	// The keys are looked up in fingerprint order (see find).
+	type probe struct {
+		fp uint64
+		k  int32
+	}
+	probes := make([]probe, len(ks.keys))
+	var enc []byte
+	for k := range ks.keys {
+		enc = append(enc[:0], ks.enc[k]...)
+		probes[k] = probe{x.fp(enc), int32(k)}
+	}
+	slices.SortFunc(probes, func(a, b probe) int { return cmp.Or(cmp.Compare(a.fp, b.fp), cmp.Compare(a.k, b.k)) })
+	if load {
+		// Partitions wanted before the sync keep the entries it reads in memory.
+		for i, p := range probes {
+			if q := x.partOf(p.fp); i == 0 || q != x.partOf(probes[i-1].fp) {
+				if err := x.want(q); err != nil {
+					return nil, false, err
+				}
+			}
+		}
+	}
+	read, readBytes, err := x.sync(ctx, tbl)
 	if err != nil {
 		return nil, false, err
 	}
 	if len(x.warmed) > 0 {
 		read = slices.Concat(x.warmed, read)
-		x.warmed = nil
+		readBytes += x.warmedBytes
+		x.warmed, x.warmedBytes = nil, 0
 	}
 	if x.disabled {
 		return nil, false, nil
+	}
+	if load {
+		for i, p := range probes {
+			if q := x.partOf(p.fp); i == 0 || q != x.partOf(probes[i-1].fp) {
+				if err := x.want(q); err != nil {
+					return nil, false, err
+				}
+			}
+		}
 	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
@@ -670,24 +1019,12 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet) (r
 	// Deleted positions by file ordinal, looked up once per file per resolution.
 	deleted := make([]*dv.RoaringPositionBitmap, len(x.files))
 	loaded := make([]bool, len(x.files))
-	// The keys are looked up in fingerprint order (see find).
-	type probe struct {
-		fp uint64
-		k  int32
-	}
-	probes := make([]probe, len(ks.keys))
-	var enc []byte
-	for k := range ks.keys {
-		enc = append(enc[:0], ks.enc[k]...)
-		probes[k] = probe{x.fingerprint(enc), int32(k)}
-	}
-	slices.SortFunc(probes, func(a, b probe) int { return cmp.Or(cmp.Compare(a.fp, b.fp), cmp.Compare(a.k, b.k)) })
-	var cur [2]int
+	l := &lookups{mem: make([][2]int, x.parts), runs: make([][]runCursor, x.parts)}
 	for _, p := range probes {
 		k := p.k
 		found := 0
 		var ferr error
-		x.find(&cur, p.fp, func(loc uint64) {
+		err := x.find(l, p.fp, func(loc uint64) {
 			ord, pos := uint32(loc>>32), int64(loc&(1<<32-1))
 			f := x.files[ord]
 			if !f.live || ferr != nil {
@@ -707,7 +1044,7 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet) (r
 			found++
 			hits = append(hits, hit{ord, pos, int32(k)})
 		})
-		if ferr != nil {
+		if ferr = cmp.Or(err, ferr); ferr != nil {
 			return nil, false, ferr
 		}
 		if found > 1 && !x.exact {
@@ -743,7 +1080,7 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet) (r
 			sub.index[ks.enc[k]] = k
 		}
 		for _, p := range sortedKeys(verify) {
-			h, err := scanFile(ctx, fs, x.tasks[p], sub)
+			h, err := scanFile(ctx, fs, x.tasks[p], sub, &readBytes)
 			if err != nil {
 				return nil, false, err
 			}
@@ -752,7 +1089,8 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet) (r
 			}
 		}
 	}
-	res = &Resolution{SnapshotID: x.snapID, Keys: ks.keys, Scanned: read, tasks: map[string]table.FileScanTask{}}
+	res = &Resolution{SnapshotID: x.snapID, Keys: ks.keys, Scanned: read, KeyBytes: readBytes, SpillBytes: l.read,
+		tasks: map[string]table.FileScanTask{}}
 	for _, p := range sortedKeys(files) {
 		h := files[p]
 		sortHits(h)
@@ -771,8 +1109,9 @@ func (x *KeyIndex) warm(tbl *table.Table) {
 	go func() {
 		defer x.mu.Unlock()
 		// An error is left to the next resolution, which syncs again and reports it.
-		if read, err := x.sync(context.Background(), tbl); err == nil {
+		if read, n, err := x.sync(context.Background(), tbl); err == nil {
 			x.warmed = append(x.warmed, read...)
+			x.warmedBytes += n
 		}
 	}()
 }

@@ -186,10 +186,10 @@ func BenchmarkKeyIndex(b *testing.B) {
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)
-				x := newKeyIndex(codec, 1<<30)
+				x := newKeyIndex(codec, 1<<30, 1)
 				start := time.Now()
 				x.mu.Lock()
-				if _, err := x.sync(ctx, tbl); err != nil {
+				if _, _, err := x.sync(ctx, tbl); err != nil {
 					b.Fatal(err)
 				}
 				x.mu.Unlock()
@@ -199,7 +199,7 @@ func BenchmarkKeyIndex(b *testing.B) {
 				perRow = float64(x.Bytes()) / float64(x.Entries())
 				heapPerRow = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(x.Entries())
 				start = time.Now()
-				res, ok, err := x.resolve(ctx, tbl, ks)
+				res, ok, err := x.resolve(ctx, tbl, ks, true)
 				if err != nil || !ok || res.Found() != len(ks.keys) {
 					b.Fatalf("found %d of %d (%v %v)", res.Found(), len(ks.keys), ok, err)
 				}
@@ -230,7 +230,7 @@ func TestKeyIndexWarm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := indexFor(tbl, codec, r.IndexBytes)
+	x := indexFor(tbl, codec, r.IndexBytes, 1)
 	if n := x.Entries(); n != 2998 { // waits for the warm-up
 		t.Fatalf("warmed index holds %d rows, want the 2998 live ones", n)
 	}
@@ -406,12 +406,14 @@ func TestGallop(t *testing.T) {
 			t.Fatalf("gallop(from %d, fp %d) = %d, want %d", from, fp, got, want)
 		}
 	}
-	x := &KeyIndex{main: es[:4000], delta: slices.Clone(es[4000:])}
-	sortEntries(x.delta)
-	var cur [2]int
+	x := &KeyIndex{parts: 1, part: []indexPart{{mem: true, main: es[:4000], delta: slices.Clone(es[4000:])}}}
+	sortEntries(x.part[0].delta)
+	l := &lookups{mem: make([][2]int, 1), runs: make([][]runCursor, 1)}
 	var got []uint64
 	for fp := range uint64(3100) {
-		x.find(&cur, fp, func(loc uint64) { got = append(got, loc) })
+		if err := x.find(l, fp, func(loc uint64) { got = append(got, loc) }); err != nil {
+			t.Fatal(err)
+		}
 	}
 	slices.Sort(got)
 	for i, loc := range got {

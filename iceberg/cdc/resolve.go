@@ -52,6 +52,13 @@ type Resolution struct {
 	Files []FileHits
 	// Scanned are the data files read (holding a key or not), sorted.
 	Scanned []string
+	// KeyBytes is the stored size of the key columns read to make the resolution
+	// (by the key index's build or update, or by reading candidate files), plus
+	// those Resolver.Refresh read since.
+	KeyBytes int64
+	// SpillBytes is the size of the key index blocks read from its local spill file
+	// (partitions not in memory) to make the resolution.
+	SpillBytes int64
 
 	tasks map[string]table.FileScanTask // planned tasks of SnapshotID, by path
 }
@@ -80,9 +87,19 @@ type Resolver struct {
 	KeyColumns []string
 	// ChunkKeys is the number of keys per planned predicate (default DefaultChunkKeys).
 	ChunkKeys int
-	// IndexBytes is the budget of the worker's KeyIndex of the table; 0 resolves
-	// every key by reading the candidate data files.
+	// IndexBytes is the memory budget of the worker's KeyIndex of the table; 0
+	// resolves every key by reading the candidate data files.
 	IndexBytes int64
+	// IndexParts is the number of partitions of the key index (0 or 1: one): a
+	// key's partition is its shard when the sink shards by key hash alone
+	// (Shard(key, IndexParts)), so that a worker holds in memory only the
+	// partitions of the shards it resolves (see KeyIndex).
+	IndexParts int
+}
+
+// index returns the worker's key index of tbl for r.
+func (r Resolver) index(tbl *table.Table, codec *keyCodec) *KeyIndex {
+	return indexFor(tbl, codec, r.IndexBytes, max(r.IndexParts, 1))
 }
 
 // Warm starts bringing the worker's key index of tbl (the one Resolve uses) up to
@@ -99,7 +116,7 @@ func (r Resolver) Warm(tbl *table.Table) {
 	if err != nil {
 		return
 	}
-	indexFor(tbl, codec, r.IndexBytes).warm(tbl)
+	r.index(tbl, codec).warm(tbl)
 }
 
 // Resolve resolves keys against tbl's current snapshot with the equality columns
@@ -259,7 +276,7 @@ func (r Resolver) Resolve(ctx context.Context, tbl *table.Table, keys [][]any) (
 		return fail(err)
 	}
 	if r.IndexBytes > 0 {
-		res, ok, err := indexFor(tbl, codec, r.IndexBytes).resolve(ctx, tbl, ks)
+		res, ok, err := r.index(tbl, codec).resolve(ctx, tbl, ks, true)
 		if err != nil {
 			return fail(err)
 		}
@@ -281,7 +298,7 @@ func (r Resolver) Resolve(ctx context.Context, tbl *table.Table, keys [][]any) (
 		return fail(err)
 	}
 	for _, p := range sortedPaths(tasks) {
-		h, err := scanFile(ctx, fs, tasks[p], ks)
+		h, err := scanFile(ctx, fs, tasks[p], ks, &res.KeyBytes)
 		if err != nil {
 			return fail(err)
 		}
@@ -323,7 +340,7 @@ func (r Resolver) Refresh(ctx context.Context, tbl *table.Table, res *Resolution
 		return fail(fmt.Errorf("resolution holds duplicate keys"))
 	}
 	if r.IndexBytes > 0 {
-		idx := indexFor(tbl, codec, r.IndexBytes)
+		idx := r.index(tbl, codec)
 		if head == res.SnapshotID {
 			// Resolved at this very snapshot (by a shard): only the tasks are missing.
 			if tasks, ok := idx.tasksFor(head, res.Files); ok {
@@ -331,9 +348,14 @@ func (r Resolver) Refresh(ctx context.Context, tbl *table.Table, res *Resolution
 				return false, nil
 			}
 		}
-		fresh, ok, err := idx.resolve(ctx, tbl, ks)
+		// The committer's refresh looks keys up without bringing their partitions
+		// into memory (those on local disk stay there).
+		fresh, ok, err := idx.resolve(ctx, tbl, ks, false)
 		if err != nil {
 			return fail(err)
+		}
+		if ok {
+			res.KeyBytes += fresh.KeyBytes
 		}
 		if ok && fresh.SnapshotID == head {
 			changed := head != res.SnapshotID && !sameHits(res.Files, fresh.Files)
@@ -370,7 +392,7 @@ func (r Resolver) Refresh(ctx context.Context, tbl *table.Table, res *Resolution
 			}
 			continue
 		}
-		h, err := scanFile(ctx, fs, t, ks)
+		h, err := scanFile(ctx, fs, t, ks, &res.KeyBytes)
 		if err != nil {
 			return fail(err)
 		}
@@ -544,12 +566,15 @@ var errNotInt64 = errors.New("key column is not stored as INT64")
 // the batch's first row and, when the column can hold nulls, its definition levels
 // (a row holds a value where its level is maxDef). It returns errNotInt64 when the
 // column is stored otherwise (the caller then reads it through Arrow).
-func readInt64Key(ctx context.Context, fs iceio.IO, path string, codec *keyCodec,
+func readInt64Key(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64,
 	fn func(vals []int64, defs []int16, maxDef int16, base int64) error) error {
 	return withParquet(fs, path, func(pr *file.Reader) error {
 		leaves, err := keyLeaves(pr, codec)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
+		}
+		if pr.MetaData().Schema.Column(leaves[0]).PhysicalType() == parquet.Types.Int64 {
+			*read += chunkBytes(pr, leaves)
 		}
 		return readInt64Leaf(ctx, pr, path, leaves[0], fn)
 	})
@@ -602,10 +627,26 @@ func readInt64Leaf(ctx context.Context, pr *file.Reader, path string, leaf int,
 	return nil
 }
 
+// chunkBytes is the stored (compressed) size of the leaf columns leaves in every
+// row group of pr: what reading them costs.
+func chunkBytes(pr *file.Reader, leaves []int) int64 {
+	var n int64
+	for rg := range pr.NumRowGroups() {
+		md := pr.MetaData().RowGroup(rg)
+		for _, l := range leaves {
+			if cc, err := md.ColumnChunk(l); err == nil {
+				n += cc.TotalCompressedSize()
+			}
+		}
+	}
+	return n
+}
+
 // readKeyColumns reads the key columns (codec) of the data file at path and calls
 // fn with each batch's key columns, in key column order, their encoders and the
-// position of the batch's first row.
-func readKeyColumns(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, fn func(cols []arrow.Array, encs []arrowKeyFn, base int64) error) error {
+// position of the batch's first row. It adds the stored size of the key columns
+// to *read.
+func readKeyColumns(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64, fn func(cols []arrow.Array, encs []arrowKeyFn, base int64) error) error {
 	var order []int // key column -> column of the record batch
 	return readParquet(fs, path, func(pr *file.Reader) ([]int, error) {
 		leaves, err := keyLeaves(pr, codec)
@@ -618,6 +659,7 @@ func readKeyColumns(ctx context.Context, fs iceio.IO, path string, codec *keyCod
 		for i, l := range leaves {
 			order[i] = slices.Index(sorted, l)
 		}
+		*read += chunkBytes(pr, sorted)
 		return sorted, nil
 	}, func(rec arrow.RecordBatch, base int64) error {
 		if err := ctx.Err(); err != nil {
@@ -637,8 +679,8 @@ func readKeyColumns(ctx context.Context, fs iceio.IO, path string, codec *keyCod
 }
 
 // scanFile reads the key columns of task's data file and returns the live positions
-// holding keys of ks.
-func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet) (FileHits, error) {
+// holding keys of ks. It adds the key columns' stored size to *read.
+func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet, read *int64) (FileHits, error) {
 	path := t.File.FilePath()
 	h := FileHits{Path: path, Deletes: deleteIdentity(t)}
 	deleted, err := deletedPositions(fs, t)
@@ -646,7 +688,7 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 		return h, err
 	}
 	live := func(pos int64) bool { return deleted == nil || !deleted.Contains(uint64(pos)) }
-	err = readKeyColumns(ctx, fs, path, ks.codec, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {
+	err = readKeyColumns(ctx, fs, path, ks.codec, read, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {
 		n := cols[0].Len()
 		if ks.single != nil {
 			a, ok := cols[0].(*array.Int64)
