@@ -43,9 +43,10 @@ type Deletes struct {
 	// Resolved are resolutions made by the shards (DV mode). Prepare brings each up
 	// to the table it is given.
 	Resolved []*Resolution
-	// ChunkKeys and IndexBytes are passed to the Resolver.
-	ChunkKeys  int
-	IndexBytes int64
+	// Resolver resolves and refreshes the keys (its KeyColumns are set to
+	// KeyColumns): the shards' settings, so that a commit in the shards' process
+	// shares their key index.
+	Resolver Resolver
 
 	ownKeys    bool // Keys resolved into Resolved
 	eqFiles    []ibg.DataFile
@@ -98,7 +99,8 @@ func (d *Deletes) Prepare(ctx context.Context, tbl *table.Table, txn *table.Tran
 		}
 		return Delta{Added: d.eqFiles, EqualityDeleteFiles: len(d.eqFiles), Props: map[string]string{}}, nil
 	}
-	resolver := Resolver{KeyColumns: d.KeyColumns, ChunkKeys: d.ChunkKeys, IndexBytes: d.IndexBytes}
+	resolver := d.Resolver
+	resolver.KeyColumns = d.KeyColumns
 	if !d.ownKeys && len(d.Keys) > 0 {
 		r, err := resolver.Resolve(ctx, tbl, d.Keys)
 		if err != nil {

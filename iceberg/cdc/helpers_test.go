@@ -150,7 +150,7 @@ func (f *fixture) prepare(t testing.TB, changes []row.Row, upsert bool) window {
 		s := Shard(kb, f.shards)
 		shards[s] = append(shards[s], r)
 	}
-	w := window{deletes: Deletes{KeyColumns: f.keys, Format: f.format, IndexBytes: f.indexBytes}}
+	w := window{deletes: Deletes{KeyColumns: f.keys, Format: f.format, Resolver: Resolver{IndexBytes: f.indexBytes}}}
 	format, err := ResolveFormat(tbl, f.format, f.keys)
 	if err != nil {
 		t.Fatal(err)

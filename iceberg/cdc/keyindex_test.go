@@ -425,3 +425,79 @@ func TestGallop(t *testing.T) {
 		t.Fatalf("find reported %d locations, want 5000", len(got))
 	}
 }
+
+// TestKeyIndexPartitionsPastBudget: an index in as many partitions as shards holds in
+// memory only the partitions of the keys a worker resolves (a key's partition is the
+// shard the sink gives it), and a table past the budget costs lookups in the local
+// spill file, never a read of the key columns again: results stay exact, and a second
+// resolution at the same snapshot reads no data file and no key column byte.
+func TestKeyIndexPartitionsPastBudget(t *testing.T) {
+	f := newFixture(t, nil, "parts", partitioned(), indexed(64<<20))
+	f.seed(t, cityRows(8000), 500)
+	f.apply(t, []row.Row{change("d", 10, "", "", 1), change("d", 11, "", "", 1)}, false)
+	tbl := f.table(t)
+	const parts = 4
+	shardOf := func(id int64) int { // the shard the sink's parser and sharder give id
+		kb, err := f.parser.AppendKey(nil, []any{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Shard(kb, parts)
+	}
+	liveInShard := make([]int64, parts)
+	for id := int64(1); id <= 8000; id++ {
+		if id != 10 && id != 11 {
+			liveInShard[shardOf(id)]++
+		}
+	}
+	// A budget of one and a half partitions: one fits, two do not.
+	budget := (liveInShard[0] + liveInShard[0]/2) * IndexEntryBytes
+	r := Resolver{KeyColumns: []string{"id"}, IndexBytes: budget, IndexParts: parts}
+	codec, err := newKeyCodec(tbl.Schema(), r.KeyColumns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(9, 10))
+	var shard0, all [][]any
+	want0, wantAll := map[int64]bool{}, map[int64]bool{}
+	for range 600 {
+		id := int64(rng.IntN(9000))
+		all, wantAll[id] = append(all, []any{id}), true
+		if shardOf(id) == 0 {
+			shard0, want0[id] = append(shard0, []any{id}), true
+		}
+	}
+
+	// A worker holding shard 0: its partition in memory, the others on disk.
+	res, err := r.Resolve(ctx, tbl, shard0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samePositions(t, res.Positions(), bruteForce(t, tbl, func(id int64, _ string) bool { return want0[id] }))
+	x := indexFor(tbl, codec, budget, parts)
+	if held, total := x.Held(), int64(x.Entries()); held != liveInShard[0] || total != 7998 {
+		t.Fatalf("index holds %d rows in memory and %d in all, want shard 0's %d and the 7998 live ones", held, total, liveInShard[0])
+	}
+	if res.KeyBytes == 0 || len(res.Scanned) == 0 {
+		t.Fatalf("the first resolution read %d files, %d key column bytes: it built the index", len(res.Scanned), res.KeyBytes)
+	}
+
+	// Keys of every shard, past the budget: exact, from memory and the spill file.
+	for round := range 2 {
+		res, err = r.Resolve(ctx, tbl, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		samePositions(t, res.Positions(), bruteForce(t, tbl, func(id int64, _ string) bool { return wantAll[id] }))
+		if len(res.Scanned) != 0 || res.KeyBytes != 0 {
+			t.Fatalf("round %d at the same snapshot read %v, %d key column bytes", round, res.Scanned, res.KeyBytes)
+		}
+		if res.SpillBytes == 0 {
+			t.Fatalf("round %d: no spill block read, yet the budget holds at most %d of %d rows", round, budget/IndexEntryBytes, x.Entries())
+		}
+		if held := x.Held(); held > budget/IndexEntryBytes {
+			t.Fatalf("round %d: %d rows in memory, past the budget of %d", round, held, budget/IndexEntryBytes)
+		}
+	}
+}

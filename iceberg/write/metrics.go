@@ -70,6 +70,12 @@ var (
 	SorterSpills     = beam.NewCounter(MetricsNamespace, "sorter_spills")
 	SpilledBytes     = beam.NewCounter(MetricsNamespace, "sorter_spilled_bytes")
 	KeyFilesRead     = beam.NewCounter(MetricsNamespace, "key_files_read")
+	// KeyBytesRead counts the stored bytes of key columns the merge-on-read shards
+	// read to resolve keys (building or updating the key index, or reading
+	// candidate files without one); KeyIndexSpillRead the bytes of key index
+	// blocks they read from local disk (partitions past key_index_memory_mb).
+	KeyBytesRead      = beam.NewCounter(MetricsNamespace, "key_column_bytes_read")
+	KeyIndexSpillRead = beam.NewCounter(MetricsNamespace, "key_index_spill_bytes_read")
 	// CommitLatency is, for windowed writes, the time from a window's end to its
 	// commit, in milliseconds.
 	CommitLatency = beam.NewDistribution(MetricsNamespace, "commit_latency_ms")

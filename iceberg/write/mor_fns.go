@@ -108,7 +108,7 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 	if format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns); err == nil && format == config.DeleteFormatDV {
 		// The shards resolve keys with the worker's key index: build it while the
 		// window's changes are parsed and shuffled (a cold worker's first window).
-		cdc.Resolver{KeyColumns: f.Spec.EqualityColumns, IndexBytes: f.Spec.indexBytes()}.Warm(tbl)
+		f.Spec.resolver().Warm(tbl)
 	}
 	return nil, nil
 }
@@ -421,11 +421,13 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 			return fail(err)
 		}
 		if format == config.DeleteFormatDV {
-			res, err := cdc.Resolver{KeyColumns: f.Spec.EqualityColumns, IndexBytes: f.Spec.indexBytes()}.Resolve(ctx, tbl, deleteKeys)
+			res, err := f.Spec.resolver().Resolve(ctx, tbl, deleteKeys)
 			if err != nil {
 				return fail(err)
 			}
 			KeyFilesRead.Inc(ctx, int64(len(res.Scanned)))
+			KeyBytesRead.Inc(ctx, res.KeyBytes)
+			KeyIndexSpillRead.Inc(ctx, res.SpillBytes)
 			if updates != nil && len(updates.keys) > 0 {
 				if err := rows.addUpdates(res, len(deleteKeys), updates); err != nil {
 					return fail(err)
@@ -806,7 +808,7 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 	}
 	w := ChangeWindow{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),
 		SnapshotProps: f.rt.snapshotProps,
-		Deletes:       cdc.Deletes{KeyColumns: f.Spec.EqualityColumns, Format: config.DeleteFormat(f.Spec.DeleteFormat), IndexBytes: f.Spec.indexBytes()}}
+		Deletes:       cdc.Deletes{KeyColumns: f.Spec.EqualityColumns, Format: config.DeleteFormat(f.Spec.DeleteFormat), Resolver: f.Spec.resolver()}}
 	_, _, tok, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
 	if err != nil {
 		return fail(err)

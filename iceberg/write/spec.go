@@ -279,5 +279,15 @@ func (s Spec) catalog(ctx context.Context, rt *runtime) (catalog.Catalog, error)
 	return catalogs.Get(ctx, s.CatalogName, rt.catProps)
 }
 
-// indexBytes is the budget of the worker's key index (cdc.Resolver.IndexBytes).
-func (s Spec) indexBytes() int64 { return int64(s.KeyIndexMemoryMB) << 20 }
+// resolver is the key resolver of the merge-on-read shards and commits: the
+// worker's key index within key_index_memory_mb, partitioned like the shards when
+// a key's shard is its hash alone (cdc.Sharder: shards_per_partition at or above
+// num_shards, or unset), so that a worker holds in memory the index of the
+// shards it processes.
+func (s Spec) resolver() cdc.Resolver {
+	parts := 1
+	if s.ShardsPerPartition <= 0 || s.ShardsPerPartition >= s.NumShards {
+		parts = s.NumShards
+	}
+	return cdc.Resolver{KeyColumns: s.EqualityColumns, IndexBytes: int64(s.KeyIndexMemoryMB) << 20, IndexParts: parts}
+}
