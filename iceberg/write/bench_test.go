@@ -108,7 +108,7 @@ func BenchmarkAppend(b *testing.B) {
 		goruntime.GC()
 
 		spec := Spec{Table: "db.beam", CatalogName: lc.Name, SinkID: fmt.Sprint("bench", i)}
-		spec.CatalogProps = mustJSON(b, lc.Props)
+		spec.CatalogProps = lc.Props
 		p, s := beam.NewPipelineWithRoot()
 		const seeds = 4
 		seedList := make([]int, seeds)
@@ -144,7 +144,7 @@ func BenchmarkAppendPeakMemory(b *testing.B) {
 	lc := icebergtest.NewLocalCatalog(b)
 	for i := 0; i < b.N; i++ {
 		spec := Spec{Table: "db.big", CatalogName: lc.Name, SinkID: fmt.Sprint("peak", i)}
-		spec.CatalogProps = mustJSON(b, lc.Props)
+		spec.CatalogProps = lc.Props
 		p, s := beam.NewPipelineWithRoot()
 		seeds := make([]int, 50)
 		for j := range seeds {
@@ -226,7 +226,7 @@ func BenchmarkAppendDistribution(b *testing.B) {
 				spec.PartitionFields = []string{"c"}
 			}
 			vr.set(&spec)
-			spec.CatalogProps = mustJSON(b, lc.Props)
+			spec.CatalogProps = lc.Props
 			p, s := beam.NewPipelineWithRoot()
 			seedList := []int{0, 1, 2, 3}
 			gen := beam.ParDo(s, &genRowsFn{Per: n / len(seedList)}, beam.CreateList(s, seedList))

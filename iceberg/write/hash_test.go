@@ -384,9 +384,9 @@ func TestTargetFileSize(t *testing.T) {
 
 func TestSpecRoundTripsThroughJSON(t *testing.T) {
 	// DoFn fields travel as JSON: every Spec field must survive.
-	in := Spec{Table: "db.t", CatalogName: "c", CatalogProps: `{"type":"sql"}`, SinkID: "s",
-		PartitionFields: []string{"day(ts)"}, SortFields: []string{"id"}, TableProps: `{"a":"1"}`,
-		WriteProps: `{"b":"2"}`, SnapshotProps: `{"c":"3"}`, TableCacheRefreshSeconds: 5,
+	in := Spec{Table: "db.t", CatalogName: "c", CatalogProps: map[string]string{"type": "sql"}, SinkID: "s",
+		PartitionFields: []string{"day(ts)"}, SortFields: []string{"id"}, TableProps: map[string]string{"a": "1"},
+		WriteProps: map[string]string{"b": "2"}, SnapshotProps: map[string]string{"c": "3"}, TableCacheRefreshSeconds: 5,
 		Keep: []string{"a", "b.c"}, Only: "", Hash: true, TargetFileSizeBytes: 1 << 20}
 	b, err := json.Marshal(in)
 	if err != nil {

@@ -3,7 +3,6 @@ package write
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"iter"
 	"path/filepath"
@@ -111,15 +110,6 @@ func ibgTs(us int64) ibg.Timestamp { return ibg.Timestamp(us) }
 func collect[T any](s beam.Scope, col beam.PCollection, out *[]T) {
 	key := registerSink(out)
 	beam.ParDo0(s, &collectFn[T]{Key: key}, col)
-}
-
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // columnNames returns the top-level column names of tbl, comma-separated.

@@ -2,8 +2,8 @@ package write
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -26,16 +26,15 @@ const batchRows = 64 * 1024
 // of one partition to the shuffle (a variable so that tests can make packets small).
 var packetBytes = 4 << 20
 
-// Spec is the serialized configuration of the write's DoFns. Maps travel as JSON
-// strings (DoFn fields are JSON-encoded by Beam and must not be map-typed).
+// Spec is the configuration of the write's DoFns, a field of each (Beam serializes a
+// DoFn's exported fields with encoding/json).
 type Spec struct {
 	// Table is the table name or template.
 	Table string
 	// CatalogName names the catalog.
 	CatalogName string
-	// CatalogProps is the catalog properties as a JSON object. It may hold secrets:
-	// it is never logged.
-	CatalogProps string
+	// CatalogProps is the catalog properties. They may hold secrets: never logged.
+	CatalogProps map[string]string
 	// SinkID is the exactly-once sink id.
 	SinkID string
 	// RunID tells this run of the sink from earlier ones (a restart with the same sink
@@ -43,8 +42,9 @@ type Spec struct {
 	RunID string
 	// PartitionFields, SortFields: of tables the write creates.
 	PartitionFields, SortFields []string
-	// TableProps, WriteProps, SnapshotProps are JSON objects.
-	TableProps, WriteProps, SnapshotProps string
+	// TableProps, WriteProps, SnapshotProps are table_properties, write_properties
+	// and snapshot_properties.
+	TableProps, WriteProps, SnapshotProps map[string]string
 	// TableCacheRefreshSeconds is the table metadata cache age (0: default 60 s);
 	// TableCacheSize bounds the process-wide table cache (maximum_table_cache_size,
 	// 0: catalogs.DefaultTableCacheSize).
@@ -82,12 +82,12 @@ type Spec struct {
 
 	// MergeOnRead is true for mode merge-on-read.
 	MergeOnRead bool
-	// The merge-on-read keys (empty for appends): ChangeTypeColumn, ChangeTypeMap (a
-	// JSON object), SequenceNumberColumn, EqualityColumns, Upsert and DeleteFormat
+	// The merge-on-read keys (empty for appends): ChangeTypeColumn, ChangeTypeMap,
+	// SequenceNumberColumn, EqualityColumns, Upsert and DeleteFormat
 	// describe the change rows (see config.WriteConfig); PrepareTable sets
 	// EqualityColumns to the table's identifier fields when the config has none.
 	ChangeTypeColumn     string
-	ChangeTypeMap        string
+	ChangeTypeMap        map[string]string
 	SequenceNumberColumn string
 	EqualityColumns      []string
 	Upsert               bool
@@ -109,24 +109,15 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 	if sinkID == "" {
 		return Spec{}, config.Errorf(config.KeySinkID, "empty sink id")
 	}
-	enc := func(m map[string]string) (string, error) {
-		if len(m) == 0 {
-			return "", nil
-		}
-		b, err := json.Marshal(m)
-		return string(b), err
-	}
 	s := Spec{Table: cfg.Table, CatalogName: cfg.CatalogName, SinkID: sinkID, RunID: uuid.NewString(),
 		PartitionFields: slices.Clone(cfg.PartitionFields), SortFields: slices.Clone(cfg.SortFields),
 		Keep: slices.Clone(cfg.Keep), Drop: slices.Clone(cfg.Drop), Only: cfg.Only,
 		Hash: cfg.DistributionMode == config.DistributionHash}
-	var errs [6]error
-	s.CatalogProps, errs[0] = enc(cfg.CatalogProperties)
-	s.TableProps, errs[1] = enc(cfg.TableProperties)
-	s.WriteProps, errs[2] = enc(cfg.WriteProperties)
-	s.SnapshotProps, errs[3] = enc(cfg.SnapshotProperties)
-	_, errs[4] = targetFileSize(config.KeyTableProperties, cfg.TableProperties)
-	s.TargetFileSizeBytes, errs[5] = targetFileSize(config.KeyWriteProperties, cfg.WriteProperties)
+	s.CatalogProps, s.TableProps = maps.Clone(cfg.CatalogProperties), maps.Clone(cfg.TableProperties)
+	s.WriteProps, s.SnapshotProps = maps.Clone(cfg.WriteProperties), maps.Clone(cfg.SnapshotProperties)
+	var errs [2]error
+	_, errs[0] = targetFileSize(config.KeyTableProperties, cfg.TableProperties)
+	s.TargetFileSizeBytes, errs[1] = targetFileSize(config.KeyWriteProperties, cfg.WriteProperties)
 	if err := errors.Join(errs[:]...); err != nil {
 		return Spec{}, err
 	}
@@ -154,10 +145,7 @@ func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
 		s.EqualityColumns, s.Upsert, s.DeleteFormat = slices.Clone(cfg.EqualityColumns), cfg.Upsert, string(cfg.DeleteFormat)
 		s.NumShards, s.ShardsPerPartition, s.SorterMemoryMB = *cfg.NumShards, *cfg.ShardsPerPartition, *cfg.SorterMemoryMB
 		s.KeyIndexMemoryMB = *cfg.KeyIndexMemoryMB
-		var err error
-		if s.ChangeTypeMap, err = enc(cfg.ChangeTypeMap); err != nil {
-			return Spec{}, err
-		}
+		s.ChangeTypeMap = maps.Clone(cfg.ChangeTypeMap)
 	}
 	return s, nil
 }
@@ -199,17 +187,7 @@ func (s Spec) runtime() (*runtime, error) {
 	if rt.tpl, err = ParseTemplate(s.Table); err != nil {
 		return nil, err
 	}
-	for _, p := range []struct {
-		src string
-		dst *map[string]string
-	}{{s.CatalogProps, &rt.catProps}, {s.TableProps, &rt.tableProps}, {s.WriteProps, &rt.writeProps}, {s.SnapshotProps, &rt.snapshotProps}} {
-		if p.src == "" {
-			continue
-		}
-		if err := json.Unmarshal([]byte(p.src), p.dst); err != nil {
-			return nil, config.OpErrorf("write", s.Table, "bad serialized properties: %w", err)
-		}
-	}
+	rt.catProps, rt.tableProps, rt.writeProps, rt.snapshotProps = s.CatalogProps, s.TableProps, s.WriteProps, s.SnapshotProps
 	if rt.create.PartitionFields, err = config.ParsePartitionFields(s.PartitionFields); err != nil {
 		return nil, err
 	}
@@ -220,14 +198,8 @@ func (s Spec) runtime() (*runtime, error) {
 	if rt.proj, err = NewProjection(s.Keep, s.Drop, s.Only); err != nil {
 		return nil, err
 	}
-	var changeMap map[string]string
-	if s.ChangeTypeMap != "" {
-		if err := json.Unmarshal([]byte(s.ChangeTypeMap), &changeMap); err != nil {
-			return nil, config.OpErrorf("write", s.Table, "bad serialized change_type_map: %w", err)
-		}
-	}
 	rt.changes = config.WriteConfig{Table: s.Table, Mode: config.MergeOnRead, ChangeTypeColumn: s.ChangeTypeColumn,
-		ChangeTypeMap: changeMap, SequenceNumberColumn: s.SequenceNumberColumn,
+		ChangeTypeMap: s.ChangeTypeMap, SequenceNumberColumn: s.SequenceNumberColumn,
 		EqualityColumns: slices.Clone(s.EqualityColumns), Upsert: s.Upsert, DeleteFormat: config.DeleteFormat(s.DeleteFormat)}
 	if s.MergeOnRead {
 		rt.changes.Only, rt.changes.BeforeField = s.Only, s.BeforeField

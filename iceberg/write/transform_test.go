@@ -2,7 +2,6 @@ package write
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -19,11 +18,7 @@ func TestMain(m *testing.M) { ptest.Main(m) }
 
 func testSpec(t *testing.T, lc *icebergtest.LocalCatalog, tpl string) Spec {
 	t.Helper()
-	props, err := json.Marshal(lc.Props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Spec{Table: tpl, CatalogName: lc.Name, CatalogProps: string(props), SinkID: uuid.NewString()}
+	return Spec{Table: tpl, CatalogName: lc.Name, CatalogProps: lc.Props, SinkID: uuid.NewString()}
 }
 
 // runAppend runs Append over rows and returns the snapshot infos and dead letters.
