@@ -3,7 +3,6 @@ package write
 import (
 	"context"
 	"database/sql"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"iter"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
