@@ -15,7 +15,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
@@ -78,27 +77,14 @@ func watermark(at int64) streamEvent           { return streamEvent{at: at, wate
 // conv (toStreamRow or toStreamChange) and returns the snapshots and dead letters.
 func runStream(t *testing.T, cfg iceberg.WriteConfig, conv any, events ...streamEvent) ([]iceberg.SnapshotInfo, []iceberg.DeadLetter) {
 	t.Helper()
-	ts := teststream.NewConfig()
-	for _, e := range events {
-		var err error
-		if e.watermark {
-			err = ts.AdvanceWatermark(e.at)
-		} else {
-			vals := make([]any, len(e.ids))
-			for i, id := range e.ids {
-				vals[i] = id
-			}
-			err = ts.AddElements(e.at, vals...)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := ts.AdvanceWatermarkToInfinity(); err != nil {
-		t.Fatal(err)
-	}
+	return runStreamFrom(t, testStreamSource, cfg, conv, events...)
+}
+
+// runStreamFrom is runStream with the events from source.
+func runStreamFrom(t *testing.T, source streamSource, cfg iceberg.WriteConfig, conv any, events ...streamEvent) ([]iceberg.SnapshotInfo, []iceberg.DeadLetter) {
+	t.Helper()
 	p, s := beam.NewPipelineWithRoot()
-	rows := beam.ParDo(s, conv, teststream.Create(s, ts))
+	rows := beam.ParDo(s, conv, source(t, s, events))
 	res, err := iceberg.TryWrite(s, cfg, rows)
 	if err != nil {
 		t.Fatal(err)
