@@ -18,14 +18,16 @@ rc=0
 # the examples and a core set of pipeline tests on prism and
 # on Beam Python's portable job service (internal/runnertest starts it from
 # .deps/beamvenv). A skipped test fails the leg: it would not have shown anything.
-# The tests built on TestStream (TestStreamingMergeOnRead, TestStreamingLateModel, ...)
-# run on prism only, in `make unit`: the FnApiRunner rejects the pipeline with
+# The tests built on TestStream alone (TestStreamingMergeOnRead, ...) run on prism only,
+# in `make unit`: the FnApiRunner rejects the pipeline with
 # "NotImplementedError: beam:transform:teststream:v1" (fn_runner.py, _check_requirements).
-# TestLateRowsScenario is the streaming append and merge-on-read core test instead
-# (a periodic source, 1 s windows, rows 3 s and 15 s late).
-CORE_ICEBERG='^(TestWriteRoundTrip|TestWriteStructProjectionAndHash|TestMergeOnReadSeed|TestMergeOnReadDebezium|TestReadChanges|TestLateRowsScenario|TestMaintenanceAcrossBatchRuns|TestReadKeepDrop)$'
+# TestStreamingLateModel (the late-row and restart model, 16 seeds, both modes) runs here
+# with its stream from a splittable DoFn (and also from a TestStream on prism);
+# TestLateRowsScenario is the streaming append and merge-on-read scenario (a periodic
+# source, 1 s windows, rows 3 s and 15 s late).
+CORE_ICEBERG='^(TestWriteRoundTrip|TestWriteStructProjectionAndHash|TestMergeOnReadSeed|TestMergeOnReadDebezium|TestReadChanges|TestLateRowsScenario|TestStreamingLateModel|TestMaintenanceAcrossBatchRuns|TestReadKeepDrop)$'
 CORE_EXAMPLES='^(TestQuickstart|TestQuickstartStreaming|TestCDCExample|TestCDCExampleStreaming|TestCDCExampleMaintain|TestMirror|TestMirrorIncremental)$'
-WANT=15  # top-level tests: 8 of iceberg, 7 of the examples
+WANT=16  # top-level tests: 9 of iceberg, 7 of the examples
 for runner in prism python; do
   echo "matrix: === $runner ($(( $(date +%s) - T0 ))s)"
   log="$WORK/matrix-$runner.log"
