@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/apache/iceberg-go/table"
@@ -93,15 +92,19 @@ func runStreamFrom(t *testing.T, source streamSource, cfg iceberg.WriteConfig, c
 	key := fmt.Sprintf("%s#%d", t.Name(), runN)
 	beam.ParDo0(s, &recordSnapshotsFn{Key: key}, res.Snapshots)
 	beam.ParDo0(s, &recordDeadFn{Key: key}, res.DeadLetter)
-	// Prism 2.77 splits a running bundle when it sees no progress between two ticks
-	// and releases the residual's keys and watermark holds while the primary still
-	// processes them (engine.splitBundle; apache/beam#35771). Two bundles of the commit
-	// step's key can then run at once, and a window's pane can reach the step after the
-	// watermark passed its window, which the Beam model rules out and Dataflow and
-	// Flink never do. On a loaded machine that made these tests fail now and then
-	// (a commit conflict; an on-time pane taken for a replay), on this code and on the
-	// code before it alike. The streaming write runs here turn the splits off.
-	defer setExperiments("prism_disable_sdf_split")()
+	// No prism experiment: the streaming writes run with prism's bundle splits on.
+	// Prism 2.77 splits any running bundle that shows no progress between two ticks
+	// (prism/internal/stage.go:239, every stage: execute.go:339) and, in
+	// engine.splitBundle (engine/elementmanager.go:2321-2323), releases the keys of the
+	// residual's elements while the primary still runs the same keys; a new bundle of a
+	// key then runs next to the primary, each on the key's state as it was when it
+	// started (elementmanager.go:735, StateForBundle), and the one that ends last
+	// overwrites the other's state (elementmanager.go:1061). That breaks the Beam model's
+	// key exclusivity for the commit step (apache/beam#35771). The commit step checks
+	// what it relied on instead: an on-time pane of a window the token has passed is
+	// committed as a late pane unless this run committed that very content
+	// (write.CheckWindow), and a window timer whose panes are gone fails the run unless
+	// this run committed the window (write.Fire).
 	pr, err := ptest.RunWithMetrics(p)
 	if err != nil {
 		t.Fatal(err)
@@ -115,14 +118,6 @@ func runStreamFrom(t *testing.T, source streamSource, cfg iceberg.WriteConfig, c
 	snapMu.Lock()
 	defer snapMu.Unlock()
 	return snapOut[key], deadOut[key]
-}
-
-// setExperiments sets the pipeline experiments (--experiments) of the runs that follow
-// and returns the function that restores them.
-func setExperiments(exps string) (restore func()) {
-	old := *jobopts.Experiments
-	*jobopts.Experiments = exps
-	return func() { *jobopts.Experiments = old }
 }
 
 // streamCounters holds the icebeam counters of the last runStream.
