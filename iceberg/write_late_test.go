@@ -310,6 +310,59 @@ func modelEvents(seed uint64, latenessMs int64) (events []streamEvent, within ma
 	return events, within
 }
 
+// lateModelConfig is the write of the late-row model test to db.model of lc in mode,
+// with 10 s windows and latenessMs of allowed lateness.
+func lateModelConfig(lc *icebergtest.LocalCatalog, mode iceberg.Mode, latenessMs int64) iceberg.WriteConfig {
+	cfg := iceberg.WriteConfig{Table: "db.model", CatalogName: lc.Name, CatalogProperties: lc.Props,
+		SinkID: "model", Mode: mode}
+	if mode == iceberg.MergeOnRead {
+		cfg.ChangeTypeColumn, cfg.EqualityColumns = "op", []string{"id"}
+		cfg.ChangeTypeMap = map[string]string{"c": iceberg.ChangeInsert}
+		cfg = cfg.With(iceberg.WithNumShards(2))
+	} else {
+		cfg.Drop = []string{"op", "_commit_snapshot_sequence_number"}
+	}
+	return cfg.With(iceberg.WithTriggeringFrequency(10*time.Second), iceberg.WithAllowedLateness(time.Duration(latenessMs)*time.Millisecond))
+}
+
+// checkLateModel checks tbl, written by two runs of the late-row model in mode (the
+// first stopped after events[:cut]) with dead letters dead1 and dead2, against the
+// model (see TestStreamingLateModel); within reports, per id, whether the row was late
+// by less than the allowed lateness.
+func checkLateModel(t *testing.T, tbl *table.Table, mode iceberg.Mode, events []streamEvent, cut int, within map[int64]bool, dead1, dead2 []iceberg.DeadLetter) {
+	t.Helper()
+	icebergtest.RequireValid(t, tbl)
+	inTable := tableIDCounts(t, tbl)
+	inDead1, inDead2 := map[int64]int{}, map[int64]int{}
+	for _, id := range deadIDs(t, dead1) {
+		inDead1[id]++
+	}
+	for _, id := range deadIDs(t, dead2) {
+		inDead2[id]++
+	}
+	for id, ok := range within {
+		switch {
+		case inTable[id] > 1 || inDead2[id] > 1 || inDead1[id] > 1:
+			t.Errorf("row %d: %d times in the table, %d and %d times in the runs' dead letters", id, inTable[id], inDead1[id], inDead2[id])
+		case inTable[id] == 0 && inDead1[id]+inDead2[id] == 0:
+			t.Errorf("row %d: lost (neither in the table nor in a dead letter output)", id)
+		case inTable[id] > 0 && inDead1[id]+inDead2[id] > 0:
+			t.Errorf("row %d: in the table and in a run's dead letters", id)
+		case ok && mode == iceberg.Append && inTable[id] == 0:
+			t.Errorf("row %d, late by less than the allowed lateness, went to the dead letters: %+v", id, dead2)
+		}
+	}
+	for id := range inTable {
+		if _, ok := within[id]; !ok {
+			t.Errorf("table holds row %d, which the stream does not have", id)
+		}
+	}
+	if t.Failed() {
+		t.Logf("events %+v, first run stopped after %d", events, cut)
+		t.Logf("commits %v", sinkCommits(t, tbl, "model"))
+	}
+}
+
 // lateStats counts, per stream source, the late panes and the dead letters of the
 // model test's first runs (no earlier run: a late pane holds rows the watermark
 // made late, not rows of a restart).
@@ -386,16 +439,7 @@ func TestStreamingLateModel(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%s/seed=%d", source.name, mode, seed), func(t *testing.T) {
 					ctx := context.Background()
 					lc := icebergtest.NewLocalCatalog(t)
-					cfg := iceberg.WriteConfig{Table: "db.model", CatalogName: lc.Name, CatalogProperties: lc.Props,
-						SinkID: "model", Mode: mode}
-					if mode == iceberg.MergeOnRead {
-						cfg.ChangeTypeColumn, cfg.EqualityColumns = "op", []string{"id"}
-						cfg.ChangeTypeMap = map[string]string{"c": iceberg.ChangeInsert}
-						cfg = cfg.With(iceberg.WithNumShards(2))
-					} else {
-						cfg.Drop = []string{"op", "_commit_snapshot_sequence_number"}
-					}
-					cfg = cfg.With(iceberg.WithTriggeringFrequency(10*time.Second), iceberg.WithAllowedLateness(latenessMs*time.Millisecond))
+					cfg := lateModelConfig(lc, mode, latenessMs)
 					events, within := modelEvents(seed, latenessMs)
 					cut := 1 + rand.New(rand.NewPCG(seed, 7)).IntN(len(events)-1)
 					_, dead1 := runStreamFrom(t, source.src, cfg, modelChange, events[:cut]...)
@@ -411,41 +455,11 @@ func TestStreamingLateModel(t *testing.T) {
 					}
 					stats.Add(source.name, late1, len(dead1))
 					_, dead2 := runStreamFrom(t, source.src, cfg, modelChange, events...)
-
 					tbl, err := lc.Catalog.LoadTable(ctx, table.Identifier{"db", "model"})
 					if err != nil {
 						t.Fatal(err)
 					}
-					icebergtest.RequireValid(t, tbl)
-					inTable := tableIDCounts(t, tbl)
-					inDead1, inDead2 := map[int64]int{}, map[int64]int{}
-					for _, id := range deadIDs(t, dead1) {
-						inDead1[id]++
-					}
-					for _, id := range deadIDs(t, dead2) {
-						inDead2[id]++
-					}
-					for id, ok := range within {
-						switch {
-						case inTable[id] > 1 || inDead2[id] > 1 || inDead1[id] > 1:
-							t.Errorf("row %d: %d times in the table, %d and %d times in the runs' dead letters", id, inTable[id], inDead1[id], inDead2[id])
-						case inTable[id] == 0 && inDead1[id]+inDead2[id] == 0:
-							t.Errorf("row %d: lost (neither in the table nor in a dead letter output)", id)
-						case inTable[id] > 0 && inDead1[id]+inDead2[id] > 0:
-							t.Errorf("row %d: in the table and in a run's dead letters", id)
-						case ok && mode == iceberg.Append && inTable[id] == 0:
-							t.Errorf("row %d, late by less than the allowed lateness, went to the dead letters: %+v", id, dead2)
-						}
-					}
-					for id := range inTable {
-						if _, ok := within[id]; !ok {
-							t.Errorf("table holds row %d, which the stream does not have", id)
-						}
-					}
-					if t.Failed() {
-						t.Logf("events %+v, first run stopped after %d", events, cut)
-						t.Logf("commits %v", sinkCommits(t, tbl, "model"))
-					}
+					checkLateModel(t, tbl, mode, events, cut, within, dead1, dead2)
 				})
 			}
 		}

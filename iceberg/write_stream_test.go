@@ -2,7 +2,9 @@ package iceberg_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -90,8 +92,16 @@ func runStreamFrom(t *testing.T, source streamSource, cfg iceberg.WriteConfig, c
 	}
 	runN++
 	key := fmt.Sprintf("%s#%d", t.Name(), runN)
-	beam.ParDo0(s, &recordSnapshotsFn{Key: key}, res.Snapshots)
-	beam.ParDo0(s, &recordDeadFn{Key: key}, res.DeadLetter)
+	if dir := streamOutDir; dir != "" {
+		beam.ParDo0(s, &fileOutFn{Dir: dir, Key: key, Kind: "snap"}, res.Snapshots)
+		beam.ParDo0(s, &fileOutFn{Dir: dir, Key: key, Kind: "dead"}, res.DeadLetter)
+		// The rows once more, after a shuffle: a runner with several workers spreads
+		// them, so the files show which worker processes ran bundles of the run.
+		beam.ParDo0(s, &fileOutFn{Dir: dir, Key: key, Kind: "rows"}, beam.Reshuffle(s, rows))
+	} else {
+		beam.ParDo0(s, &recordSnapshotsFn{Key: key}, res.Snapshots)
+		beam.ParDo0(s, &recordDeadFn{Key: key}, res.DeadLetter)
+	}
 	// No prism experiment: the streaming writes run with prism's bundle splits on.
 	// Prism 2.77 splits any running bundle that shows no progress between two ticks
 	// (prism/internal/stage.go:239, every stage: execute.go:339) and, in
@@ -114,6 +124,15 @@ func runStreamFrom(t *testing.T, source streamSource, cfg iceberg.WriteConfig, c
 		if c.Key.Namespace == "icebeam" {
 			streamCounters[c.Key.Name] += c.Result()
 		}
+	}
+	if dir := streamOutDir; dir != "" {
+		snaps, pids := readFileOut[iceberg.SnapshotInfo](t, dir, key, "snap")
+		dead, dp := readFileOut[iceberg.DeadLetter](t, dir, key, "dead")
+		_, rp := readFileOut[json.RawMessage](t, dir, key, "rows")
+		maps.Copy(pids, dp)
+		maps.Copy(pids, rp)
+		streamOutPids = append(streamOutPids, pids)
+		return snaps, dead
 	}
 	snapMu.Lock()
 	defer snapMu.Unlock()

@@ -25,9 +25,12 @@ rc=0
 # with its stream from a splittable DoFn (and also from a TestStream on prism);
 # TestLateRowsScenario is the streaming append and merge-on-read scenario (a periodic
 # source, 1 s windows, rows 3 s and 15 s late).
-CORE_ICEBERG='^(TestWriteRoundTrip|TestWriteStructProjectionAndHash|TestMergeOnReadSeed|TestMergeOnReadDebezium|TestReadChanges|TestLateRowsScenario|TestStreamingLateModel|TestMaintenanceAcrossBatchRuns|TestReadKeepDrop)$'
+# TestStreamingSeveralWorkerProcesses and TestMergeOnReadSeparateWorkerProcess run their
+# workers in processes of their own (runnertest.WorkerProcesses): one on prism, two
+# taking the bundles in turn on the job service.
+CORE_ICEBERG='^(TestWriteRoundTrip|TestWriteStructProjectionAndHash|TestMergeOnReadSeed|TestMergeOnReadDebezium|TestReadChanges|TestLateRowsScenario|TestStreamingLateModel|TestStreamingSeveralWorkerProcesses|TestMergeOnReadSeparateWorkerProcess|TestMaintenanceAcrossBatchRuns|TestReadKeepDrop)$'
 CORE_EXAMPLES='^(TestQuickstart|TestQuickstartStreaming|TestCDCExample|TestCDCExampleStreaming|TestCDCExampleMaintain|TestMirror|TestMirrorIncremental)$'
-WANT=16  # top-level tests: 9 of iceberg, 7 of the examples
+WANT=18  # top-level tests: 11 of iceberg, 7 of the examples
 for runner in prism python; do
   echo "matrix: === $runner ($(( $(date +%s) - T0 ))s)"
   log="$WORK/matrix-$runner.log"
