@@ -5,6 +5,11 @@
 //
 //	func TestMain(m *testing.M) { runnertest.Main(m) }
 //
+// The job service is Beam Python's local_job_service_main, started through a
+// launcher that also lets a job ask for several SDK workers (SeveralWorkers); a
+// test's pipelines run with workers in processes of their own on either runner with
+// WorkerProcesses.
+//
 // ICEBEAM_RUNNER=python selects the job service; ICEBEAM_BEAM_PYTHON is then
 // the Python interpreter of a venv with apache-beam (testing/interop/install.sh
 // makes .deps/beamvenv). Without it the run fails: a matrix leg that cannot
@@ -227,11 +232,11 @@ func SeveralWorkers(t *testing.T, n int) (workers func() int) {
 	}
 	go wp.ServeAndWait()
 	start := time.Now()
-	old := [...]any{*jobopts.EnvironmentType, *jobopts.EnvironmentConfig, *jobopts.Parallelism}
+	envType, envConfig, parallelism := *jobopts.EnvironmentType, *jobopts.EnvironmentConfig, *jobopts.Parallelism
 	*jobopts.EnvironmentType, *jobopts.EnvironmentConfig = "EXTERNAL", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	*jobopts.Parallelism = n
 	t.Cleanup(func() {
-		*jobopts.EnvironmentType, *jobopts.EnvironmentConfig, *jobopts.Parallelism = old[0].(string), old[1].(string), old[2].(int)
+		*jobopts.EnvironmentType, *jobopts.EnvironmentConfig, *jobopts.Parallelism = envType, envConfig, parallelism
 		wp.Stop(ctx)
 		cancel()
 	})
