@@ -289,12 +289,23 @@ func TestCommitOnTimePaneAfterLaterWindow(t *testing.T) {
 		{"window the token passed uncommitted", 1500, "c4", false, true, 20},
 		{"retry of the next window", 2000, "c2", true, false, 20},
 		{"without content ids, a passed window is held", 1000, "", true, false, 20},
+		// The first window's files again with new ones: a retried commit step whose
+		// state gained a pane; only the new files are added, even with FreshFiles.
+		{"other content holding committed files", 1000, "c6", false, true, 25},
 	}
+	var firstFiles []ibg.DataFile
 	for i, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
+			files := writeIDFiles(t, tbl, int64(i)*100, 5)
+			if i == 0 {
+				firstFiles = files
+			}
+			if st.content == "c6" {
+				files = append(files, firstFiles...)
+			}
 			res, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{
 				SinkID: "a", RunID: "r1", WindowEndMs: st.windowEnd, ContentID: st.content,
-				DataFiles: writeIDFiles(t, tbl, int64(i)*100, 5)})
+				DataFiles: files, FreshFiles: true})
 			if err != nil {
 				t.Fatal(err)
 			}
