@@ -25,6 +25,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
+	"github.com/icebeam/icebeam/internal/runnertest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -721,13 +722,14 @@ func TestMergeOnReadShardsPerPartition(t *testing.T) {
 }
 
 // TestMergeOnReadSeparateWorkerProcess runs two merge-on-read writes in one pipeline
-// on prism with workers in a separate process (so every DoFn travels in its
-// serialized configuration): Rows with a bad row into an existing table, and
-// windowed Debezium structs into a table the write creates.
+// with workers in processes other than the test's (so every DoFn travels in its
+// serialized configuration; runnertest.WorkerProcesses: one on prism, two taking the
+// bundles in turn on Beam Python's job service): Rows with a bad row into an existing
+// table, and windowed Debezium structs into a table the write creates.
 func TestMergeOnReadSeparateWorkerProcess(t *testing.T) {
 	lc := icebergtest.NewLocalCatalog(t)
 	seedCities(t, lc, "proc", 5000, 3)
-	icebergtest.ProcessEnvironment(t)
+	want, started := runnertest.WorkerProcesses(t)
 	n := 4
 	runs, models := debeziumWindows()
 	p, s := beam.NewPipelineWithRoot()
@@ -761,5 +763,10 @@ func TestMergeOnReadSeparateWorkerProcess(t *testing.T) {
 	got, _ = cityContents(t, lc, "customers")
 	if diff := diffModel(models[0], got); diff != "" {
 		t.Fatalf("db.customers differs from the model:\n%s", diff)
+	}
+	if n := started(); n < want {
+		t.Errorf("%d worker processes started, want %d", n, want)
+	} else {
+		t.Logf("%s: %d worker processes", runnertest.Runner(), n)
 	}
 }

@@ -2,7 +2,9 @@ package iceberg_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -12,10 +14,8 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
@@ -78,44 +78,43 @@ func watermark(at int64) streamEvent           { return streamEvent{at: at, wate
 // conv (toStreamRow or toStreamChange) and returns the snapshots and dead letters.
 func runStream(t *testing.T, cfg iceberg.WriteConfig, conv any, events ...streamEvent) ([]iceberg.SnapshotInfo, []iceberg.DeadLetter) {
 	t.Helper()
-	ts := teststream.NewConfig()
-	for _, e := range events {
-		var err error
-		if e.watermark {
-			err = ts.AdvanceWatermark(e.at)
-		} else {
-			vals := make([]any, len(e.ids))
-			for i, id := range e.ids {
-				vals[i] = id
-			}
-			err = ts.AddElements(e.at, vals...)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := ts.AdvanceWatermarkToInfinity(); err != nil {
-		t.Fatal(err)
-	}
+	return runStreamFrom(t, testStreamSource, cfg, conv, events...)
+}
+
+// runStreamFrom is runStream with the events from source.
+func runStreamFrom(t *testing.T, source streamSource, cfg iceberg.WriteConfig, conv any, events ...streamEvent) ([]iceberg.SnapshotInfo, []iceberg.DeadLetter) {
+	t.Helper()
 	p, s := beam.NewPipelineWithRoot()
-	rows := beam.ParDo(s, conv, teststream.Create(s, ts))
+	rows := beam.ParDo(s, conv, source(t, s, events))
 	res, err := iceberg.TryWrite(s, cfg, rows)
 	if err != nil {
 		t.Fatal(err)
 	}
 	runN++
 	key := fmt.Sprintf("%s#%d", t.Name(), runN)
-	beam.ParDo0(s, &recordSnapshotsFn{Key: key}, res.Snapshots)
-	beam.ParDo0(s, &recordDeadFn{Key: key}, res.DeadLetter)
-	// Prism 2.77 splits a running bundle when it sees no progress between two ticks
-	// and releases the residual's keys and watermark holds while the primary still
-	// processes them (engine.splitBundle; apache/beam#35771). Two bundles of the commit
-	// step's key can then run at once, and a window's pane can reach the step after the
-	// watermark passed its window, which the Beam model rules out and Dataflow and
-	// Flink never do. On a loaded machine that made these tests fail now and then
-	// (a commit conflict; an on-time pane taken for a replay), on this code and on the
-	// code before it alike. The streaming write runs here turn the splits off.
-	defer setExperiments("prism_disable_sdf_split")()
+	if dir := streamOutDir; dir != "" {
+		beam.ParDo0(s, &fileOutFn{Dir: dir, Key: key, Kind: "snap"}, res.Snapshots)
+		beam.ParDo0(s, &fileOutFn{Dir: dir, Key: key, Kind: "dead"}, res.DeadLetter)
+		// The rows once more, after a shuffle: a runner with several workers spreads
+		// them, so the files show which worker processes ran bundles of the run.
+		beam.ParDo0(s, &fileOutFn{Dir: dir, Key: key, Kind: "rows"}, beam.Reshuffle(s, rows))
+	} else {
+		beam.ParDo0(s, &recordSnapshotsFn{Key: key}, res.Snapshots)
+		beam.ParDo0(s, &recordDeadFn{Key: key}, res.DeadLetter)
+	}
+	// No prism experiment: the streaming writes run with prism's bundle splits on.
+	// Prism 2.77 splits any running bundle that shows no progress between two ticks
+	// (prism/internal/stage.go:239, every stage: execute.go:339) and, in
+	// engine.splitBundle (engine/elementmanager.go:2321-2323), releases the keys of the
+	// residual's elements while the primary still runs the same keys; a new bundle of a
+	// key then runs next to the primary, each on the key's state as it was when it
+	// started (elementmanager.go:735, StateForBundle), and the one that ends last
+	// overwrites the other's state (elementmanager.go:1061). That breaks the Beam model's
+	// key exclusivity for the commit step (apache/beam#35771). The commit step checks
+	// what it relied on instead: an on-time pane of a window the token has passed is
+	// committed as a late pane unless this run committed that very content
+	// (write.CheckWindow), and a window timer whose panes are gone fails the run unless
+	// this run committed the window (write.Fire).
 	pr, err := ptest.RunWithMetrics(p)
 	if err != nil {
 		t.Fatal(err)
@@ -126,17 +125,18 @@ func runStream(t *testing.T, cfg iceberg.WriteConfig, conv any, events ...stream
 			streamCounters[c.Key.Name] += c.Result()
 		}
 	}
+	if dir := streamOutDir; dir != "" {
+		snaps, pids := readFileOut[iceberg.SnapshotInfo](t, dir, key, "snap")
+		dead, dp := readFileOut[iceberg.DeadLetter](t, dir, key, "dead")
+		_, rp := readFileOut[json.RawMessage](t, dir, key, "rows")
+		maps.Copy(pids, dp)
+		maps.Copy(pids, rp)
+		streamOutPids = append(streamOutPids, pids)
+		return snaps, dead
+	}
 	snapMu.Lock()
 	defer snapMu.Unlock()
 	return snapOut[key], deadOut[key]
-}
-
-// setExperiments sets the pipeline experiments (--experiments) of the runs that follow
-// and returns the function that restores them.
-func setExperiments(exps string) (restore func()) {
-	old := *jobopts.Experiments
-	*jobopts.Experiments = exps
-	return func() { *jobopts.Experiments = old }
 }
 
 // streamCounters holds the icebeam counters of the last runStream.

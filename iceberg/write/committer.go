@@ -61,6 +61,9 @@ type CommitRequest struct {
 	// write new paths that only this commit names). Otherwise data files whose path is
 	// already a live data file of the branch (a retried write committed under another
 	// token) are dropped, which reads the branch's data manifests on every attempt.
+	// A late pane is always checked: an on-time pane CheckWindow commits as a late pane
+	// may hold parts an on-time commit of its window already committed (a retried
+	// commit step whose state gained a pane in between).
 	FreshFiles bool
 }
 
@@ -207,7 +210,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		}
 
 		fresh := files
-		if !req.FreshFiles {
+		if !req.FreshFiles || tokenProps[LatePaneKey(req.SinkID)] != "" {
 			if fresh, err = filesNotInTable(ctx, tbl, branch, files); err != nil {
 				return nil, err
 			}

@@ -37,6 +37,9 @@ const (
 	// SummaryWindowPrefix prefixes the key holding, for one sink id, the end of the
 	// window whose rows the snapshot committed (its on-time pane or a late pane).
 	SummaryWindowPrefix = "beam.cdc.window-ms."
+	// SummaryContentPrefix prefixes the key holding, for one sink id, the content id
+	// of the pane the snapshot committed (see WindowRef.ContentID), when it has one.
+	SummaryContentPrefix = "beam.cdc.content."
 )
 
 // RunKey returns "beam.cdc.run.<sinkID>".
@@ -47,6 +50,9 @@ func PriorThroughKey(sinkID string) string { return SummaryPriorThroughPrefix + 
 
 // WindowKey returns "beam.cdc.window-ms.<sinkID>".
 func WindowKey(sinkID string) string { return SummaryWindowPrefix + sinkID }
+
+// ContentKey returns "beam.cdc.content.<sinkID>".
+func ContentKey(sinkID string) string { return SummaryContentPrefix + sinkID }
 
 // Token is the newest exactly-once token of one sink found on a branch.
 type Token struct {
@@ -182,7 +188,10 @@ type WindowRef struct {
 	// ContentID identifies the content of this commit (see Pane.ContentID). An on-time
 	// commit of a window that an earlier run already committed carries only rows that
 	// run did not commit (the writers drop replayed rows), and is committed as the late
-	// pane LateID(WindowEndMs, ContentID) instead of being skipped.
+	// pane LateID(WindowEndMs, ContentID) instead of being skipped. So is an on-time
+	// commit of a window the sink's token has passed when no commit of this run
+	// recorded the window with this content: it is not a retry but a pane that reached
+	// the commit step after a later window's commit (see CheckWindow).
 	ContentID string
 }
 
@@ -196,7 +205,14 @@ func LateID(windowEndMs int64, contentID string) string {
 // in order, so an on-time window is held when the sink's newest token is at or past
 // its end and the window was committed by ref's own run (a retry); a window an
 // earlier run committed is committed again as the late pane of ref's content, which
-// holds only rows that run did not commit. A late pane is held when an ancestor
+// holds only rows that run did not commit. With a ContentID, "committed by ref's own
+// run" is checked, not assumed: a snapshot of the run must record the window with
+// that content. Otherwise the token passed the window before this content reached
+// the committer (the Beam model rules that out for an on-time pane: its window's
+// timer fires, and the token moves past it, only once the watermark passed the
+// window, by when every on-time pane of it has arrived; a runner that runs two
+// bundles of one key at once, as prism 2.77 does after a split, breaks it), and ref
+// is committed as the late pane of its content instead of being skipped. A late pane is held when an ancestor
 // carries its LateID, searched back to the first of the sink's snapshots that
 // predates the window. held is the snapshot holding ref when done; otherwise newest
 // is the sink's newest token (found reports whether there is one) and props are the
@@ -226,8 +242,14 @@ func CheckWindow(meta table.Metadata, branch string, ref WindowRef) (held Token,
 	if found {
 		prior = newest.PriorThrough(ref.SinkID, ref.RunID)
 		if lateID == "" && newest.CommittedThroughMs >= ref.WindowEndMs {
-			if ref.RunID == "" || ref.ContentID == "" || ref.WindowEndMs > prior || newest.FromProperty {
+			if ref.RunID == "" || ref.ContentID == "" || newest.FromProperty {
 				return newest, true, newest, true, nil, nil
+			}
+			if ref.WindowEndMs > prior {
+				held, ok, err := findOnTime(meta, branch, ref)
+				if err != nil || ok {
+					return held, ok, newest, found, nil, err
+				}
 			}
 			lateID = LateID(ref.WindowEndMs, ref.ContentID)
 		}
@@ -253,7 +275,58 @@ func CheckWindow(meta table.Metadata, branch string, ref WindowRef) (held Token,
 	if lateID != "" {
 		props[LatePaneKey(ref.SinkID)] = lateID
 	}
+	if ref.ContentID != "" {
+		props[ContentKey(ref.SinkID)] = ref.ContentID
+	}
 	return Token{}, false, newest, found, props, nil
+}
+
+// findOnTime returns the on-time commit of ref's window by ref's run with ref's
+// content (see findRunWindow). A commit made before content ids were recorded
+// matches by its window alone.
+func findOnTime(meta table.Metadata, branch string, ref WindowRef) (held Token, found bool, err error) {
+	lateKey, contentKey := LatePaneKey(ref.SinkID), ContentKey(ref.SinkID)
+	return findRunWindow(meta, branch, ref.SinkID, ref.RunID, ref.WindowEndMs, func(p map[string]string) bool {
+		c, ok := p[contentKey]
+		return p[lateKey] == "" && (!ok || c == ref.ContentID)
+	})
+}
+
+// findRunWindow walks the ancestry of branch (see walkSink) for a commit by run runID
+// of sinkID of rows of the window ending windowEndMs (its on-time commit or a late
+// pane, not a heartbeat) whose summary properties match, back to the first snapshot
+// of the sink whose token predates the window.
+func findRunWindow(meta table.Metadata, branch, sinkID, runID string, windowEndMs int64, match func(props map[string]string) bool) (held Token, found bool, err error) {
+	key, winKey, runKey, lateKey := CommittedThroughKey(sinkID), WindowKey(sinkID), RunKey(sinkID), LatePaneKey(sinkID)
+	walkSink(meta, branch, sinkID, func(s *table.Snapshot) bool {
+		ms, ok, perr := tokenOf(s, key)
+		if err = perr; !ok || err != nil {
+			return err == nil
+		}
+		if ms < windowEndMs {
+			return false
+		}
+		p := s.Summary.Properties
+		if p[runKey] != runID || p[SummaryHeartbeat] != "" {
+			return true
+		}
+		win, werr := strconv.ParseInt(p[winKey], 10, 64)
+		if werr != nil { // made before window keys: an on-time commit ends at its window
+			win = ms
+			if late := p[lateKey]; late != "" {
+				win, _, _ = cutInt(late)
+			}
+		}
+		if win == windowEndMs && match(p) {
+			held, found = snapshotToken(s, ms), true
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return Token{}, false, err
+	}
+	return held, found, nil
 }
 
 // tokenOf returns the token value (key is CommittedThroughKey) s's summary holds; ok

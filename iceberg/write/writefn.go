@@ -552,7 +552,7 @@ func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Prov
 			if err != nil {
 				return false, err
 			}
-			return Committed(ctx, cat, ident, f.Spec.SinkID, end)
+			return Committed(ctx, cat, ident, f.Spec.SinkID, f.Spec.RunID, end)
 		}))
 }
 

@@ -5,6 +5,11 @@
 //
 //	func TestMain(m *testing.M) { runnertest.Main(m) }
 //
+// The job service is Beam Python's local_job_service_main, started through a
+// launcher that also lets a job ask for several SDK workers (SeveralWorkers); a
+// test's pipelines run with workers in processes of their own on either runner with
+// WorkerProcesses.
+//
 // ICEBEAM_RUNNER=python selects the job service; ICEBEAM_BEAM_PYTHON is then
 // the Python interpreter of a venv with apache-beam (testing/interop/install.sh
 // makes .deps/beamvenv). Without it the run fails: a matrix leg that cannot
@@ -15,6 +20,7 @@ package runnertest
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -25,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/container/pool"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
@@ -32,6 +39,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/icebeam/icebeam/internal/jobrun"
+	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
 // Env names the runner: "" or "prism" for prism, "python" for the job service.
@@ -72,6 +80,14 @@ func Main(m *testing.M) { os.Exit(MainRet(m)) }
 
 // MainRet is Main without the exit.
 func MainRet(m *testing.M) int {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if f := flag.Lookup("worker"); f != nil && f.Value.String() == "true" {
+		// The test binary started as an SDK worker (SeveralWorkers, or prism's
+		// PROCESS environment): it runs no tests and needs no job service.
+		return ptest.MainRet(m)
+	}
 	switch r := Runner(); r {
 	case "prism":
 		return ptest.MainRet(m)
@@ -110,7 +126,7 @@ func startJobService() (stop func(), err error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	cmd := exec.Command(py, "-m", "apache_beam.runners.portability.local_job_service_main", "--port", strconv.Itoa(port))
+	cmd := exec.Command(py, "-c", jobServiceLauncher, "--port", strconv.Itoa(port))
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, log, log
 	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -159,6 +175,87 @@ func startJobService() (stop func(), err error) {
 	*jobopts.EnvironmentType = "LOOPBACK"
 	fmt.Fprintf(os.Stderr, "runnertest: Beam Python job service (apache_beam %s) on %s\n", pythonBeamVersion(py), addr)
 	return stop, nil
+}
+
+// jobServiceLauncher runs Beam Python's local_job_service_main with one change: a
+// job whose options ask for a parallelism N > 1 (--parallelism, see SeveralWorkers)
+// runs on N SDK workers. The job service's FnApiRunner has that many workers only when
+// told (the Python DirectRunner's --direct_num_workers sets it; the job service builds
+// its FnApiRunner with the default of 1, local_job_service.py BeamJob._invoke_runner,
+// and run_via_runner_api reads no worker count); it then hands each bundle to the next
+// worker in turn, stateful stages' bundles one at a time (fn_runner.py BundleManager).
+const jobServiceLauncher = `
+import logging, signal, sys
+from apache_beam.portability.api import beam_job_api_pb2
+from apache_beam.runners.job import utils as job_utils
+from apache_beam.runners.portability import local_job_service, local_job_service_main
+from apache_beam.runners.portability.fn_api_runner import fn_runner
+
+def _invoke_runner(self):
+    self.set_state(beam_job_api_pb2.JobState.RUNNING)
+    runner = fn_runner.FnApiRunner(provision_info=self._provision_info)
+    n = int(job_utils.struct_to_dict(self._pipeline_options).get('beam:option:parallelism:v1') or 1)
+    if n > 1:
+        runner._num_workers = n
+    return runner.run_via_runner_api(self._pipeline_proto, self.pipeline_options())
+
+local_job_service.BeamJob._invoke_runner = _invoke_runner
+signal.signal(signal.SIGTERM, lambda *args: sys.exit(0))
+logging.basicConfig()
+logging.getLogger().setLevel(logging.INFO)
+local_job_service_main.run(sys.argv[1:])
+`
+
+// SeveralWorkers makes the rest of t run its pipelines on n SDK worker processes of
+// the job service, each the test binary started by the SDK boot loader through an
+// external worker pool served here (environment EXTERNAL): bundles go to the workers
+// in turn, so a stage's work moves between processes, and every DoFn travels in its
+// serialized configuration. Output collected in package variables stays in the
+// workers: such a test collects through files. workers reports how many worker
+// processes started so far. On prism, which starts one worker per environment
+// (prism/internal/execute.go RunPipeline), it fails the test.
+func SeveralWorkers(t *testing.T, n int) (workers func() int) {
+	t.Helper()
+	if !OnPython() {
+		t.Fatalf("SeveralWorkers: %s=%s starts one worker per environment; run with %s=python", Env, Runner(), Env)
+	}
+	script := icebergtest.BootLoader(t)
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	wp, err := pool.New(ctx, port, script)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go wp.ServeAndWait()
+	start := time.Now()
+	envType, envConfig, parallelism := *jobopts.EnvironmentType, *jobopts.EnvironmentConfig, *jobopts.Parallelism
+	*jobopts.EnvironmentType, *jobopts.EnvironmentConfig = "EXTERNAL", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	*jobopts.Parallelism = n
+	t.Cleanup(func() {
+		*jobopts.EnvironmentType, *jobopts.EnvironmentConfig, *jobopts.Parallelism = envType, envConfig, parallelism
+		wp.Stop(ctx)
+		cancel()
+	})
+	return func() int { return icebergtest.WorkerCopies(t, start, false) }
+}
+
+// WorkerProcesses makes the rest of t run its pipelines with the workers in
+// processes other than the test's: on prism its PROCESS environment (one worker
+// process, icebergtest.ProcessEnvironment), on the job service SeveralWorkers(t, 2).
+// want is the number of worker processes each pipeline run gets; started reports
+// how many have started so far.
+func WorkerProcesses(t *testing.T) (want int, started func() int) {
+	t.Helper()
+	if OnPython() {
+		return 2, SeveralWorkers(t, 2)
+	}
+	start := time.Now()
+	icebergtest.ProcessEnvironment(t)
+	return 1, func() int { return icebergtest.WorkerCopies(t, start, false) }
 }
 
 // freePort returns a port of 127.0.0.1 that was free a moment ago.

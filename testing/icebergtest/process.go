@@ -16,12 +16,14 @@ import (
 
 // bootScript wraps the SDK boot loader for prism's PROCESS environment: prism passes
 // --id='<id>' with literal quotes, which the boot loader would keep in the worker id.
-// It runs in the test's temporary folder (the boot loader writes pipeline_options.json
-// into its working directory). Output goes to a log file: prism kills the boot loader
-// at the end of the job, and a worker left holding the test's stdout would keep go test
-// waiting.
+// Each run has a folder of its own under the test's temporary folder, as working
+// directory (the boot loader writes pipeline_options.json there) and semi-persistent
+// directory (it retrieves the staged worker there): several workers may start at once.
+// Output goes to a log file: prism kills the boot loader at the end of the job, and a
+// worker left holding the test's stdout would keep go test waiting.
 const bootScript = `#!/bin/sh
-cd %q || exit 1
+d=$(mktemp -d %q/w.XXXXXX) || exit 1
+cd "$d" || exit 1
 for a do
   shift
   case $a in
@@ -29,7 +31,7 @@ for a do
   esac
   set -- "$@" "$a"
 done
-exec %q --semi_persist_dir=%q "$@" >>%q 2>&1
+exec %q --semi_persist_dir="$d" "$@" >>%q 2>&1
 `
 
 // ProcessEnvironment sets the job options that make prism start workers as separate
@@ -41,6 +43,21 @@ exec %q --semi_persist_dir=%q "$@" >>%q 2>&1
 // packages that do is enough).
 func ProcessEnvironment(t *testing.T) {
 	t.Helper()
+	script := BootLoader(t)
+	setFlags(t, map[string]string{
+		"environment_type":   "PROCESS",
+		"environment_config": fmt.Sprintf(`{"command": %q}`, script),
+	})
+}
+
+// BootLoader builds the SDK boot loader with the go command and returns a script
+// that runs it (in the test's temporary folder, its output in a log file there) with
+// the test binary as the worker binary (--worker_binary). Each run of the boot loader
+// copies the worker to /tmp/bin*/worker and starts it: when the test ends the copies
+// made since BootLoader are stopped and removed, the test fails if there were none,
+// and the log's tail is shown if it failed.
+func BootLoader(t *testing.T) (script string) {
+	t.Helper()
 	dir := t.TempDir()
 	boot := filepath.Join(dir, "boot")
 	build := exec.Command("go", "build", "-o", boot, "github.com/apache/beam/sdks/v2/go/container")
@@ -48,20 +65,33 @@ func ProcessEnvironment(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the boot loader: %v\n%s", err, out)
 	}
-	script := filepath.Join(dir, "boot.sh")
+	script = filepath.Join(dir, "boot.sh")
 	bootLog := filepath.Join(dir, "boot.log")
-	if err := os.WriteFile(script, fmt.Appendf(nil, bootScript, dir, boot, filepath.Join(dir, "persist"), bootLog), 0o755); err != nil {
+	if err := os.WriteFile(script, fmt.Appendf(nil, bootScript, dir, boot, bootLog), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := map[string]string{
-		"environment_type":   "PROCESS",
-		"environment_config": fmt.Sprintf(`{"command": %q}`, script),
-		"worker_binary":      self,
-	}
+	setFlags(t, map[string]string{"worker_binary": self})
+	start := time.Now()
+	t.Cleanup(func() {
+		if WorkerCopies(t, start, true) == 0 {
+			t.Errorf("found no copy of the worker binary under /tmp/bin*: did the pipeline run in a separate process?")
+		}
+		if t.Failed() {
+			if b, err := os.ReadFile(bootLog); err == nil {
+				t.Logf("boot loader and worker output:\n%s", b[max(0, len(b)-8000):])
+			}
+		}
+	})
+	return script
+}
+
+// setFlags sets the named flags for the rest of t.
+func setFlags(t *testing.T, set map[string]string) {
+	t.Helper()
 	for name, v := range set {
 		old := flag.Lookup(name).Value.String()
 		if name == "environment_type" && old == "" {
@@ -72,45 +102,43 @@ func ProcessEnvironment(t *testing.T) {
 		}
 		t.Cleanup(func() { flag.Set(name, old) })
 	}
-	start := time.Now()
-	t.Cleanup(func() {
-		removeWorkerCopies(t, self, start)
-		if t.Failed() {
-			if b, err := os.ReadFile(bootLog); err == nil {
-				t.Logf("boot loader and worker output:\n%s", b[max(0, len(b)-8000):])
-			}
-		}
-	})
 }
 
-// removeWorkerCopies stops the workers run from /tmp/bin*/worker copies of worker made
-// since start (the boot loader copies the worker binary there and runs it; prism stops
-// the boot loader, not its child) and removes the copies.
-func removeWorkerCopies(t *testing.T, worker string, start time.Time) {
+// WorkerCopies counts the /tmp/bin*/worker copies of the test binary made since start
+// (the boot loader copies the worker binary there and runs it: one per worker
+// process); with remove it also stops the workers run from them (prism stops the
+// boot loader, not its child) and removes them.
+func WorkerCopies(t *testing.T, start time.Time, remove bool) int {
 	t.Helper()
+	worker, err := os.Executable()
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
 	want, err := fileHash(worker)
 	if err != nil {
 		t.Error(err)
-		return
+		return 0
 	}
 	dirs, _ := filepath.Glob("/tmp/bin*")
-	removed := 0
+	n := 0
 	for _, d := range dirs {
 		fi, err := os.Stat(d)
 		if err != nil || !fi.IsDir() || fi.ModTime().Before(start.Add(-time.Second)) {
 			continue
 		}
 		if h, err := fileHash(filepath.Join(d, "worker")); err == nil && bytes.Equal(h, want) {
+			n++
+			if !remove {
+				continue
+			}
 			killRunning(t, filepath.Join(d, "worker"))
 			if err := os.RemoveAll(d); err != nil {
 				t.Error(err)
 			}
-			removed++
 		}
 	}
-	if removed == 0 {
-		t.Errorf("found no copy of the worker binary under /tmp/bin*: did the pipeline run in a separate process?")
-	}
+	return n
 }
 
 // killRunning kills the processes whose executable is exe.

@@ -18,14 +18,19 @@ rc=0
 # the examples and a core set of pipeline tests on prism and
 # on Beam Python's portable job service (internal/runnertest starts it from
 # .deps/beamvenv). A skipped test fails the leg: it would not have shown anything.
-# The tests built on TestStream (TestStreamingMergeOnRead, TestStreamingLateModel, ...)
-# run on prism only, in `make unit`: the FnApiRunner rejects the pipeline with
+# The tests built on TestStream alone (TestStreamingMergeOnRead, ...) run on prism only,
+# in `make unit`: the FnApiRunner rejects the pipeline with
 # "NotImplementedError: beam:transform:teststream:v1" (fn_runner.py, _check_requirements).
-# TestLateRowsScenario is the streaming append and merge-on-read core test instead
-# (a periodic source, 1 s windows, rows 3 s and 15 s late).
-CORE_ICEBERG='^(TestWriteRoundTrip|TestWriteStructProjectionAndHash|TestMergeOnReadSeed|TestMergeOnReadDebezium|TestReadChanges|TestLateRowsScenario|TestMaintenanceAcrossBatchRuns|TestReadKeepDrop)$'
+# TestStreamingLateModel (the late-row and restart model, 16 seeds, both modes) runs here
+# with its stream from a splittable DoFn (and also from a TestStream on prism);
+# TestLateRowsScenario is the streaming append and merge-on-read scenario (a periodic
+# source, 1 s windows, rows 3 s and 15 s late).
+# TestStreamingSeveralWorkerProcesses and TestMergeOnReadSeparateWorkerProcess run their
+# workers in processes of their own (runnertest.WorkerProcesses): one on prism, two
+# taking the bundles in turn on the job service.
+CORE_ICEBERG='^(TestWriteRoundTrip|TestWriteStructProjectionAndHash|TestMergeOnReadSeed|TestMergeOnReadDebezium|TestReadChanges|TestLateRowsScenario|TestStreamingLateModel|TestStreamingSeveralWorkerProcesses|TestMergeOnReadSeparateWorkerProcess|TestMaintenanceAcrossBatchRuns|TestReadKeepDrop)$'
 CORE_EXAMPLES='^(TestQuickstart|TestQuickstartStreaming|TestCDCExample|TestCDCExampleStreaming|TestCDCExampleMaintain|TestMirror|TestMirrorIncremental)$'
-WANT=15  # top-level tests: 8 of iceberg, 7 of the examples
+WANT=18  # top-level tests: 11 of iceberg, 7 of the examples
 for runner in prism python; do
   echo "matrix: === $runner ($(( $(date +%s) - T0 ))s)"
   log="$WORK/matrix-$runner.log"
