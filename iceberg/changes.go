@@ -37,25 +37,22 @@ const (
 )
 
 // ChangesKeys returns the keys ParseChangesConfig accepts, in ChangesConfig field order.
-func ChangesKeys() []string { return config.ChangesKeys() }
+func ChangesKeys() []string { return changesSchema.Keys() }
 
 // ParseChangesConfig builds a ChangesConfig from a managed-style map and validates it
 // (see ParseReadConfig).
 func ParseChangesConfig(m map[string]any) (ChangesConfig, error) {
-	c, err := config.ParseChangesConfig(m)
-	return convert[ChangesConfig](c), err
+	return config.Parse[ChangesConfig](changesSchema, m, readSchema)
 }
 
 // ParseChangesConfigJSON parses a JSON object of changelog keys (see ParseChangesConfig).
 func ParseChangesConfigJSON(b []byte) (ChangesConfig, error) {
-	c, err := config.ParseChangesConfigJSON(b)
-	return convert[ChangesConfig](c), err
+	return config.ParseDoc(b, config.DecodeJSON, ParseChangesConfig)
 }
 
 // ParseChangesConfigYAML parses a YAML mapping of changelog keys (see ParseChangesConfig).
 func ParseChangesConfigYAML(b []byte) (ChangesConfig, error) {
-	c, err := config.ParseChangesConfigYAML(b)
-	return convert[ChangesConfig](c), err
+	return config.ParseDoc(b, config.DecodeYAML, ParseChangesConfig)
 }
 
 // WithFromSnapshot sets from_snapshot: start after this snapshot (exclusive).

@@ -62,6 +62,7 @@ const (
 	DefaultAllowedLatenessSeconds   = config.DefaultAllowedLatenessSeconds   // allowed_lateness_seconds
 	DefaultTableCachePollingBuckets = config.DefaultTableCachePollingBuckets // table_cache_polling_buckets
 	DefaultSequenceNumberColumn     = config.DefaultSequenceNumberColumn     // sequence_number_column, merge-on-read
+	DefaultPollIntervalSeconds      = config.DefaultPollIntervalSeconds      // poll_interval_seconds, continuous reads
 )
 
 // ParseReadConfig builds a ReadConfig from a managed-style map, as decoded from YAML or
@@ -69,39 +70,33 @@ const (
 // mean" hint), a wrong type and a contradiction are errors naming the key, and every
 // problem is reported at once.
 func ParseReadConfig(m map[string]any) (ReadConfig, error) {
-	c, err := config.ParseReadConfig(m)
-	return convert[ReadConfig](c), err
+	return config.Parse[ReadConfig](readSchema, m, writeSchema)
 }
 
 // ParseReadConfigJSON parses a JSON object of read keys (see ParseReadConfig).
 func ParseReadConfigJSON(b []byte) (ReadConfig, error) {
-	c, err := config.ParseReadConfigJSON(b)
-	return convert[ReadConfig](c), err
+	return config.ParseDoc(b, config.DecodeJSON, ParseReadConfig)
 }
 
 // ParseReadConfigYAML parses a YAML mapping of read keys (see ParseReadConfig).
 func ParseReadConfigYAML(b []byte) (ReadConfig, error) {
-	c, err := config.ParseReadConfigYAML(b)
-	return convert[ReadConfig](c), err
+	return config.ParseDoc(b, config.DecodeYAML, ParseReadConfig)
 }
 
 // ParseWriteConfig builds a WriteConfig from a managed-style map and validates it (see
 // ParseReadConfig). An unset sink_id stays empty: Write assigns a fresh UUID.
 func ParseWriteConfig(m map[string]any) (WriteConfig, error) {
-	c, err := config.ParseWriteConfig(m)
-	return WriteConfig(c), err
+	return config.Parse[WriteConfig](writeSchema, m, readSchema)
 }
 
 // ParseWriteConfigJSON parses a JSON object of write keys (see ParseWriteConfig).
 func ParseWriteConfigJSON(b []byte) (WriteConfig, error) {
-	c, err := config.ParseWriteConfigJSON(b)
-	return WriteConfig(c), err
+	return config.ParseDoc(b, config.DecodeJSON, ParseWriteConfig)
 }
 
 // ParseWriteConfigYAML parses a YAML mapping of write keys (see ParseWriteConfig).
 func ParseWriteConfigYAML(b []byte) (WriteConfig, error) {
-	c, err := config.ParseWriteConfigYAML(b)
-	return WriteConfig(c), err
+	return config.ParseDoc(b, config.DecodeYAML, ParseWriteConfig)
 }
 
 // ParsePartitionField parses one partition_fields entry: "col", "bucket(N, col)" (or

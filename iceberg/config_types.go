@@ -1,21 +1,15 @@
 package iceberg
 
 import (
-	"fmt"
-	"io"
 	"reflect"
-	"strings"
-	"time"
-
-	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
-// The config types are defined here, field for field the same as the internal
-// config package's (for WriteConfig the conversion below does not compile otherwise;
-// the internal ReadConfig and ChangesConfig embed config.Range, whose fields stand in
-// line here, and TestPublicConfigsMatchInternal checks them), so that go doc shows
-// their fields; their methods delegate to the internal types, which parse, validate and
-// redact.
+// The config types are defined here and only here: each field's managed tag is its
+// key for the parser and for Map (the internal config package derives a Schema from
+// the tags), and each field's comment is what go doc shows. Validation is in
+// config_read.go, config_write.go and maintain.go; printing in config_print.go. What
+// the stages below the facade see is not a config but a plan built from a validated
+// one (read.Spec, write.Spec, cdc.ChangeSpec, write.MaintainSpec).
 
 // ReadConfig configures Read: one field per managed read key (tagged
 // `managed:"<key>"`), plus OutputType, which only WithOutputType sets. A zero field
@@ -240,101 +234,13 @@ type ChangesConfig struct {
 	PollIntervalSeconds *int `managed:"poll_interval_seconds"`
 }
 
-func (c ReadConfig) internal() config.ReadConfig       { return convert[config.ReadConfig](c) }
-func (c WriteConfig) internal() config.WriteConfig     { return config.WriteConfig(c) }
-func (c ChangesConfig) internal() config.ChangesConfig { return convert[config.ChangesConfig](c) }
-
-// convert copies the fields of src, a public or internal ReadConfig or ChangesConfig,
-// to the other type of the pair, by name. The internal types embed config.Range, which
-// the public types have in line (so a struct literal sets FromSnapshot directly); a Go
-// conversion does not compile across the embedding. TestPublicConfigsMatchInternal
-// checks that both types have the same fields in the same order.
-func convert[D, S any](src S) D {
-	var dst D
-	d, s := reflect.ValueOf(&dst).Elem(), reflect.ValueOf(src)
-	for _, f := range reflect.VisibleFields(s.Type()) {
-		if !f.Anonymous {
-			d.FieldByName(f.Name).Set(s.FieldByIndex(f.Index))
-		}
-	}
-	return dst
-}
-
 // With returns a copy of c with opts applied in order (nil options are skipped). It
 // does not validate: call Validate on the result.
 func (c ReadConfig) With(opts ...ReadOption) ReadConfig { return with(c, opts) }
 
-// Map returns c as a managed-style map, the exact inverse of ParseReadConfig (secrets
-// included: it is for round trips, not for printing).
-func (c ReadConfig) Map() map[string]any { return c.internal().Map() }
-
-// Validate reports every problem of c at once, each an error naming its key.
-func (c ReadConfig) Validate() error { return c.internal().Validate() }
-
-// AsOf parses as_of_timestamp (zero when unset).
-func (c ReadConfig) AsOf() (time.Time, error) { return c.internal().AsOf() }
-
-// AsOfMillis is AsOf in epoch milliseconds (0 when unset).
-func (c ReadConfig) AsOfMillis() (int64, error) { return c.internal().AsOfMillis() }
-
-// SnapshotIDValue is snapshot_id, or 0 when unset.
-func (c ReadConfig) SnapshotIDValue() int64 { return c.internal().SnapshotIDValue() }
-
-// PollInterval is poll_interval_seconds as a duration, or its default.
-func (c ReadConfig) PollInterval() time.Duration { return c.internal().PollInterval() }
-
-// Strategy is starting_strategy, or its default.
-func (c ReadConfig) Strategy() StartingStrategy { return c.internal().Strategy() }
-
-// String prints c with catalog secrets redacted.
-func (c ReadConfig) String() string { return c.internal().String() }
-
-// GoString prints c (the %#v verb) with catalog secrets redacted.
-func (c ReadConfig) GoString() string { return publicGoString(c.internal().GoString(), "ReadConfig") }
-
-// Format prints c for every fmt verb with catalog secrets redacted.
-func (c ReadConfig) Format(f fmt.State, verb rune) { formatConfig(f, verb, c.GoString, c.internal()) }
-
-// MarshalJSON encodes c with catalog secrets redacted (use Map for a round trip).
-func (c ReadConfig) MarshalJSON() ([]byte, error) { return c.internal().MarshalJSON() }
-
 // With returns a copy of c with opts applied in order (nil options are skipped). It
 // does not validate: call Validate on the result.
 func (c WriteConfig) With(opts ...WriteOption) WriteConfig { return with(c, opts) }
-
-// Map returns c as a managed-style map, the exact inverse of ParseWriteConfig
-// (secrets included: it is for round trips, not for printing).
-func (c WriteConfig) Map() map[string]any { return c.internal().Map() }
-
-// Validate reports every problem of c at once, each an error naming its key.
-func (c WriteConfig) Validate() error { return c.internal().Validate() }
-
-// Resolved returns c with every unset key that has a default set to it.
-func (c WriteConfig) Resolved() WriteConfig { return WriteConfig(c.internal().Resolved()) }
-
-// IsMergeOnRead reports whether c's mode is MergeOnRead.
-func (c WriteConfig) IsMergeOnRead() bool { return c.internal().IsMergeOnRead() }
-
-// Lateness returns allowed_lateness_seconds as a duration, or its default.
-func (c WriteConfig) Lateness() time.Duration { return c.internal().Lateness() }
-
-// PartitionSpec parses PartitionFields (see ParsePartitionField).
-func (c WriteConfig) PartitionSpec() ([]PartitionField, error) { return c.internal().PartitionSpec() }
-
-// SortOrder parses SortFields (see ParseSortField).
-func (c WriteConfig) SortOrder() ([]SortField, error) { return c.internal().SortOrder() }
-
-// String prints c with catalog secrets redacted.
-func (c WriteConfig) String() string { return c.internal().String() }
-
-// GoString prints c (the %#v verb) with catalog secrets redacted.
-func (c WriteConfig) GoString() string { return publicGoString(c.internal().GoString(), "WriteConfig") }
-
-// Format prints c for every fmt verb with catalog secrets redacted.
-func (c WriteConfig) Format(f fmt.State, verb rune) { formatConfig(f, verb, c.GoString, c.internal()) }
-
-// MarshalJSON encodes c with catalog secrets redacted (use Map for a round trip).
-func (c WriteConfig) MarshalJSON() ([]byte, error) { return c.internal().MarshalJSON() }
 
 // With returns a copy of c with opts applied in order (nil options are skipped). It
 // does not validate: call Validate on the result.
@@ -348,48 +254,4 @@ func with[C any, O ~func(*C)](c C, opts []O) C {
 		}
 	}
 	return c
-}
-
-// Map returns c as a managed-style map, the exact inverse of ParseChangesConfig
-// (secrets included: it is for round trips, not for printing).
-func (c ChangesConfig) Map() map[string]any { return c.internal().Map() }
-
-// Validate reports every problem of c at once, each an error naming its key.
-func (c ChangesConfig) Validate() error { return c.internal().Validate() }
-
-// PollInterval is poll_interval_seconds as a duration, or its default.
-func (c ChangesConfig) PollInterval() time.Duration { return c.internal().PollInterval() }
-
-// Strategy is starting_strategy, or its default.
-func (c ChangesConfig) Strategy() StartingStrategy { return c.internal().Strategy() }
-
-// String prints c with catalog secrets redacted.
-func (c ChangesConfig) String() string { return c.internal().String() }
-
-// GoString prints c (the %#v verb) with catalog secrets redacted.
-func (c ChangesConfig) GoString() string {
-	return publicGoString(c.internal().GoString(), "ChangesConfig")
-}
-
-// Format prints c for every fmt verb with catalog secrets redacted.
-func (c ChangesConfig) Format(f fmt.State, verb rune) {
-	formatConfig(f, verb, c.GoString, c.internal())
-}
-
-// MarshalJSON encodes c with catalog secrets redacted (use Map for a round trip).
-func (c ChangesConfig) MarshalJSON() ([]byte, error) { return c.internal().MarshalJSON() }
-
-// publicGoString renames the internal type in a GoString.
-func publicGoString(s, typ string) string {
-	return strings.Replace(s, "config."+typ+"{", "iceberg."+typ+"{", 1)
-}
-
-// formatConfig prints a config for verb: %#v through goString, the rest through the
-// internal config's redacting Format.
-func formatConfig(f fmt.State, verb rune, goString func() string, internal fmt.Formatter) {
-	if verb == 'v' && f.Flag('#') {
-		_, _ = io.WriteString(f, goString())
-		return
-	}
-	internal.Format(f, verb)
 }

@@ -284,6 +284,25 @@ func ExampleParseWriteConfig() {
 	// true num_shard
 }
 
+// ExampleParseWriteConfig_errors: every problem of a configuration is reported at
+// once, each naming its key, and no secret is printed.
+func ExampleParseWriteConfig_errors() {
+	_, err := iceberg.ParseWriteConfig(map[string]any{
+		"table":              "shop.orders",
+		"catalog_name":       "lake",
+		"catalog_properties": map[string]any{"type": "sql", "token": "never printed"},
+		"num_shard":          4,
+		"upsert":             true,
+	})
+	fmt.Println(errors.Is(err, iceberg.ErrInvalidConfig))
+	fmt.Println(err)
+	// Output:
+	// true
+	// iceberg: 2 configuration problems:
+	//   - iceberg: config key "num_shard": unknown key (did you mean "num_shards"?)
+	//   - iceberg: config key "upsert": applies only to mode "merge-on-read" (mode is "append")
+}
+
 // ExampleMaintain compacts a table that three appends and a merge-on-read delete left in
 // three small data files and a deletion vector: afterwards one file holds the live rows
 // and no delete file is left.

@@ -174,10 +174,10 @@ const (
 )
 
 // ReadKeys returns the keys ParseReadConfig accepts, in ReadConfig field order.
-func ReadKeys() []string { return config.ReadKeys() }
+func ReadKeys() []string { return readSchema.Keys() }
 
 // WriteKeys returns the keys ParseWriteConfig accepts, in WriteConfig field order.
-func WriteKeys() []string { return config.WriteKeys() }
+func WriteKeys() []string { return writeSchema.Keys() }
 
 // MergeOnReadOnlyKeys returns the write keys valid only with mode merge-on-read; setting
 // one of them in append mode is an error.

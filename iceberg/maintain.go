@@ -3,9 +3,14 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
@@ -68,75 +73,116 @@ type MaintainConfig struct {
 	DryRun bool `managed:"dry_run"`
 }
 
-func (c MaintainConfig) internal() config.MaintainConfig { return config.MaintainConfig(c) }
-
 // Map returns the managed-style map of the keys set in c: the inverse of
 // ParseMaintainConfig.
-func (c MaintainConfig) Map() map[string]any { return c.internal().Map() }
+func (c MaintainConfig) Map() map[string]any { return maintainSchema.Encode(reflect.ValueOf(c)) }
+
+// runs reports whether c runs operation op.
+func (c MaintainConfig) runs(op string) bool {
+	return len(c.Operations) == 0 || slices.Contains(c.Operations, op)
+}
 
 // Validate reports every problem of c at once, each a *ConfigError naming its key.
-func (c MaintainConfig) Validate() error { return c.internal().Validate() }
+func (c MaintainConfig) Validate() error {
+	var errs config.Errors
+	config.CheckCommon(&errs, c.Table, c.CatalogName, c.CatalogProperties, c.ConfigProperties)
+	if strings.ContainsAny(c.Table, "{}") {
+		errs.Add(config.Errorf(KeyTable, "table templates ({column}) are only for writes"))
+	}
+	seen := map[string]bool{}
+	for _, op := range c.Operations {
+		switch {
+		case !slices.Contains(config.MaintenanceOperations, op):
+			errs.Add(config.Errorf(KeyOperations, "unknown operation %q (want some of %s)", op, strings.Join(config.MaintenanceOperations, ", ")))
+		case seen[op]:
+			errs.Add(config.Errorf(KeyOperations, "operation %q listed twice", op))
+		}
+		seen[op] = true
+	}
+	if c.Operations != nil && len(c.Operations) == 0 {
+		errs.Add(config.Errorf(KeyOperations, "lists no operation (leave it out to run all)"))
+	}
+	const maxI = math.MaxInt32
+	if c.TargetFileSizeBytes != nil && *c.TargetFileSizeBytes < 1 {
+		errs.Add(config.Errorf(KeyTargetFileSizeBytes, "must be at least 1, got %d", *c.TargetFileSizeBytes))
+	}
+	config.CheckIntRange(&errs, KeyMinInputFiles, c.MinInputFiles, 1, maxI)
+	config.CheckIntRange(&errs, KeyDeleteFileThreshold, c.DeleteFileThreshold, 1, maxI)
+	config.CheckIntRange(&errs, KeyExpireOlderThanSeconds, c.ExpireOlderThanSeconds, 0, maxI)
+	config.CheckIntRange(&errs, KeyRetainLast, c.RetainLast, 1, maxI)
+	config.CheckIntRange(&errs, KeyOrphanOlderThanSeconds, c.OrphanOlderThanSeconds, 0, maxI)
+	for _, g := range []struct {
+		op   string
+		keys []string
+		set  []bool
+	}{
+		{OpRewriteDataFiles, []string{KeyFilter, KeyTargetFileSizeBytes, KeyMinInputFiles, KeyDeleteFileThreshold, KeyRewriteAll},
+			[]bool{c.Filter != "", c.TargetFileSizeBytes != nil, c.MinInputFiles != nil, c.DeleteFileThreshold != nil, c.RewriteAll}},
+		{OpExpireSnapshots, []string{KeyExpireOlderThanSeconds, KeyRetainLast},
+			[]bool{c.ExpireOlderThanSeconds != nil, c.RetainLast != nil}},
+		{OpRemoveOrphanFiles, []string{KeyOrphanOlderThanSeconds, KeyDryRun}, []bool{c.OrphanOlderThanSeconds != nil, c.DryRun}},
+	} {
+		if c.runs(g.op) {
+			continue
+		}
+		for i, k := range g.keys {
+			if g.set[i] {
+				errs.Add(config.Errorf(k, "applies to operation %s, which %s does not list", g.op, KeyOperations))
+			}
+		}
+	}
+	return config.Flatten(errs).Err()
+}
 
-// String returns c's fields as %+v prints them, with secrets redacted.
-func (c MaintainConfig) String() string { return c.internal().String() }
-
-// GoString returns c as %#v prints it, with secrets redacted.
-func (c MaintainConfig) GoString() string { return c.internal().GoString() }
-
-// Format prints c for every fmt verb with secrets redacted.
-func (c MaintainConfig) Format(f fmt.State, verb rune) { c.internal().Format(f, verb) }
-
-// MarshalJSON encodes c's fields with secrets redacted (for logs; use Map for a
-// configuration that parses back).
-func (c MaintainConfig) MarshalJSON() ([]byte, error) { return c.internal().MarshalJSON() }
+// spec is the plan of Maintain's DoFns for c (which must be valid).
+func (c MaintainConfig) spec() write.MaintainSpec {
+	s := write.MaintainSpec{Table: c.Table, CatalogName: c.CatalogName, CatalogProps: maps.Clone(c.CatalogProperties),
+		Compact: c.runs(OpRewriteDataFiles), Expire: c.runs(OpExpireSnapshots),
+		Orphans: c.runs(OpRemoveOrphanFiles), Filter: c.Filter,
+		OrphanOlderThan: config.DefaultOrphanOlderThanSeconds * time.Second, DryRun: c.DryRun,
+		Expiry: write.NewExpireOptions(c.ExpireOlderThanSeconds, c.RetainLast)}
+	if c.OrphanOlderThanSeconds != nil {
+		s.OrphanOlderThan = time.Duration(*c.OrphanOlderThanSeconds) * time.Second
+	}
+	s.Compaction.RewriteAll = c.RewriteAll
+	if c.TargetFileSizeBytes != nil {
+		s.Compaction.TargetFileSize = *c.TargetFileSizeBytes
+	}
+	if c.MinInputFiles != nil {
+		s.Compaction.MinInputFiles = *c.MinInputFiles
+	}
+	if c.DeleteFileThreshold != nil {
+		s.Compaction.DeleteFileThreshold = *c.DeleteFileThreshold
+	}
+	return s
+}
 
 // MaintainKeys returns the keys ParseMaintainConfig accepts, in MaintainConfig field
 // order.
-func MaintainKeys() []string { return config.MaintainKeys() }
+func MaintainKeys() []string { return maintainSchema.Keys() }
 
 // ParseMaintainConfig builds a MaintainConfig from a managed-style map and validates
 // it (see ParseReadConfig).
 func ParseMaintainConfig(m map[string]any) (MaintainConfig, error) {
-	c, err := config.ParseMaintainConfig(m)
-	return MaintainConfig(c), err
+	return config.Parse[MaintainConfig](maintainSchema, m, writeSchema)
 }
 
 // ParseMaintainConfigJSON parses a JSON object of maintenance keys (see
 // ParseMaintainConfig).
 func ParseMaintainConfigJSON(b []byte) (MaintainConfig, error) {
-	c, err := config.ParseMaintainConfigJSON(b)
-	return MaintainConfig(c), err
+	return config.ParseDoc(b, config.DecodeJSON, ParseMaintainConfig)
 }
 
 // ParseMaintainConfigYAML parses a YAML mapping of maintenance keys (see
 // ParseMaintainConfig).
 func ParseMaintainConfigYAML(b []byte) (MaintainConfig, error) {
-	c, err := config.ParseMaintainConfigYAML(b)
-	return MaintainConfig(c), err
+	return config.ParseDoc(b, config.DecodeYAML, ParseMaintainConfig)
 }
 
-// MaintenanceReport is what one Maintain run did to its table.
-type MaintenanceReport struct {
-	// Table is the table ("db.table").
-	Table string
-	// Live files before and after the run (a deletion vector counts one delete file).
-	DataFilesBefore, DeleteFilesBefore, DataFilesAfter, DeleteFilesAfter int64
-	// Compaction: groups planned, committed, and given up because concurrent writers
-	// kept changing their files' deletes (left for the next run); data files
-	// replaced and written, delete files dropped with them, and their sizes.
-	GroupsPlanned, GroupsCommitted, GroupsStale    int
-	FilesRewritten, FilesAdded, DeleteFilesRemoved int
-	BytesBefore, BytesAfter                        int64
-	// Expiry: snapshots removed, and kept only for the sinks' newest tokens.
-	SnapshotsExpired, SnapshotsPinned int
-	// Orphans: the files found (removed unless DryRun) and their size.
-	OrphanFiles    []string
-	OrphanBytes    int64
-	OrphansRemoved int
-	DryRun         bool
-}
-
-func toMaintenanceReport(r write.MaintenanceReport) MaintenanceReport { return MaintenanceReport(r) }
+// MaintenanceReport is what one Maintain run did to its table: live files before and
+// after, the compaction's groups and files, the snapshots expired and the orphan
+// files found. See write.MaintenanceReport for each field.
+type MaintenanceReport = write.MaintenanceReport
 
 // Maintain maintains one table and returns a PCollection with one MaintenanceReport.
 // In order, each operation Operations lists (all by default):
@@ -182,10 +228,6 @@ func TryMaintain(s beam.Scope, cfg MaintainConfig) (beam.PCollection, error) {
 			return beam.PCollection{}, &ConfigError{Key: KeyFilter, Err: err}
 		}
 	}
-	spec := write.NewMaintainSpec(cfg.internal())
-	return beam.ParDo(s.Scope("MaintenanceReport"), toMaintenanceReport, write.Maintain(s, spec)), nil
-}
-
-func init() {
-	register.Function1x1(toMaintenanceReport)
+	spec := cfg.spec()
+	return write.Maintain(s, spec), nil
 }

@@ -120,7 +120,7 @@ func newSpec(cfg WriteConfig) (write.Spec, error) {
 	if sinkID == "" {
 		sinkID = uuid.NewString()
 	}
-	spec, err := write.NewSpec(cfg.internal(), sinkID)
+	spec, err := cfg.spec(sinkID)
 	if err != nil {
 		return write.Spec{}, config.WrapOp("write", cfg.Table, err)
 	}
@@ -140,7 +140,7 @@ func streamingWrite(s beam.Scope, cfg WriteConfig, sinkID string, rows beam.PCol
 	if err := addHeartbeat(s, cfg, sinkID); err != nil {
 		return WriteResult{}, err
 	}
-	return publicResults(s, snaps, dead), nil
+	return writeResult(snaps, dead), nil
 }
 
 // checkAppendSupport rejects settings the append write does not implement yet, so
@@ -185,7 +185,7 @@ func addHeartbeat(s beam.Scope, cfg WriteConfig, sinkID string) error {
 	}
 	// Both modes have rejected templates with a heartbeat (checkAppendSupport,
 	// checkMergeOnReadSupport) before building anything.
-	spec, err := write.NewSpec(cfg.internal(), sinkID)
+	spec, err := cfg.spec(sinkID)
 	if err != nil {
 		return err
 	}

@@ -100,12 +100,11 @@ type layout struct {
 }
 
 // NewParser returns the parser of table (its name, for messages) with schema sc,
-// configured by cfg's change_type_column, change_type_map, sequence_number_column
-// (default config.DefaultSequenceNumberColumn), only, before_field and
-// equality_columns (see Envelope). Without a change_type_column every row is an
+// configured by cfg (see Envelope for its change type, sequence number, only and
+// before fields). Without a change_type_column every row is an
 // Insert (with upsert, that replaces the committed row). Errors wrap
 // config.ErrInvalidConfig.
-func NewParser(table string, sc *ibg.Schema, cfg config.WriteConfig) (*Parser, error) {
+func NewParser(table string, sc *ibg.Schema, cfg ChangeSpec) (*Parser, error) {
 	fail := func(err error) (*Parser, error) {
 		return nil, fmt.Errorf("iceberg: cdc %s: %w", table, err)
 	}

@@ -20,8 +20,8 @@ func citySchema() *ibg.Schema {
 	)
 }
 
-func debeziumConfig() config.WriteConfig {
-	return config.WriteConfig{Mode: config.MergeOnRead, ChangeTypeColumn: "op", SequenceNumberColumn: "seq",
+func debeziumConfig() ChangeSpec {
+	return ChangeSpec{ChangeTypeColumn: "op", SequenceNumberColumn: "seq",
 		ChangeTypeMap:   map[string]string{"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE", "r": "INSERT", "b": "UPDATE_BEFORE"},
 		EqualityColumns: []string{"id"}}
 }
@@ -117,13 +117,13 @@ func TestParse(t *testing.T) {
 func TestNewParserErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		mut  func(*config.WriteConfig)
+		mut  func(*ChangeSpec)
 		want error
 	}{
-		{"no key", func(c *config.WriteConfig) { c.EqualityColumns = nil }, config.ErrInvalidConfig},
-		{"missing key", func(c *config.WriteConfig) { c.EqualityColumns = []string{"zip"} }, config.ErrInvalidConfig},
-		{"bad map", func(c *config.WriteConfig) { c.ChangeTypeMap = map[string]string{"c": "UPSERT"} }, config.ErrInvalidConfig},
-		{"control column in table", func(c *config.WriteConfig) { c.SequenceNumberColumn = "city" }, config.ErrInvalidConfig},
+		{"no key", func(c *ChangeSpec) { c.EqualityColumns = nil }, config.ErrInvalidConfig},
+		{"missing key", func(c *ChangeSpec) { c.EqualityColumns = []string{"zip"} }, config.ErrInvalidConfig},
+		{"bad map", func(c *ChangeSpec) { c.ChangeTypeMap = map[string]string{"c": "UPSERT"} }, config.ErrInvalidConfig},
+		{"control column in table", func(c *ChangeSpec) { c.SequenceNumberColumn = "city" }, config.ErrInvalidConfig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := debeziumConfig()

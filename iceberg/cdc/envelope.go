@@ -47,6 +47,27 @@ type Envelope struct {
 	first  [4]int // top-level position of each path's first part in lastIn, -1 absent
 }
 
+// ChangeSpec describes the change rows of a merge-on-read write: where each row's
+// change type, sequence number and row image are (the change_type_column,
+// change_type_map, sequence_number_column, only and before_field keys) and which
+// columns are its key (equality_columns).
+type ChangeSpec struct {
+	// ChangeTypeColumn names the column (or dotted path) with each row's change type;
+	// empty: every row is an Insert.
+	ChangeTypeColumn string
+	// ChangeTypeMap maps ChangeTypeColumn values to the canonical change types; nil:
+	// the values are the canonical names.
+	ChangeTypeMap map[string]string
+	// SequenceNumberColumn names the INT64 column (or dotted path) ordering a key's
+	// changes; empty: config.DefaultSequenceNumberColumn.
+	SequenceNumberColumn string
+	// EqualityColumns are the key columns.
+	EqualityColumns []string
+	// Only names the field holding each change's row image, BeforeField the field
+	// holding its before-image (see Envelope); empty: the row itself is the image.
+	Only, BeforeField string
+}
+
 // Positions of the paths in Envelope.first.
 const (
 	pathChange = iota
@@ -55,11 +76,10 @@ const (
 	pathBefore
 )
 
-// NewEnvelope returns the envelope of cfg's change_type_column, change_type_map,
-// sequence_number_column (default config.DefaultSequenceNumberColumn), only and
-// before_field, for table (its name, for messages). Errors wrap
+// NewEnvelope returns the envelope of cfg's change type, sequence number, only and
+// before fields, for table (its name, for messages). Errors wrap
 // config.ErrInvalidConfig.
-func NewEnvelope(table string, cfg config.WriteConfig) (*Envelope, error) {
+func NewEnvelope(table string, cfg ChangeSpec) (*Envelope, error) {
 	fail := func(err error) (*Envelope, error) {
 		return nil, fmt.Errorf("iceberg: cdc %s: %w", table, err)
 	}

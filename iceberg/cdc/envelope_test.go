@@ -14,8 +14,8 @@ import (
 
 // envelopeConfig is a Debezium envelope: the row image in after (before for
 // deletes), the operation in op and the log position in source.lsn.
-func envelopeConfig() config.WriteConfig {
-	return config.WriteConfig{Mode: config.MergeOnRead, ChangeTypeColumn: "op", SequenceNumberColumn: "source.lsn",
+func envelopeConfig() ChangeSpec {
+	return ChangeSpec{ChangeTypeColumn: "op", SequenceNumberColumn: "source.lsn",
 		ChangeTypeMap:   map[string]string{"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE", "r": "INSERT"},
 		EqualityColumns: []string{"id"}, Only: "after", BeforeField: "before"}
 }
@@ -196,17 +196,17 @@ func TestEnvelopeImageSchemas(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		mut  func(*config.WriteConfig)
+		mut  func(*ChangeSpec)
 		key  string
 		want string
 	}{
-		{"missing sequence field", func(c *config.WriteConfig) { c.SequenceNumberColumn = "source.pos" }, config.KeySequenceNumberColumn, `no field "source.pos"`},
-		{"sequence through a non-struct", func(c *config.WriteConfig) { c.SequenceNumberColumn = "op.lsn" }, config.KeySequenceNumberColumn, `"op" is string`},
-		{"sequence not a long", func(c *config.WriteConfig) { c.SequenceNumberColumn = "op" }, config.KeySequenceNumberColumn, "want long"},
-		{"missing change column", func(c *config.WriteConfig) { c.ChangeTypeColumn = "operation" }, config.KeyChangeTypeColumn, `no column "operation"`},
-		{"missing only", func(c *config.WriteConfig) { c.Only = "payload.after" }, config.KeyOnly, `no column "payload.after"`},
-		{"only not a record", func(c *config.WriteConfig) { c.Only = "ts_ms" }, config.KeyOnly, "not a record"},
-		{"missing before", func(c *config.WriteConfig) { c.BeforeField = "old" }, config.KeyBeforeField, `no column "old"`},
+		{"missing sequence field", func(c *ChangeSpec) { c.SequenceNumberColumn = "source.pos" }, config.KeySequenceNumberColumn, `no field "source.pos"`},
+		{"sequence through a non-struct", func(c *ChangeSpec) { c.SequenceNumberColumn = "op.lsn" }, config.KeySequenceNumberColumn, `"op" is string`},
+		{"sequence not a long", func(c *ChangeSpec) { c.SequenceNumberColumn = "op" }, config.KeySequenceNumberColumn, "want long"},
+		{"missing change column", func(c *ChangeSpec) { c.ChangeTypeColumn = "operation" }, config.KeyChangeTypeColumn, `no column "operation"`},
+		{"missing only", func(c *ChangeSpec) { c.Only = "payload.after" }, config.KeyOnly, `no column "payload.after"`},
+		{"only not a record", func(c *ChangeSpec) { c.Only = "ts_ms" }, config.KeyOnly, "not a record"},
+		{"missing before", func(c *ChangeSpec) { c.BeforeField = "old" }, config.KeyBeforeField, `no column "old"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := envelopeConfig()

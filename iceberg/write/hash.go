@@ -251,18 +251,8 @@ func (f *hashRouteFn) ProcessElement(ctx context.Context, w beam.Window, r row.R
 // packer's goroutine), adding the packets to emit and the dead letters to out.
 func (f *hashRouteFn) pack(ctx context.Context, w beam.Window, r row.Row, out *packed) error {
 	dead := func(d DeadLetter) { out.dead = append(out.dead, timedDead{w.MaxTimestamp(), d}) }
-	r, dt, dl, err := f.router.route(ctx, r)
-	var skip bool
-	if err == nil && dl == nil {
-		skip, dl, err = f.router.late(ctx, dt, r, w)
-	}
-	if skip {
-		return nil
-	}
-	if err != nil || dl != nil {
-		if dl != nil {
-			dead(*dl)
-		}
+	r, dt, err := f.router.admit(ctx, r, w, dead)
+	if dt == nil {
 		return err
 	}
 	keys, err := dt.keyer()

@@ -15,6 +15,7 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -341,10 +342,10 @@ func TestTargetFileSize(t *testing.T) {
 			lc := icebergtest.NewLocalCatalog(t)
 			wp := map[string]string{rowGroup: "1000"}
 			maps.Copy(wp, tc.writeProp)
-			cfg := config.WriteConfig{Table: "db.t", CatalogName: lc.Name, CatalogProperties: lc.Props,
-				TableProperties: tc.tableProp, WriteProperties: wp}
-			spec, err := NewSpec(cfg, "target-"+tc.name)
-			if err != nil {
+			spec := Spec{Table: "db.t", CatalogName: lc.Name, CatalogProps: lc.Props, SinkID: "target-" + tc.name,
+				TableProps: tc.tableProp, WriteProps: wp}
+			var err error
+			if spec.TargetFileSizeBytes, err = TargetFileSize(config.KeyWriteProperties, wp); err != nil {
 				t.Fatal(err)
 			}
 			runAppend(t, spec, rows)
@@ -365,14 +366,8 @@ func TestTargetFileSize(t *testing.T) {
 	t.Run("bad values", func(t *testing.T) {
 		for _, key := range []string{config.KeyTableProperties, config.KeyWriteProperties} {
 			for _, v := range []string{"0", "-5", "big", ""} {
-				cfg := config.WriteConfig{Table: "db.t", CatalogName: "c"}
 				props := map[string]string{table.WriteTargetFileSizeBytesKey: v}
-				if key == config.KeyTableProperties {
-					cfg.TableProperties = props
-				} else {
-					cfg.WriteProperties = props
-				}
-				_, err := NewSpec(cfg, "s")
+				_, err := TargetFileSize(key, props)
 				var ce *config.ConfigError
 				if !errors.Is(err, config.ErrInvalidConfig) || !errors.As(err, &ce) || ce.Key != key+"."+table.WriteTargetFileSizeBytesKey {
 					t.Errorf("%s %q: err = %v, want a config error naming the key", key, v, err)
@@ -387,7 +382,9 @@ func TestSpecRoundTripsThroughJSON(t *testing.T) {
 	in := Spec{Table: "db.t", CatalogName: "c", CatalogProps: map[string]string{"type": "sql"}, SinkID: "s",
 		PartitionFields: []string{"day(ts)"}, SortFields: []string{"id"}, TableProps: map[string]string{"a": "1"},
 		WriteProps: map[string]string{"b": "2"}, SnapshotProps: map[string]string{"c": "3"}, TableCacheRefreshSeconds: 5,
-		Keep: []string{"a", "b.c"}, Only: "", Hash: true, TargetFileSizeBytes: 1 << 20}
+		Keep: []string{"a", "b.c"}, Hash: true, TargetFileSizeBytes: 1 << 20, MergeOnRead: true, Upsert: true,
+		ChangeSpec: cdc.ChangeSpec{ChangeTypeColumn: "op", ChangeTypeMap: map[string]string{"c": "INSERT"},
+			SequenceNumberColumn: "src.lsn", EqualityColumns: []string{"id"}, Only: "after", BeforeField: "before"}}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)

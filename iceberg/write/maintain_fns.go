@@ -3,7 +3,6 @@ package write
 import (
 	"context"
 	"fmt"
-	"maps"
 	"reflect"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
-	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/read"
 )
 
@@ -41,27 +39,9 @@ type MaintainSpec struct {
 	DryRun          bool
 }
 
-// NewMaintainSpec builds the spec of cfg (which must be valid).
-func NewMaintainSpec(cfg config.MaintainConfig) MaintainSpec {
-	s := MaintainSpec{Table: cfg.Table, CatalogName: cfg.CatalogName, CatalogProps: maps.Clone(cfg.CatalogProperties),
-		Compact: cfg.Runs(config.OpRewriteDataFiles), Expire: cfg.Runs(config.OpExpireSnapshots),
-		Orphans: cfg.Runs(config.OpRemoveOrphanFiles), Filter: cfg.Filter,
-		OrphanOlderThan: time.Duration(cfg.OrphanOlderThan()) * time.Second, DryRun: cfg.DryRun}
-	s.Compaction.RewriteAll = cfg.RewriteAll
-	if cfg.TargetFileSizeBytes != nil {
-		s.Compaction.TargetFileSize = *cfg.TargetFileSizeBytes
-	}
-	if cfg.MinInputFiles != nil {
-		s.Compaction.MinInputFiles = *cfg.MinInputFiles
-	}
-	if cfg.DeleteFileThreshold != nil {
-		s.Compaction.DeleteFileThreshold = *cfg.DeleteFileThreshold
-	}
-	s.Expiry = expireOptions(cfg.ExpireOlderThanSeconds, cfg.RetainLast)
-	return s
-}
-
-func expireOptions(olderThanSeconds, retainLast *int) ExpireOptions {
+// NewExpireOptions returns the expiry of expire_older_than_seconds and retain_last
+// (nil: not set).
+func NewExpireOptions(olderThanSeconds, retainLast *int) ExpireOptions {
 	var o ExpireOptions
 	if olderThanSeconds != nil {
 		// 0 expires everything iceberg-go may; its option takes a positive age.
@@ -253,19 +233,6 @@ type InlineMaintenance struct {
 
 // Enabled reports whether the write maintains its tables.
 func (m InlineMaintenance) Enabled() bool { return m.EveryCommits > 0 || m.Interval > 0 }
-
-func newInlineMaintenance(cfg config.WriteConfig) InlineMaintenance {
-	var m InlineMaintenance
-	if cfg.MaintenanceEveryCommits != nil {
-		m.EveryCommits = *cfg.MaintenanceEveryCommits
-	}
-	if cfg.MaintenanceIntervalSeconds != nil {
-		m.Interval = time.Duration(*cfg.MaintenanceIntervalSeconds) * time.Second
-	}
-	m.Expire = cfg.ExpireOlderThanSeconds != nil || cfg.RetainLast != nil
-	m.Expiry = expireOptions(cfg.ExpireOlderThanSeconds, cfg.RetainLast)
-	return m
-}
 
 // MaintainAfterCommits adds inline maintenance to a write whose commits are snapshots
 // (SnapshotInfo, in the global window): the commits are keyed by table and shuffled to

@@ -2,8 +2,6 @@ package write
 
 import (
 	"context"
-	"errors"
-	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -11,7 +9,6 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
-	"github.com/google/uuid"
 
 	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
@@ -49,12 +46,10 @@ type Spec struct {
 	// TableCacheSize bounds the process-wide table cache (maximum_table_cache_size,
 	// 0: catalogs.DefaultTableCacheSize).
 	TableCacheRefreshSeconds, TableCacheSize int
-	// Keep, Drop and Only project rows before they are written (see Projection). In
-	// merge-on-read mode Only (with BeforeField) names a change envelope's row images
-	// (see cdc.Envelope) and Keep or Drop project the row image.
-	Keep, Drop  []string
-	Only        string
-	BeforeField string
+	// Keep, Drop and Only (in ChangeSpec) project rows before they are written (see
+	// Projection). In merge-on-read mode Only (with BeforeField) names a change
+	// envelope's row images (see cdc.Envelope) and Keep or Drop project the row image.
+	Keep, Drop []string
 	// Hash shuffles rows by table and partition before the writers
 	// (distribution_mode=hash).
 	Hash bool
@@ -82,16 +77,13 @@ type Spec struct {
 
 	// MergeOnRead is true for mode merge-on-read.
 	MergeOnRead bool
-	// The merge-on-read keys (empty for appends): ChangeTypeColumn, ChangeTypeMap,
-	// SequenceNumberColumn, EqualityColumns, Upsert and DeleteFormat
-	// describe the change rows (see config.WriteConfig); PrepareTable sets
-	// EqualityColumns to the table's identifier fields when the config has none.
-	ChangeTypeColumn     string
-	ChangeTypeMap        map[string]string
-	SequenceNumberColumn string
-	EqualityColumns      []string
-	Upsert               bool
-	DeleteFormat         string
+	// ChangeSpec describes the change rows of a merge-on-read write (only Only is set
+	// for appends); PrepareTable sets EqualityColumns to the table's identifier fields
+	// when the config has none. Upsert applies only after-images; DeleteFormat is
+	// delete_format (empty: by the table's format version).
+	cdc.ChangeSpec
+	Upsert       bool
+	DeleteFormat string
 	// NumShards is the number of key-hash shards; ShardsPerPartition bounds the
 	// shards one partition's keys use (see cdc.Sharder); SorterMemoryMB bounds each
 	// shard's in-memory sort buffer.
@@ -102,56 +94,9 @@ type Spec struct {
 	Maintenance InlineMaintenance
 }
 
-// NewSpec builds the Spec of cfg (which must be valid) for sinkID (not empty). A
-// write.target-file-size-bytes in table_properties or write_properties that is not a
-// positive integer is an error naming the key.
-func NewSpec(cfg config.WriteConfig, sinkID string) (Spec, error) {
-	if sinkID == "" {
-		return Spec{}, config.Errorf(config.KeySinkID, "empty sink id")
-	}
-	s := Spec{Table: cfg.Table, CatalogName: cfg.CatalogName, SinkID: sinkID, RunID: uuid.NewString(),
-		PartitionFields: slices.Clone(cfg.PartitionFields), SortFields: slices.Clone(cfg.SortFields),
-		Keep: slices.Clone(cfg.Keep), Drop: slices.Clone(cfg.Drop), Only: cfg.Only,
-		Hash: cfg.DistributionMode == config.DistributionHash}
-	s.CatalogProps, s.TableProps = maps.Clone(cfg.CatalogProperties), maps.Clone(cfg.TableProperties)
-	s.WriteProps, s.SnapshotProps = maps.Clone(cfg.WriteProperties), maps.Clone(cfg.SnapshotProperties)
-	var errs [2]error
-	_, errs[0] = targetFileSize(config.KeyTableProperties, cfg.TableProperties)
-	s.TargetFileSizeBytes, errs[1] = targetFileSize(config.KeyWriteProperties, cfg.WriteProperties)
-	if err := errors.Join(errs[:]...); err != nil {
-		return Spec{}, err
-	}
-	if cfg.TableCacheRefreshIntervalSeconds != nil {
-		s.TableCacheRefreshSeconds = *cfg.TableCacheRefreshIntervalSeconds
-	}
-	if cfg.MaximumTableCacheSize != nil {
-		s.TableCacheSize = *cfg.MaximumTableCacheSize
-	}
-	if cfg.DirectWriteByteLimit != nil {
-		s.DirectLimit = int64(*cfg.DirectWriteByteLimit)
-	}
-	s.AutoShard = cfg.AutoSharding
-	s.EvolveSchema = cfg.EvolveSchema
-	s.Maintenance = newInlineMaintenance(cfg)
-	if cfg.TriggeringFrequencySeconds != nil {
-		s.Windowed = true
-		s.LatenessMs = int64(cfg.Lateness() / time.Millisecond)
-	}
-	if cfg.Mode == config.MergeOnRead {
-		s.MergeOnRead = true
-		cfg = cfg.Resolved()
-		s.ChangeTypeColumn, s.SequenceNumberColumn = cfg.ChangeTypeColumn, cfg.SequenceNumberColumn
-		s.BeforeField = cfg.BeforeField
-		s.EqualityColumns, s.Upsert, s.DeleteFormat = slices.Clone(cfg.EqualityColumns), cfg.Upsert, string(cfg.DeleteFormat)
-		s.NumShards, s.ShardsPerPartition, s.SorterMemoryMB = *cfg.NumShards, *cfg.ShardsPerPartition, *cfg.SorterMemoryMB
-		s.KeyIndexMemoryMB = *cfg.KeyIndexMemoryMB
-		s.ChangeTypeMap = maps.Clone(cfg.ChangeTypeMap)
-	}
-	return s, nil
-}
-
-// targetFileSize returns props' write.target-file-size-bytes (0 when absent).
-func targetFileSize(key string, props map[string]string) (int64, error) {
+// TargetFileSize returns props' write.target-file-size-bytes (0 when absent); key
+// names props in the error of a value that is not a positive integer.
+func TargetFileSize(key string, props map[string]string) (int64, error) {
 	v, ok := props[table.WriteTargetFileSizeBytesKey]
 	if !ok {
 		return 0, nil
@@ -173,8 +118,8 @@ type runtime struct {
 	create        CreateOptions
 	refresh       time.Duration
 	proj          *Projection
-	// changes holds the change-row keys of a merge-on-read write (for cdc.NewParser).
-	changes config.WriteConfig
+	// changes describes the change rows of a merge-on-read write (for cdc.NewParser).
+	changes cdc.ChangeSpec
 }
 
 func (s Spec) runtime() (*runtime, error) {
@@ -198,11 +143,10 @@ func (s Spec) runtime() (*runtime, error) {
 	if rt.proj, err = NewProjection(s.Keep, s.Drop, s.Only); err != nil {
 		return nil, err
 	}
-	rt.changes = config.WriteConfig{Table: s.Table, Mode: config.MergeOnRead, ChangeTypeColumn: s.ChangeTypeColumn,
-		ChangeTypeMap: s.ChangeTypeMap, SequenceNumberColumn: s.SequenceNumberColumn,
-		EqualityColumns: slices.Clone(s.EqualityColumns), Upsert: s.Upsert, DeleteFormat: config.DeleteFormat(s.DeleteFormat)}
-	if s.MergeOnRead {
-		rt.changes.Only, rt.changes.BeforeField = s.Only, s.BeforeField
+	rt.changes = s.ChangeSpec
+	rt.changes.EqualityColumns = slices.Clone(s.EqualityColumns)
+	if !s.MergeOnRead {
+		rt.changes.Only, rt.changes.BeforeField = "", "" // only is a projection of appends
 	}
 	return rt, nil
 }

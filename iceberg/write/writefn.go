@@ -107,6 +107,25 @@ func (rr *router) passes(ctx context.Context, dt *destTable, w beam.Window) (boo
 	return v == Pass, err
 }
 
+// admit routes r (in window w) and sorts it by its window: it returns r projected
+// and its table, or a nil table for a row that goes no further: one an earlier run
+// committed (a replay), or one handed to dead because it cannot be written or is
+// too late. err is a failure of the catalog (the bundle is retried).
+func (rr *router) admit(ctx context.Context, r row.Row, w beam.Window, dead func(DeadLetter)) (row.Row, *destTable, error) {
+	r, dt, dl, err := rr.route(ctx, r)
+	var skip bool
+	if err == nil && dl == nil {
+		skip, dl, err = rr.late(ctx, dt, r, w)
+	}
+	if dl != nil {
+		dead(*dl)
+	}
+	if skip || dl != nil || err != nil {
+		return row.Row{}, nil, err
+	}
+	return r, dt, nil
+}
+
 // route returns r projected and its table. A non-nil dead is the dead letter of a row
 // that cannot be written; err is a failure of the catalog (the bundle is retried).
 func (rr *router) route(ctx context.Context, r row.Row) (row.Row, *destTable, *DeadLetter, error) {
@@ -377,18 +396,8 @@ func (f *writeFn) stop() {
 }
 
 func (f *writeFn) process(ctx context.Context, w beam.Window, r row.Row, dead func(DeadLetter)) error {
-	r, dt, dl, err := f.router.route(ctx, r)
-	var skip bool
-	if err == nil && dl == nil {
-		skip, dl, err = f.router.late(ctx, dt, r, w)
-	}
-	if skip {
-		return nil
-	}
-	if err != nil || dl != nil {
-		if dl != nil {
-			dead(*dl)
-		}
+	r, dt, err := f.router.admit(ctx, r, w, dead)
+	if dt == nil {
 		return err
 	}
 	if _, global := w.(window.GlobalWindow); global && !f.Spec.EvolveSchema {

@@ -11,7 +11,7 @@ import (
 )
 
 // checkColumns reports empty and duplicate names in a column list of key.
-func checkColumns(errs *Errors, key string, cols []string) {
+func CheckColumns(errs *Errors, key string, cols []string) {
 	seen := make(map[string]bool, len(cols))
 	for i, c := range cols {
 		switch {
@@ -25,7 +25,7 @@ func checkColumns(errs *Errors, key string, cols []string) {
 }
 
 // checkColumn reports an empty or blank column name in a single-column key when it is set.
-func checkColumn(errs *Errors, key, col string) {
+func CheckColumn(errs *Errors, key, col string) {
 	if col != "" && strings.TrimSpace(col) == "" {
 		errs.Add(Errorf(key, "blank column name"))
 	}
@@ -33,12 +33,12 @@ func checkColumn(errs *Errors, key, col string) {
 
 // checkPath reports a dotted field path of key with an empty part, such as "a..b",
 // ".a" or "a." (a blank path is checkColumn's).
-func checkPath(errs *Errors, key, path string) {
-	if blank(path) {
+func CheckPath(errs *Errors, key, path string) {
+	if Blank(path) {
 		return
 	}
 	for _, part := range strings.Split(path, ".") {
-		if blank(part) {
+		if Blank(part) {
 			errs.Add(Errorf(key, "field path %q has an empty part", path))
 			return
 		}
@@ -46,7 +46,7 @@ func checkPath(errs *Errors, key, path string) {
 }
 
 // checkMapKeys reports empty keys of a property map. Values are never quoted.
-func checkMapKeys(errs *Errors, key string, m map[string]string) {
+func CheckMapKeys(errs *Errors, key string, m map[string]string) {
 	for k := range m {
 		if strings.TrimSpace(k) == "" {
 			errs.Add(Errorf(key, "empty property name"))
@@ -55,14 +55,14 @@ func checkMapKeys(errs *Errors, key string, m map[string]string) {
 }
 
 // checkCommon validates the keys ReadConfig and WriteConfig share.
-func checkCommon(errs *Errors, table, catalogName string, catalogProps, configProps map[string]string) {
+func CheckCommon(errs *Errors, table, catalogName string, catalogProps, configProps map[string]string) {
 	if strings.TrimSpace(table) == "" {
 		errs.Add(Errorf(KeyTable, "required"))
 	}
 	if strings.TrimSpace(catalogName) == "" {
 		errs.Add(Errorf(KeyCatalogName, "required"))
 	}
-	checkTableName(errs, table)
+	CheckTableName(errs, table)
 	switch typ := strings.ToLower(strings.TrimSpace(catalogProps["type"])); {
 	case typ == "":
 		errs.Add(Errorf(KeyCatalogProperties+".type", "required: the catalog type (%s)", strings.Join(CatalogTypes, ", ")))
@@ -70,7 +70,7 @@ func checkCommon(errs *Errors, table, catalogName string, catalogProps, configPr
 		errs.Add(Errorf(KeyCatalogProperties+".type", "unknown catalog type %q (want one of %s)",
 			catalogProps["type"], strings.Join(CatalogTypes, ", ")))
 	}
-	checkMapKeys(errs, KeyCatalogProperties, catalogProps)
+	CheckMapKeys(errs, KeyCatalogProperties, catalogProps)
 	if len(configProps) > 0 {
 		errs.Add(&ConfigError{Key: KeyConfigProperties, Err: fmt.Errorf(
 			"%w: Hadoop configuration is not used by icebeam; put storage settings in catalog_properties",
@@ -85,8 +85,8 @@ var CatalogTypes = []string{"sql", "rest", "hadoop", "glue", "hive"}
 // checkTableName reports a table identifier (or write template) with an empty part, such
 // as "a..b", "a.b." or ".a.b". Dots inside {column} placeholders are column paths, not
 // separators. A blank name is reported by checkCommon as required.
-func checkTableName(errs *Errors, table string) {
-	if blank(table) {
+func CheckTableName(errs *Errors, table string) {
+	if Blank(table) {
 		return
 	}
 	var b strings.Builder
@@ -103,7 +103,7 @@ func checkTableName(errs *Errors, table string) {
 		}
 	}
 	for i, p := range strings.Split(b.String(), ".") {
-		if blank(p) {
+		if Blank(p) {
 			errs.Add(Errorf(KeyTable, "%q has an empty part at position %d: want <namespace>.<table>", table, i+1))
 			return
 		}
@@ -112,7 +112,7 @@ func checkTableName(errs *Errors, table string) {
 
 // checkSinkID reports a sink id that cannot be part of a snapshot summary key: it must be
 // valid UTF-8 without control characters (C0, DEL, C1), and not blank.
-func checkSinkID(errs *Errors, id string) {
+func CheckSinkID(errs *Errors, id string) {
 	if id == "" {
 		return
 	}
@@ -126,7 +126,7 @@ func checkSinkID(errs *Errors, id string) {
 			return
 		}
 	}
-	if blank(id) {
+	if Blank(id) {
 		errs.Add(Errorf(KeySinkID, "blank sink id"))
 	}
 }
@@ -135,7 +135,7 @@ func checkSinkID(errs *Errors, id string) {
 const sinkIDAlphabet = "a sink id may hold printable UTF-8 characters (letters, digits, punctuation, symbols and spaces), no control characters (U+0000-U+001F, U+007F-U+009F)"
 
 // checkExclusive reports that at most one of the set keys may be given.
-func checkExclusive(errs *Errors, set map[string]bool, keys ...string) {
+func CheckExclusive(errs *Errors, set map[string]bool, keys ...string) {
 	var given []string
 	for _, k := range keys {
 		if set[k] {
@@ -148,7 +148,7 @@ func checkExclusive(errs *Errors, set map[string]bool, keys ...string) {
 }
 
 // checkIntRange reports a set integer outside [lo, hi].
-func checkIntRange(errs *Errors, key string, v *int, lo, hi int) {
+func CheckIntRange(errs *Errors, key string, v *int, lo, hi int) {
 	if v == nil {
 		return
 	}
@@ -182,15 +182,15 @@ func ParseTimestamp(s string) (time.Time, error) {
 }
 
 // blank reports whether s is empty or only white space.
-func blank(s string) bool { return strings.TrimSpace(s) == "" }
+func Blank(s string) bool { return strings.TrimSpace(s) == "" }
 
 // flatten expands joined errors (such as those of ParsePartitionFields) so that the
 // result lists every ConfigError at one level.
-func flatten(errs Errors) Errors {
+func Flatten(errs Errors) Errors {
 	var out Errors
 	for _, e := range errs {
 		if j, ok := e.(joined); ok {
-			out = append(out, flatten(Errors(j))...)
+			out = append(out, Flatten(Errors(j))...)
 			continue
 		}
 		out = append(out, e)
@@ -202,7 +202,7 @@ func flatten(errs Errors) Errors {
 // that already failed to decode is left out (it would only repeat the problem, e.g.
 // "required" for a table given with the wrong type).
 func merge(decodeErrs Errors, validation error) Errors {
-	out := flatten(decodeErrs)
+	out := Flatten(decodeErrs)
 	bad := map[string]bool{}
 	for _, e := range out {
 		if ce, ok := e.(*ConfigError); ok {
@@ -211,7 +211,7 @@ func merge(decodeErrs Errors, validation error) Errors {
 	}
 	var vs Errors
 	vs.Add(validation)
-	for _, e := range flatten(vs) {
+	for _, e := range Flatten(vs) {
 		if ce, ok := e.(*ConfigError); ok && bad[rootKey(ce.Key)] {
 			continue
 		}

@@ -11,29 +11,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// ParseReadConfigJSON parses a JSON object of managed keys (see ParseReadConfig). Numbers
-// keep their full precision, so 64-bit snapshot ids survive.
-func ParseReadConfigJSON(b []byte) (ReadConfig, error) {
-	return parseDoc(b, decodeJSON, ParseReadConfig)
-}
-
-// ParseReadConfigYAML parses a YAML mapping of managed keys (see ParseReadConfig).
-func ParseReadConfigYAML(b []byte) (ReadConfig, error) {
-	return parseDoc(b, decodeYAML, ParseReadConfig)
-}
-
-// ParseWriteConfigJSON parses a JSON object of managed keys (see ParseWriteConfig).
-func ParseWriteConfigJSON(b []byte) (WriteConfig, error) {
-	return parseDoc(b, decodeJSON, ParseWriteConfig)
-}
-
-// ParseWriteConfigYAML parses a YAML mapping of managed keys (see ParseWriteConfig).
-func ParseWriteConfigYAML(b []byte) (WriteConfig, error) {
-	return parseDoc(b, decodeYAML, ParseWriteConfig)
-}
-
-// parseDoc decodes a JSON or YAML document b to a map with decode and parses the map.
-func parseDoc[C any](b []byte, decode func([]byte) (map[string]any, error), parse func(map[string]any) (C, error)) (C, error) {
+// ParseDoc decodes a JSON or YAML document b to a map with decode and parses the map.
+func ParseDoc[C any](b []byte, decode func([]byte) (map[string]any, error), parse func(map[string]any) (C, error)) (C, error) {
 	m, err := decode(b)
 	if err != nil {
 		var zero C
@@ -47,7 +26,9 @@ func errSyntax(format string, err error) error {
 	return fmt.Errorf("iceberg: parse config: %s: %w: %w", format, ErrInvalidConfig, err)
 }
 
-func decodeJSON(b []byte) (map[string]any, error) {
+// DecodeJSON decodes a JSON object of managed keys: numbers keep their full precision
+// (json.Number), and a key given twice is an error.
+func DecodeJSON(b []byte) (map[string]any, error) {
 	if err := duplicateKeys(b); err != nil {
 		return nil, err
 	}
@@ -66,7 +47,8 @@ func decodeJSON(b []byte) (map[string]any, error) {
 	return m, nil
 }
 
-func decodeYAML(b []byte) (map[string]any, error) {
+// DecodeYAML decodes a YAML mapping of managed keys (an empty document is an empty map).
+func DecodeYAML(b []byte) (map[string]any, error) {
 	if strings.TrimSpace(string(b)) == "" {
 		return map[string]any{}, nil
 	}

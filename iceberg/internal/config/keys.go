@@ -180,9 +180,3 @@ const (
 	// least 1). Read and changes, with streaming only; default 60.
 	KeyPollIntervalSeconds = "poll_interval_seconds"
 )
-
-// ReadKeys returns the managed keys ReadConfig accepts, in field order.
-func ReadKeys() []string { return append([]string(nil), readSchema.keys...) }
-
-// WriteKeys returns the managed keys WriteConfig accepts, in field order.
-func WriteKeys() []string { return append([]string(nil), writeSchema.keys...) }

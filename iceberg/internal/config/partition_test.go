@@ -134,3 +134,22 @@ func TestParseFieldLists(t *testing.T) {
 		})
 	}
 }
+
+// configErrors returns every *ConfigError inside err.
+func configErrors(err error) []*ConfigError {
+	var out []*ConfigError
+	var walk func(error)
+	walk = func(e error) {
+		if ce, ok := e.(*ConfigError); ok {
+			out = append(out, ce)
+			return
+		}
+		if u, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range u.Unwrap() {
+				walk(x)
+			}
+		}
+	}
+	walk(err)
+	return out
+}

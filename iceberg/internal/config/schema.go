@@ -35,19 +35,14 @@ type field struct {
 	kind  fieldKind
 }
 
-// schema describes the managed fields of ReadConfig, WriteConfig or ChangesConfig,
-// derived from the struct tags so that the tags are the single source of truth for key
-// names. The fields of an embedded struct (Range) count as the config's own, in place.
-type schema struct {
+// Schema describes the managed fields of a config struct (package iceberg's
+// ReadConfig, WriteConfig, ChangesConfig and MaintainConfig), derived from the struct
+// tags so that the tags are the single source of truth for key names.
+type Schema struct {
 	name   string // "read" or "write"
 	keys   []string
 	fields map[string]field
 }
-
-var (
-	readSchema  = buildSchema("read", reflect.TypeFor[ReadConfig]())
-	writeSchema = buildSchema("write", reflect.TypeFor[WriteConfig]())
-)
 
 var (
 	stringsType = reflect.TypeFor[[]string]()
@@ -56,8 +51,11 @@ var (
 	int64PtrTyp = reflect.TypeFor[*int64]()
 )
 
-func buildSchema(name string, t reflect.Type) schema {
-	s := schema{name: name, fields: map[string]field{}}
+// NewSchema returns the schema of the config struct type t, named name ("read",
+// "write", ...) in messages. It panics on a managed field of a type it cannot decode or
+// a key tagged twice: a programming error.
+func NewSchema(name string, t reflect.Type) Schema {
+	s := Schema{name: name, fields: map[string]field{}}
 	for _, f := range reflect.VisibleFields(t) {
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
 			continue // its fields follow
@@ -94,10 +92,10 @@ func buildSchema(name string, t reflect.Type) schema {
 	return s
 }
 
-// parse decodes m into a C with s (other is the other transform's schema, for hints)
+// Parse decodes m into a C with s (other is another transform's schema, for hints)
 // and validates the result; every problem is reported at once. It is the body of every
 // ParseXConfig.
-func parse[C interface{ Validate() error }](s schema, m map[string]any, other schema) (C, error) {
+func Parse[C interface{ Validate() error }](s Schema, m map[string]any, other Schema) (C, error) {
 	var c C
 	errs := s.decode(m, reflect.ValueOf(&c), other)
 	if err := merge(errs, c.Validate()).Err(); err != nil {
@@ -109,7 +107,7 @@ func parse[C interface{ Validate() error }](s schema, m map[string]any, other sc
 
 // decode sets the fields of dst (a pointer to the config struct) from m, collecting one
 // ConfigError per problem. other is the schema of the other transform, used for hints.
-func (s schema) decode(m map[string]any, dst reflect.Value, other schema) Errors {
+func (s Schema) decode(m map[string]any, dst reflect.Value, other Schema) Errors {
 	var errs Errors
 	v := dst.Elem()
 	keys := make([]string, 0, len(m))
@@ -132,7 +130,7 @@ func (s schema) decode(m map[string]any, dst reflect.Value, other schema) Errors
 	return errs
 }
 
-func (s schema) unknownKey(key string, other schema) error {
+func (s Schema) unknownKey(key string, other Schema) error {
 	if _, ok := other.fields[key]; ok {
 		return Errorf(key, "unknown key: %q is a %s key, not a %s key", key, other.name, s.name)
 	}
@@ -194,8 +192,30 @@ func decodeField(f field, raw any, out reflect.Value) error {
 	return nil
 }
 
-// encode returns the managed map of the set fields of v (a config struct value).
-func (s schema) encode(v reflect.Value) map[string]any {
+// Keys returns the managed keys of s, in field order.
+func (s Schema) Keys() []string { return append([]string(nil), s.keys...) }
+
+// Has reports whether key is a key of s.
+func (s Schema) Has(key string) bool {
+	_, ok := s.fields[key]
+	return ok
+}
+
+// SetDefault sets the field of key in v (an addressable config struct) to def, a
+// value as a managed map holds it, unless the field is set already.
+func (s Schema) SetDefault(v reflect.Value, key string, def any) {
+	if s.IsSet(v, key) {
+		return
+	}
+	f := s.fields[key]
+	if err := decodeField(f, def, v.FieldByIndex(f.index)); err != nil {
+		panic(fmt.Sprintf("config: bad default for %s: %v", key, err))
+	}
+}
+
+// Encode returns the managed map of the set fields of v (a config struct value): the
+// inverse of Parse.
+func (s Schema) Encode(v reflect.Value) map[string]any {
 	m := map[string]any{}
 	for _, key := range s.keys {
 		f := s.fields[key]
@@ -235,8 +255,8 @@ func (s schema) encode(v reflect.Value) map[string]any {
 	return m
 }
 
-// isSet reports whether the field of key holds a value (non-zero) in v.
-func (s schema) isSet(v reflect.Value, key string) bool {
+// IsSet reports whether the field of key holds a value (non-zero) in v.
+func (s Schema) IsSet(v reflect.Value, key string) bool {
 	return !v.FieldByIndex(s.fields[key].index).IsZero()
 }
 

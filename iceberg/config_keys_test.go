@@ -1,4 +1,4 @@
-package config
+package iceberg
 
 import (
 	"go/ast"
@@ -12,7 +12,7 @@ import (
 // keyConstants returns the Key* constants of keys.go by name and value.
 func keyConstants(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "keys.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "internal/config/keys.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

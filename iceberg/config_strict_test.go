@@ -1,8 +1,10 @@
-package config
+package iceberg
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 // TestJSONDuplicateKeys: a key given twice in a JSON object is an error naming the key
@@ -58,12 +60,12 @@ func TestValidateCatalogTypeAndTableName(t *testing.T) {
 		substr string
 		key    string
 	}{
-		{"unknown catalog type", with(baseRead(), KeyCatalogProperties, map[string]any{"type": "mysql"}),
+		{"unknown catalog type", withKeys(baseRead(), KeyCatalogProperties, map[string]any{"type": "mysql"}),
 			`unknown catalog type "mysql" (want one of sql, rest, hadoop, glue, hive)`, "catalog_properties.type"},
-		{"double dot", with(baseRead(), KeyTable, "a..b"), `"a..b" has an empty part at position 2`, KeyTable},
-		{"trailing dot", with(baseRead(), KeyTable, "a.b."), "empty part at position 3", KeyTable},
-		{"leading dot", with(baseRead(), KeyTable, ".a.b"), "empty part at position 1", KeyTable},
-		{"blank part", with(baseRead(), KeyTable, "a. .b"), "empty part at position 2", KeyTable},
+		{"double dot", withKeys(baseRead(), KeyTable, "a..b"), `"a..b" has an empty part at position 2`, KeyTable},
+		{"trailing dot", withKeys(baseRead(), KeyTable, "a.b."), "empty part at position 3", KeyTable},
+		{"leading dot", withKeys(baseRead(), KeyTable, ".a.b"), "empty part at position 1", KeyTable},
+		{"blank part", withKeys(baseRead(), KeyTable, "a. .b"), "empty part at position 2", KeyTable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,18 +79,18 @@ func TestValidateCatalogTypeAndTableName(t *testing.T) {
 	}
 	t.Run("templates", func(t *testing.T) {
 		for _, table := range []string{"db.t_{a.b}", "db.{ns}.t", "{ns}.t", "db.{table}"} {
-			if _, err := ParseWriteConfig(with(baseWrite(), KeyTable, table)); err != nil {
+			if _, err := ParseWriteConfig(withKeys(baseWrite(), KeyTable, table)); err != nil {
 				t.Errorf("%q: %v", table, err)
 			}
 		}
 		for _, table := range []string{"db..t_{a.b}", "{ns}.", ".{t}"} {
-			_, err := ParseWriteConfig(with(baseWrite(), KeyTable, table))
+			_, err := ParseWriteConfig(withKeys(baseWrite(), KeyTable, table))
 			wantErrorKeys(t, err, "empty part", KeyTable)
 		}
 	})
 	t.Run("every catalog type and case", func(t *testing.T) {
-		for _, typ := range append(CatalogTypes, "SQL", " rest ") {
-			if _, err := ParseReadConfig(with(baseRead(), KeyCatalogProperties, map[string]any{"type": typ})); err != nil {
+		for _, typ := range append(config.CatalogTypes, "SQL", " rest ") {
+			if _, err := ParseReadConfig(withKeys(baseRead(), KeyCatalogProperties, map[string]any{"type": typ})); err != nil {
 				t.Errorf("type %q: %v", typ, err)
 			}
 		}
@@ -100,7 +102,7 @@ func TestValidateCatalogTypeAndTableName(t *testing.T) {
 func TestSinkIDAlphabet(t *testing.T) {
 	for _, id := range []string{"a\nb", "a\rb", "a\tb", "a\x00b", "a\x1bb", "a\x7fb", "a\u0085b", "\n"} {
 		t.Run(id, func(t *testing.T) {
-			_, err := ParseWriteConfig(with(baseWrite(), KeySinkID, id))
+			_, err := ParseWriteConfig(withKeys(baseWrite(), KeySinkID, id))
 			wantErrorKeys(t, err, "a sink id may hold printable UTF-8 characters", KeySinkID)
 		})
 	}
@@ -109,7 +111,7 @@ func TestSinkIDAlphabet(t *testing.T) {
 		wantErrorKeys(t, c.Validate(), "a sink id may hold printable UTF-8 characters", KeySinkID)
 	})
 	for _, id := range []string{"orders-cdc", "seed-update images", "a.b_c:d/é", "日本"} {
-		if c, err := ParseWriteConfig(with(baseWrite(), KeySinkID, id)); err != nil || c.SinkID != id {
+		if c, err := ParseWriteConfig(withKeys(baseWrite(), KeySinkID, id)); err != nil || c.SinkID != id {
 			t.Errorf("sink id %q: %+v, %v", id, c, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package config
+package iceberg
 
 import (
 	"errors"
@@ -24,7 +24,7 @@ func baseWrite() map[string]any {
 }
 
 // with returns a copy of m with kv (key, value, key, value...) set; a nil value deletes.
-func with(m map[string]any, kv ...any) map[string]any {
+func withKeys(m map[string]any, kv ...any) map[string]any {
 	out := make(map[string]any, len(m)+len(kv)/2)
 	for k, v := range m {
 		out[k] = v

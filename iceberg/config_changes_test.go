@@ -1,4 +1,4 @@
-package config
+package iceberg
 
 import (
 	"errors"
@@ -66,8 +66,8 @@ func TestChangesConfigErrors(t *testing.T) {
 	}
 	from, to := int64(5), int64(4)
 	err := ChangesConfig{
-		Source: Source{Table: "db.t", CatalogName: "c", CatalogProperties: map[string]string{"type": "sql"}, Keep: []string{"a"}, Drop: []string{"b"}},
-		Range:  Range{FromTimestamp: &from, ToTimestamp: &to, StartingStrategy: StartLatest},
+		Table: "db.t", CatalogName: "c", CatalogProperties: map[string]string{"type": "sql"}, Keep: []string{"a"}, Drop: []string{"b"},
+		FromTimestamp: &from, ToTimestamp: &to, StartingStrategy: StartLatest,
 	}.Validate()
 	for _, k := range []string{KeyFromTimestamp, KeyStartingStrategy, KeyDrop} {
 		if !hasKey(err, k) {
@@ -78,8 +78,11 @@ func TestChangesConfigErrors(t *testing.T) {
 
 // hasKey reports whether err holds a ConfigError for key.
 func hasKey(err error, key string) bool {
-	if j, ok := err.(joined); ok {
-		for _, e := range j {
+	if ce, ok := err.(*ConfigError); ok {
+		return ce.Key == key
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
 			if hasKey(e, key) {
 				return true
 			}
@@ -140,7 +143,7 @@ func TestChangesConfigStreaming(t *testing.T) {
 		}
 	}
 	secs := 7
-	c := ChangesConfig{Range: Range{PollIntervalSeconds: &secs}}
+	c := ChangesConfig{PollIntervalSeconds: &secs}
 	if c.PollInterval() != 7*time.Second || (ChangesConfig{}).PollInterval() != DefaultPollIntervalSeconds*time.Second {
 		t.Errorf("PollInterval() = %v, default %v", c.PollInterval(), ChangesConfig{}.PollInterval())
 	}

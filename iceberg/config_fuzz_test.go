@@ -1,4 +1,4 @@
-package config
+package iceberg
 
 import (
 	"encoding/json"

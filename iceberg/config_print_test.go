@@ -1,4 +1,4 @@
-package config
+package iceberg
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
 // secretProps holds one value of every secret kind the redaction knows: each secret key
@@ -66,12 +68,11 @@ func TestConfigsPrintRedacted(t *testing.T) {
 	secrets = append(secrets, "SeCrEt-hadoop")
 	n := 7
 	id := int64(42)
-	source := Source{Table: "shop.orders", CatalogName: "lake", CatalogProperties: props, ConfigProperties: hadoop}
-	read := ReadConfig{Source: source, SnapshotID: &id}
+	read := ReadConfig{Table: "shop.orders", CatalogName: "lake", CatalogProperties: props, ConfigProperties: hadoop, SnapshotID: &id}
 	read.Filter = "password = 'not a secret'"
 	write := WriteConfig{Table: "shop.orders", CatalogName: "lake", CatalogProperties: props, ConfigProperties: hadoop,
 		Mode: MergeOnRead, EqualityColumns: []string{"id"}, NumShards: &n, SinkID: "orders-cdc"}
-	changes := ChangesConfig{Source: source, Range: Range{FromSnapshot: &id}}
+	changes := ChangesConfig{Table: "shop.orders", CatalogName: "lake", CatalogProperties: props, ConfigProperties: hadoop, FromSnapshot: &id}
 	for name, out := range map[string]map[string]string{
 		"read": printings(read), "write": printings(write), "changes": printings(changes),
 	} {
@@ -85,7 +86,7 @@ func TestConfigsPrintRedacted(t *testing.T) {
 				if strings.HasSuffix(how, "%x") || strings.HasSuffix(how, "%10.3v") {
 					return // hex or truncated fields: checked for secrets only
 				}
-				for _, want := range []string{"shop.orders", "proj-visible", RedactedValue} {
+				for _, want := range []string{"shop.orders", "proj-visible", config.RedactedValue} {
 					if !strings.Contains(s, want) {
 						t.Errorf("does not print %q:\n%s", want, s)
 					}
@@ -95,8 +96,8 @@ func TestConfigsPrintRedacted(t *testing.T) {
 	}
 	t.Run("GoString keeps the type name", func(t *testing.T) {
 		for s, want := range map[string]string{
-			fmt.Sprintf("%#v", read): "config.ReadConfig{", fmt.Sprintf("%#v", &write): "config.WriteConfig{",
-			changes.GoString(): "config.ChangesConfig{",
+			fmt.Sprintf("%#v", read): "iceberg.ReadConfig{", fmt.Sprintf("%#v", &write): "iceberg.WriteConfig{",
+			changes.GoString(): "iceberg.ChangesConfig{",
 		} {
 			if !strings.HasPrefix(s, want) {
 				t.Errorf("%%#v = %.60s..., want prefix %s", s, want)

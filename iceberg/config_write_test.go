@@ -1,4 +1,4 @@
-package config
+package iceberg
 
 import (
 	"reflect"
@@ -6,7 +6,7 @@ import (
 )
 
 func mor(kv ...any) map[string]any {
-	return with(with(baseWrite(), KeyMode, "merge-on-read"), kv...)
+	return withKeys(withKeys(baseWrite(), KeyMode, "merge-on-read"), kv...)
 }
 
 func TestParseWriteConfigAccepts(t *testing.T) {
@@ -16,7 +16,7 @@ func TestParseWriteConfigAccepts(t *testing.T) {
 		want func(c WriteConfig) bool
 	}{
 		{"minimal append", baseWrite(), func(c WriteConfig) bool { return c.Mode == "" && !c.IsMergeOnRead() }},
-		{"template table", with(baseWrite(), KeyTable, "db.events_{region}_{a.b}"), func(c WriteConfig) bool { return c.Table == "db.events_{region}_{a.b}" }},
+		{"template table", withKeys(baseWrite(), KeyTable, "db.events_{region}_{a.b}"), func(c WriteConfig) bool { return c.Table == "db.events_{region}_{a.b}" }},
 		{"cdc", mor(
 			KeyChangeTypeColumn, "op",
 			KeyChangeTypeMap, map[string]any{"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE", "b": "UPDATE_BEFORE"},
@@ -40,14 +40,14 @@ func TestParseWriteConfigAccepts(t *testing.T) {
 		{"merge-on-read drop", mor(KeyDrop, []any{"source", "ts_ms"}, KeySequenceNumberColumn, "source.lsn"), func(c WriteConfig) bool {
 			return len(c.Drop) == 2
 		}},
-		{"allowed lateness zero", with(baseWrite(), KeyAllowedLatenessSeconds, 0), func(c WriteConfig) bool {
+		{"allowed lateness zero", withKeys(baseWrite(), KeyAllowedLatenessSeconds, 0), func(c WriteConfig) bool {
 			return c.AllowedLatenessSeconds != nil && *c.AllowedLatenessSeconds == 0
 		}},
-		{"upsert false in append", with(baseWrite(), KeyUpsert, false), func(c WriteConfig) bool { return !c.Upsert }},
-		{"hash with auto sharding", with(baseWrite(), KeyDistributionMode, "hash", KeyAutoSharding, true), func(c WriteConfig) bool {
+		{"upsert false in append", withKeys(baseWrite(), KeyUpsert, false), func(c WriteConfig) bool { return !c.Upsert }},
+		{"hash with auto sharding", withKeys(baseWrite(), KeyDistributionMode, "hash", KeyAutoSharding, true), func(c WriteConfig) bool {
 			return c.AutoSharding && c.DistributionMode == DistributionHash
 		}},
-		{"layout", with(baseWrite(),
+		{"layout", withKeys(baseWrite(),
 			KeyPartitionFields, []any{"region", "bucket(16, id)", "truncate(name, 4)", "bucket[8](k)", "day(ts)", "void(x)"},
 			KeySortFields, []any{"id desc nulls first", "bucket(id, 4)", "ts"},
 			KeyTableProperties, map[string]any{"format-version": "3"},
@@ -57,7 +57,7 @@ func TestParseWriteConfigAccepts(t *testing.T) {
 			ss, err2 := c.SortOrder()
 			return err1 == nil && err2 == nil && len(ps) == 6 && len(ss) == 3 && ss[0].Descending && ss[0].NullsFirst
 		}},
-		{"streaming", with(baseWrite(), KeyTriggeringFrequencySeconds, 60, KeyTokenHeartbeatSeconds, 3600,
+		{"streaming", withKeys(baseWrite(), KeyTriggeringFrequencySeconds, 60, KeyTokenHeartbeatSeconds, 3600,
 			KeyDirectWriteByteLimit, 1<<20, KeyMaximumTableCacheSize, 10, KeyTableCacheRefreshIntervalSeconds, 30,
 			KeyTableCachePollingBuckets, 2, KeyUseSideInputTableCache, true,
 			KeySnapshotProperties, map[string]any{"app": "x"}, KeyOnly, "payload", KeyEvolveSchema, true), func(c WriteConfig) bool {
@@ -94,12 +94,12 @@ func TestParseWriteConfigRejects(t *testing.T) {
 		substr string
 		keys   []string
 	}{
-		{"bad mode", with(baseWrite(), KeyMode, "upsert"), "unknown mode", []string{KeyMode}},
-		{"read key on write", with(baseWrite(), KeyFilter, "a = 1"), "is a read key", []string{KeyFilter}},
-		{"typo hint", with(baseWrite(), "num_shard", 3), `did you mean "num_shards"`, []string{"num_shard"}},
-		{"mor keys in append", with(baseWrite(), KeyEqualityColumns, []any{"id"}, KeyNumShards, 4, KeyUpsert, true, KeyDeleteFormat, "dv"),
+		{"bad mode", withKeys(baseWrite(), KeyMode, "upsert"), "unknown mode", []string{KeyMode}},
+		{"read key on write", withKeys(baseWrite(), KeyFilter, "a = 1"), "is a read key", []string{KeyFilter}},
+		{"typo hint", withKeys(baseWrite(), "num_shard", 3), `did you mean "num_shards"`, []string{"num_shard"}},
+		{"mor keys in append", withKeys(baseWrite(), KeyEqualityColumns, []any{"id"}, KeyNumShards, 4, KeyUpsert, true, KeyDeleteFormat, "dv"),
 			"applies only to mode", []string{KeyEqualityColumns, KeyNumShards, KeyUpsert, KeyDeleteFormat}},
-		{"mor key in explicit append", with(baseWrite(), KeyMode, "append", KeySorterMemoryMB, 10), "applies only", []string{KeySorterMemoryMB}},
+		{"mor key in explicit append", withKeys(baseWrite(), KeyMode, "append", KeySorterMemoryMB, 10), "applies only", []string{KeySorterMemoryMB}},
 		{"bad change type", mor(KeyChangeTypeColumn, "op", KeyChangeTypeMap, map[string]any{"c": "CREATE"}), "unknown change type", []string{"change_type_map.c"}},
 		{"map without column", mor(KeyChangeTypeMap, map[string]any{"c": "INSERT"}), "needs change_type_column", []string{KeyChangeTypeMap}},
 		{"same control columns", mor(KeyChangeTypeColumn, "x", KeySequenceNumberColumn, "x"), "same column", []string{KeyChangeTypeColumn}},
@@ -107,8 +107,8 @@ func TestParseWriteConfigRejects(t *testing.T) {
 		{"equality duplicate", mor(KeyEqualityColumns, []any{"id", "id"}), "duplicate", []string{KeyEqualityColumns}},
 		{"drop equality column", mor(KeyEqualityColumns, []any{"id"}, KeyDrop, []any{"id"}), "drops equality", []string{KeyDrop}},
 		{"keep misses equality column", mor(KeyEqualityColumns, []any{"id"}, KeyKeep, []any{"v"}), "does not keep", []string{KeyKeep}},
-		{"keep drop only", with(baseWrite(), KeyKeep, []any{"a"}, KeyOnly, "b"), "mutually exclusive", []string{KeyOnly}},
-		{"before field in append", with(baseWrite(), KeyOnly, "after", KeyBeforeField, "before"), "applies only", []string{KeyBeforeField}},
+		{"keep drop only", withKeys(baseWrite(), KeyKeep, []any{"a"}, KeyOnly, "b"), "mutually exclusive", []string{KeyOnly}},
+		{"before field in append", withKeys(baseWrite(), KeyOnly, "after", KeyBeforeField, "before"), "applies only", []string{KeyBeforeField}},
 		{"before field without only", mor(KeyBeforeField, "before"), "needs only", []string{KeyBeforeField}},
 		{"before field is only", mor(KeyOnly, "after", KeyBeforeField, "after"), "same field", []string{KeyBeforeField}},
 		{"empty path parts", mor(KeySequenceNumberColumn, "source..lsn", KeyChangeTypeColumn, ".op", KeyOnly, "after."),
@@ -116,31 +116,31 @@ func TestParseWriteConfigRejects(t *testing.T) {
 		{"keep lists a control column", mor(KeyChangeTypeColumn, "op", KeyKeep, []any{"id", "op"}), "control column", []string{KeyKeep}},
 		{"drop lists a control column", mor(KeyDrop, []any{"_commit_snapshot_sequence_number"}), "control column", []string{KeyDrop}},
 		{"only names a control column", mor(KeyChangeTypeColumn, "op", KeyOnly, "op"), "control column", []string{KeyOnly}},
-		{"reserved snapshot property", with(baseWrite(), KeySnapshotProperties, map[string]any{"beam.cdc.sink-id": "x", "ok": "y"}), "reserved", []string{"snapshot_properties.beam.cdc.sink-id"}},
+		{"reserved snapshot property", withKeys(baseWrite(), KeySnapshotProperties, map[string]any{"beam.cdc.sink-id": "x", "ok": "y"}), "reserved", []string{"snapshot_properties.beam.cdc.sink-id"}},
 		{"negative shards", mor(KeyNumShards, -1), "negative", []string{KeyNumShards}},
 		{"zero shards", mor(KeyNumShards, 0), "at least 1", []string{KeyNumShards}},
 		{"shards per partition above num shards", mor(KeyNumShards, 4, KeyShardsPerPartition, 5), "at most 4", []string{KeyShardsPerPartition}},
 		{"shards per partition above default", mor(KeyShardsPerPartition, 17), "at most 16", []string{KeyShardsPerPartition}},
-		{"negative lateness", with(baseWrite(), KeyAllowedLatenessSeconds, -1), "negative", []string{KeyAllowedLatenessSeconds}},
-		{"int32 overflow", with(baseWrite(), KeyTriggeringFrequencySeconds, int64(1)<<40), "out of range", []string{KeyTriggeringFrequencySeconds}},
-		{"zero heartbeat", with(baseWrite(), KeyTokenHeartbeatSeconds, 0), "at least 1", []string{KeyTokenHeartbeatSeconds}},
-		{"every int key negative", with(baseWrite(),
+		{"negative lateness", withKeys(baseWrite(), KeyAllowedLatenessSeconds, -1), "negative", []string{KeyAllowedLatenessSeconds}},
+		{"int32 overflow", withKeys(baseWrite(), KeyTriggeringFrequencySeconds, int64(1)<<40), "out of range", []string{KeyTriggeringFrequencySeconds}},
+		{"zero heartbeat", withKeys(baseWrite(), KeyTokenHeartbeatSeconds, 0), "at least 1", []string{KeyTokenHeartbeatSeconds}},
+		{"every int key negative", withKeys(baseWrite(),
 			KeyDirectWriteByteLimit, -1, KeyMaximumTableCacheSize, -1, KeyTableCacheRefreshIntervalSeconds, -1,
 			KeyTableCachePollingBuckets, -1, KeyTriggeringFrequencySeconds, -1, KeyTokenHeartbeatSeconds, -1),
 			"negative", []string{KeyDirectWriteByteLimit, KeyMaximumTableCacheSize, KeyTableCacheRefreshIntervalSeconds,
 				KeyTableCachePollingBuckets, KeyTriggeringFrequencySeconds, KeyTokenHeartbeatSeconds}},
 		{"bad delete format", mor(KeyDeleteFormat, "position"), "unknown delete format", []string{KeyDeleteFormat}},
 		{"dv on v2", mor(KeyDeleteFormat, "dv", KeyTableProperties, map[string]any{"format-version": "2"}), "format-version 3", []string{KeyDeleteFormat}},
-		{"bad format version", with(baseWrite(), KeyTableProperties, map[string]any{"format-version": "4"}), "want 1, 2 or 3", []string{"table_properties.format-version"}},
-		{"bad distribution", with(baseWrite(), KeyDistributionMode, "range"), "unknown distribution", []string{KeyDistributionMode}},
-		{"auto sharding without hash", with(baseWrite(), KeyAutoSharding, true), "needs distribution_mode", []string{KeyAutoSharding}},
-		{"bool as string", with(baseWrite(), KeyUseSideInputTableCache, "true"), "want a boolean", []string{KeyUseSideInputTableCache}},
-		{"bad partition", with(baseWrite(), KeyPartitionFields, []any{"bucket(id)", "week(ts)"}), "bucket", []string{KeyPartitionFields, KeyPartitionFields}},
-		{"redundant partition", with(baseWrite(), KeyPartitionFields, []any{"day(ts)", "hour(ts)"}), "redundant", []string{KeyPartitionFields}},
-		{"bad sort", with(baseWrite(), KeySortFields, []any{"id sideways"}), "unexpected", []string{KeySortFields}},
-		{"unbalanced template", with(baseWrite(), KeyTable, "db.t_{region"), "unclosed", []string{KeyTable}},
-		{"empty placeholder", with(baseWrite(), KeyTable, "db.t_{}"), "empty", []string{KeyTable}},
-		{"blank sink id", with(baseWrite(), KeySinkID, " "), "blank", []string{KeySinkID}},
+		{"bad format version", withKeys(baseWrite(), KeyTableProperties, map[string]any{"format-version": "4"}), "want 1, 2 or 3", []string{"table_properties.format-version"}},
+		{"bad distribution", withKeys(baseWrite(), KeyDistributionMode, "range"), "unknown distribution", []string{KeyDistributionMode}},
+		{"auto sharding without hash", withKeys(baseWrite(), KeyAutoSharding, true), "needs distribution_mode", []string{KeyAutoSharding}},
+		{"bool as string", withKeys(baseWrite(), KeyUseSideInputTableCache, "true"), "want a boolean", []string{KeyUseSideInputTableCache}},
+		{"bad partition", withKeys(baseWrite(), KeyPartitionFields, []any{"bucket(id)", "week(ts)"}), "bucket", []string{KeyPartitionFields, KeyPartitionFields}},
+		{"redundant partition", withKeys(baseWrite(), KeyPartitionFields, []any{"day(ts)", "hour(ts)"}), "redundant", []string{KeyPartitionFields}},
+		{"bad sort", withKeys(baseWrite(), KeySortFields, []any{"id sideways"}), "unexpected", []string{KeySortFields}},
+		{"unbalanced template", withKeys(baseWrite(), KeyTable, "db.t_{region"), "unclosed", []string{KeyTable}},
+		{"empty placeholder", withKeys(baseWrite(), KeyTable, "db.t_{}"), "empty", []string{KeyTable}},
+		{"blank sink id", withKeys(baseWrite(), KeySinkID, " "), "blank", []string{KeySinkID}},
 		{"many problems", map[string]any{KeyMode: "x", KeyNumShards: "4", KeyCatalogName: "c", KeyCatalogProperties: map[string]any{"type": "sql"}, KeyUpsert: 1},
 			"configuration problems", []string{KeyTable, KeyMode, KeyNumShards, KeyUpsert}},
 	}
@@ -200,7 +200,7 @@ func TestWriteResolved(t *testing.T) {
 			t.Error("WriteDefaults returned shared state")
 		}
 		for k := range d {
-			if _, ok := writeSchema.fields[k]; !ok {
+			if !writeSchema.Has(k) {
 				t.Errorf("default for unknown key %q", k)
 			}
 		}
