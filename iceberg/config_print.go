@@ -12,25 +12,13 @@ import (
 // verb, of a value or a pointer, String, GoString and json.Marshal. Map is not
 // redacted: it is the exact inverse of the Parse functions.
 
-func (c ReadConfig) redacted() any {
-	c.CatalogProperties, c.ConfigProperties = config.Redacted(c.CatalogProperties), config.Redacted(c.ConfigProperties)
-	return config.Plain(c)
-}
+func (c ReadConfig) redacted() any { return config.RedactedPlain(c) }
 
-func (c WriteConfig) redacted() any {
-	c.CatalogProperties, c.ConfigProperties = config.Redacted(c.CatalogProperties), config.Redacted(c.ConfigProperties)
-	return config.Plain(c)
-}
+func (c WriteConfig) redacted() any { return config.RedactedPlain(c) }
 
-func (c ChangesConfig) redacted() any {
-	c.CatalogProperties, c.ConfigProperties = config.Redacted(c.CatalogProperties), config.Redacted(c.ConfigProperties)
-	return config.Plain(c)
-}
+func (c ChangesConfig) redacted() any { return config.RedactedPlain(c) }
 
-func (c MaintainConfig) redacted() any {
-	c.CatalogProperties, c.ConfigProperties = config.Redacted(c.CatalogProperties), config.Redacted(c.ConfigProperties)
-	return config.Plain(c)
-}
+func (c MaintainConfig) redacted() any { return config.RedactedPlain(c) }
 
 // String prints c with catalog secrets redacted.
 func (c ReadConfig) String() string { return fmt.Sprintf("%+v", c.redacted()) }

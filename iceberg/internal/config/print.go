@@ -31,6 +31,19 @@ func Plain(c any) any {
 	return v.Convert(t.(reflect.Type)).Interface()
 }
 
+// RedactedPlain is Plain of c with the secrets of its CatalogProperties and
+// ConfigProperties fields redacted (see Redacted).
+func RedactedPlain(c any) any {
+	p := reflect.New(reflect.TypeOf(Plain(c))).Elem()
+	p.Set(reflect.ValueOf(Plain(c)))
+	for _, name := range []string{"CatalogProperties", "ConfigProperties"} {
+		if f := p.FieldByName(name); f.IsValid() {
+			f.Set(reflect.ValueOf(Redacted(f.Interface().(map[string]string))))
+		}
+	}
+	return p.Interface()
+}
+
 // GoString prints plain (from Plain) with %#v under the type name iceberg.<name>,
 // which replaces the unnamed struct type that %#v spells out.
 func GoString(plain any, name string) string {
