@@ -137,13 +137,15 @@ func TestShardWindowLineage(t *testing.T) {
 			}
 			f := newFixture(t, nil, "lineage", opts...)
 			f.seed(t, cityRows(20), 10) // ids 1..20 have _row_id 0..19
+			// Upsert on: 3 updated, 5 deleted, 7 deleted then inserted, 15 upserted, 100
+			// new, 50 updated but not in the table.
 			changes := []row.Row{
-				change("b", 3, "city-3", "CA", 1), change("u", 3, "x", "NY", 1), // update
-				change("d", 5, "", "", 1), // delete
-				change("d", 7, "", "", 1), change("c", 7, "y", "WA", 2), // delete, insert
-				change("u", 15, "z", "TX", 1), // upsert
+				change("b", 3, "city-3", "CA", 1), change("u", 3, "x", "NY", 1),
+				change("d", 5, "", "", 1),
+				change("d", 7, "", "", 1), change("c", 7, "y", "WA", 2),
+				change("u", 15, "z", "TX", 1),
 				change("c", 100, "new", "CA", 1),
-				change("b", 50, "", "", 1), change("u", 50, "gone", "CA", 1), // not in the table
+				change("b", 50, "", "", 1), change("u", 50, "gone", "CA", 1),
 			}
 			run := runShard(t, f.shardConfig(f.table(t), true), changes)
 			if run.lineage != (mode == "dv") {
