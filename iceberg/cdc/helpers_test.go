@@ -290,12 +290,16 @@ func runPackets(cfg ShardConfig, packets [][]byte, rejected []Rejected) (shardRu
 			run.rows = append(run.rows, r)
 			return err
 		},
-		Update: func(body []byte, rowID *int64) error {
+		Update: func(body []byte, rowID int64, hasID bool) error {
 			if !run.lineage {
 				return fmt.Errorf("an update without lineage")
 			}
 			r, err := decode(body)
-			run.updates, run.rowIDs = append(run.updates, r), append(run.rowIDs, rowID)
+			var id *int64
+			if hasID {
+				id = &rowID
+			}
+			run.updates, run.rowIDs = append(run.updates, r), append(run.rowIDs, id)
 			return err
 		},
 		Dead: func(r row.Row, reason string) { run.dead = append(run.dead, Rejected{Row: r, Err: errors.New(reason)}) },

@@ -64,9 +64,10 @@ type ShardOutput struct {
 	Write func(body []byte) error
 	// Update takes, with row lineage (see ShardWindow.Lineage), a new row that
 	// replaces a committed row, packed in the Parser's schema, with the _row_id
-	// that row had (nil when it had none: not found, or written before format
-	// version 3). Updates come after every Write, once the keys are resolved.
-	Update func(body []byte, rowID *int64) error
+	// that row had (hasID false when it had none: not found, or written before
+	// format version 3). Updates come after every Write, once the keys are
+	// resolved.
+	Update func(body []byte, rowID int64, hasID bool) error
 	// Dead takes a change that cannot be applied, with the reason.
 	Dead func(r row.Row, reason string)
 }
@@ -341,11 +342,8 @@ func (w *ShardWindow) update(ctx context.Context, res *Resolution, nkeys int, up
 		if err != nil {
 			return err
 		}
-		var id *int64
-		if v, ok := ids[int32(rec.Seq)]; ok {
-			id = &v
-		}
-		if err := out.Update(rec.Row, id); err != nil {
+		id, ok := ids[int32(rec.Seq)]
+		if err := out.Update(rec.Row, id, ok); err != nil {
 			return err
 		}
 	}

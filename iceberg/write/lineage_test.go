@@ -43,10 +43,10 @@ func TestShardRowsLineageDirect(t *testing.T) {
 	}
 	// 42 and 7 replace rows with those ids, 5000 a row without one.
 	for _, u := range []struct {
-		id    int64
-		rowID *int64
-	}{{42, ptr(int64(42))}, {7, ptr(int64(7))}, {5000, nil}} {
-		if err := rows.addUpdate(body(u.id, "upd"), u.rowID); err != nil {
+		id, rowID int64
+		hasID     bool
+	}{{42, 42, true}, {7, 7, true}, {5000, 0, false}} {
+		if err := rows.addUpdate(body(u.id, "upd"), u.rowID, u.hasID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -127,5 +127,3 @@ func TestShardRowsDirectFiles(t *testing.T) {
 		t.Fatalf("%d rows sent to the writer and %d written by the shard, want one packet and the rest (%d rows in all)", sent, written, batchRows+10)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

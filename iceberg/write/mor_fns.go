@@ -522,8 +522,8 @@ func (s *shardRows) send(p *[]byte) {
 }
 
 // addUpdate takes a new row that replaces a committed row (packed in rs), with
-// the _row_id of that row (nil when it has none): see cdc.ShardOutput.Update.
-func (s *shardRows) addUpdate(body []byte, rowID *int64) error {
+// the _row_id of that row when hasID: see cdc.ShardOutput.Update.
+func (s *shardRows) addUpdate(body []byte, rowID int64, hasID bool) error {
 	if !s.lineage {
 		return errors.New("row lineage: an update without lineage")
 	}
@@ -535,8 +535,8 @@ func (s *shardRows) addUpdate(body []byte, rowID *int64) error {
 		s.lrs = row.SchemaOf(lineageSchema(s.tbl.Schema()))
 	}
 	var id any
-	if rowID != nil {
-		id = *rowID
+	if hasID {
+		id = rowID
 	}
 	lr := row.Of(s.lrs, append(slices.Clip(r.Values()), id))
 	if s.bb != nil {
