@@ -68,16 +68,6 @@ type Net struct {
 	Changes int
 }
 
-// Collapse groups sorted records (from Sorter.Sorted) by key and calls emit with
-// each key's net effect. Net's slices are only valid during the call. Records out of
-// order are an error. Changes of one key with equal sequence numbers apply in kind
-// order (see Kind); two different after-images at the key's last sequence number
-// apply in sort order, which among equal kinds is input order: use CollapseChecked to
-// hold such a key back instead.
-func Collapse(recs iter.Seq2[*Record, error], upsert bool, emit func(*Net) error) error {
-	return CollapseChecked(recs, upsert, emit, nil)
-}
-
 // Ambiguous is a key whose net effect depends on an order the changes do not give: at
 // the key's last sequence number of the window there are two or more after-images
 // (INSERT or UPDATE_AFTER) with different rows, so which row is the key's final state
@@ -134,11 +124,14 @@ func (a *Ambiguous) Rejected(p *Parser) ([]Rejected, error) {
 	return out, nil
 }
 
-// CollapseChecked is Collapse that holds back ambiguous keys (see Ambiguous): the
-// key's changes before its last sequence number are collapsed and emitted as usual
-// (a state the key really had), and the changes at that sequence number go to
-// ambiguous instead of being applied. Ambiguous's slices are only valid during the
-// call. With a nil ambiguous it is Collapse.
+// CollapseChecked groups sorted records (from Sorter.Sorted) by key and calls emit
+// with each key's net effect; Net's slices are only valid during the call. Records
+// out of order are an error. Changes of one key with equal sequence numbers apply in
+// kind order (see Kind). A key whose last sequence number carries two different
+// after-images is held back (see Ambiguous): its changes before that sequence number
+// are collapsed and emitted as usual (a state the key really had), and the changes
+// at that sequence number go to ambiguous instead of being applied. Ambiguous's
+// slices are only valid during the call.
 func CollapseChecked(recs iter.Seq2[*Record, error], upsert bool, emit func(*Net) error, ambiguous func(*Ambiguous) error) error {
 	var (
 		cur   Net
@@ -148,8 +141,8 @@ func CollapseChecked(recs iter.Seq2[*Record, error], upsert bool, emit func(*Net
 		have  bool
 		prev  Record
 		// The changes with the key's last sequence number so far: where they start in
-		// kinds, the last row and sequence number before them, and (when checking) the
-		// changes themselves, their rows packed in groupBuf.
+		// kinds, the last row and sequence number before them, and the changes
+		// themselves, their rows packed in groupBuf.
 		groupAt   int
 		before    []byte
 		beforeSeq int64
@@ -157,16 +150,14 @@ func CollapseChecked(recs iter.Seq2[*Record, error], upsert bool, emit func(*Net
 		groupBuf  []byte
 	)
 	addGroup := func(r *Record) {
-		if ambiguous != nil {
-			group = append(group, groupRec{kind: r.Kind, off: len(groupBuf), end: len(groupBuf) + len(r.Row)})
-			groupBuf = append(groupBuf, r.Row...)
-		}
+		group = append(group, groupRec{kind: r.Kind, off: len(groupBuf), end: len(groupBuf) + len(r.Row)})
+		groupBuf = append(groupBuf, r.Row...)
 	}
 	flush := func() error {
 		if !have {
 			return nil
 		}
-		if ambiguous != nil && conflicting(group, groupBuf) {
+		if conflicting(group, groupBuf) {
 			if groupAt > 0 {
 				cur.NetEffect = Effect(kinds[:groupAt], upsert)
 				cur.Row = first
@@ -255,79 +246,6 @@ func conflicting(group []groupRec, buf []byte) bool {
 		after, seen = row, true
 	}
 	return false
-}
-
-// Result is the net effect of one shard's (or table's) window.
-type Result struct {
-	// DeleteKeys are the keys whose committed row must go, one value per equality
-	// column.
-	DeleteKeys [][]any
-	// Rows are the rows to write, without control columns, in the Parser's schema.
-	Rows []row.Row
-	// MaxSeq is the highest sequence number seen (0 when empty).
-	MaxSeq int64
-	// Changes is the number of changes collapsed (Ambiguous not included).
-	Changes int
-	// Ambiguous are the changes held back because their key's final row is ambiguous
-	// (see Ambiguous), with the reasons.
-	Ambiguous []Rejected
-}
-
-// CollapseAll collapses sorted records into a Result with CollapseChecked, decoding
-// packed rows with p's schema. It holds the whole result in memory; a DoFn that
-// streams rows into a BatchBuilder uses CollapseChecked instead.
-func CollapseAll(p *Parser, recs iter.Seq2[*Record, error], upsert bool) (Result, error) {
-	var res Result
-	sc := p.Schema()
-	err := CollapseChecked(recs, upsert, func(n *Net) error {
-		r, _, err := row.DecodeBody(sc, n.Row)
-		if err != nil {
-			return fmt.Errorf("iceberg: cdc collapse: %w", err)
-		}
-		if n.DeletePrior {
-			res.DeleteKeys = append(res.DeleteKeys, p.KeyOf(r))
-		}
-		if n.Write {
-			res.Rows = append(res.Rows, r)
-		}
-		res.MaxSeq = max(res.MaxSeq, n.MaxSeq)
-		res.Changes += n.Changes
-		return nil
-	}, func(a *Ambiguous) error {
-		rej, err := a.Rejected(p)
-		res.Ambiguous = append(res.Ambiguous, rej...)
-		res.MaxSeq = max(res.MaxSeq, a.Seq)
-		return err
-	})
-	return res, err
-}
-
-// SortAndCollapse parses rows, sorts them in a Sorter bounded by memoryLimit bytes
-// and collapses them: the whole per-shard step for callers that hold the rows. Rows
-// that fail to parse and changes held back as ambiguous (also in res.Ambiguous) are
-// returned in rejected with their errors and left out.
-func SortAndCollapse(p *Parser, rows []row.Row, upsert bool, memoryLimit int64) (res Result, rejected []Rejected, err error) {
-	s := NewSorter(memoryLimit, "")
-	defer s.Close()
-	var kb, body []byte
-	for _, r := range rows {
-		c, perr := p.Parse(r)
-		if perr == nil {
-			kb, perr = p.AppendKey(kb[:0], c.Key)
-		}
-		if perr == nil {
-			body, perr = row.AppendBody(body[:0], c.Row)
-		}
-		if perr != nil {
-			rejected = append(rejected, Rejected{Row: r, Err: perr})
-			continue
-		}
-		if err := s.Add(kb, c.Seq, c.Kind, body); err != nil {
-			return Result{}, rejected, err
-		}
-	}
-	res, err = CollapseAll(p, s.Sorted(), upsert)
-	return res, append(rejected, res.Ambiguous...), err
 }
 
 // Rejected is a change row that cannot be applied, with the reason.

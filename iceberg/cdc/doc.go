@@ -15,11 +15,11 @@
 //     shard) for the shuffle, [ReadPacket] unpacks them.
 //   - [Sorter] sorts one shard's changes by (key, sequence number, kind) with a
 //     bounded amount of memory, spilling sorted runs to local temp files.
-//   - [Collapse] reduces each key's sorted changes to its net effect ([Net]):
-//     whether the committed row must go and which row, if any, is written.
-//     [CollapseChecked] also holds back a key whose last sequence number carries two
-//     different after-images ([Ambiguous]): their order, hence the key's final row,
-//     is unknown, so those changes go to the dead letter output.
+//   - [CollapseChecked] reduces each key's sorted changes to its net effect ([Net]):
+//     whether the committed row must go and which row, if any, is written. It holds
+//     back a key whose last sequence number carries two different after-images
+//     ([Ambiguous]): their order, hence the key's final row, is unknown, so those
+//     changes go to the dead letter output.
 //   - [Resolve] turns keys whose committed row must go into row positions in the
 //     table's data files ([Resolution]), planning with the key predicate and reading
 //     only the key columns. Resolutions cross the shuffle as [EncodedResolution] and
@@ -31,6 +31,13 @@
 //     ([MergeDVs]: never two live DVs) into new Puffin files, and returns the [Delta]:
 //     DVs to add and the DVs they replace. With delete_format=equality it writes
 //     key-only equality delete files instead ([ResolveFormat] picks the format).
+//
+// [ShardWindow] is the merge-on-read algorithm of one shard's window, from packets
+// to new rows and resolved deletes: it skips replayed changes and dead-letters late
+// ones it cannot apply ([Committed]), sorts, collapses, resolves, and gives updated
+// rows the _row_id of the row they replace ([RowLineage]). Package write's shard
+// DoFn wraps it: it finds what the sink has committed, writes the new rows and
+// counts [ShardStats].
 //
 // Package write wires these into the pipeline and commits the Delta with the window's
 // data files through its one committer (write.Committer.CommitChanges), exactly once

@@ -2,12 +2,14 @@ package cdc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	ibg "github.com/apache/iceberg-go"
@@ -133,11 +135,12 @@ func change(op string, id int64, city, state string, seq int64) row.Row {
 	return row.New([]string{"op", "id", "city", "state", "seq"}, []any{op, id, city, state, seq})
 }
 
-// prepare runs the per-shard steps (parse, shard, sort, collapse, resolve in DV
-// mode, write data files) for one window and returns the window to commit.
+// prepare runs the per-shard steps for one window (parse and shard as package
+// write's parse DoFn does, then one ShardWindow per shard: sort, collapse, resolve
+// in DV mode, row lineage), writes the new rows to data files and returns the
+// window to commit.
 func (f *fixture) prepare(t testing.TB, changes []row.Row, upsert bool) window {
 	t.Helper()
-	ctx := context.Background()
 	tbl := f.table(t)
 	shards := make([][]row.Row, f.shards)
 	var kb []byte
@@ -151,46 +154,192 @@ func (f *fixture) prepare(t testing.TB, changes []row.Row, upsert bool) window {
 		shards[s] = append(shards[s], r)
 	}
 	w := window{deletes: Deletes{KeyColumns: f.keys, Format: f.format, Resolver: Resolver{IndexBytes: f.indexBytes}}}
-	format, err := ResolveFormat(tbl, f.format, f.keys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lineage := RowLineage(tbl, f.format, f.keys)
 	var rows []row.Row
 	for _, sh := range shards {
 		if len(sh) == 0 {
 			continue
 		}
-		res, rejected, err := SortAndCollapse(f.parser, sh, upsert, 1<<20)
-		if err != nil || len(rejected) > 0 {
-			t.Fatalf("collapse: %v %v", err, rejected)
+		run := runShard(t, f.shardConfig(tbl, upsert), sh)
+		if len(run.dead) > 0 || len(run.rejected) > 0 {
+			t.Fatalf("shard: dead %v, rejected %v", run.dead, run.rejected)
 		}
-		rows = append(rows, res.Rows...)
-		if format == config.DeleteFormatDV {
-			r, err := Resolver{KeyColumns: f.keys, IndexBytes: f.indexBytes}.Resolve(ctx, tbl, res.DeleteKeys)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.deletes.Resolved = append(w.deletes.Resolved, r)
+		if run.lineage != lineage {
+			t.Fatalf("shard lineage %v, want %v", run.lineage, lineage)
+		}
+		rows = append(rows, run.lineageRows(tbl)...)
+		if run.Resolution != nil {
+			w.deletes.Resolved = append(w.deletes.Resolved, run.Resolution)
 		} else {
-			w.deletes.Keys = append(w.deletes.Keys, res.DeleteKeys...)
+			w.deletes.Keys = append(w.deletes.Keys, run.DeleteKeys...)
 		}
 	}
-	if len(rows) > 0 {
-		b, err := row.NewBatchBuilder(tbl.Schema(), memory.DefaultAllocator)
+	w.dataFiles = writeRows(t, tbl, rows, lineage)
+	return w
+}
+
+// shardConfig is the fixture's ShardConfig for one window of tbl.
+func (f *fixture) shardConfig(tbl *table.Table, upsert bool) ShardConfig {
+	return ShardConfig{Table: tbl, Parser: f.parser, Upsert: upsert, DeleteFormat: f.format,
+		Resolver: Resolver{KeyColumns: f.keys, IndexBytes: f.indexBytes}, SorterMemory: 1 << 20, SinkID: "fixture"}
+}
+
+// shardRun is what a ShardWindow made of one shard's changes.
+type shardRun struct {
+	ShardResult
+	lineage bool
+	// rows are the new rows (ShardOutput.Write) and updates the rows that replace a
+	// committed row (ShardOutput.Update) with their _row_id, in the Parser's schema.
+	rows    []row.Row
+	updates []row.Row
+	rowIDs  []*int64
+	// dead are the changes sent to the dead letter output, with their reasons.
+	dead []Rejected
+	// rejected are the rows that failed to parse (package write's parse DoFn
+	// dead-letters them before the shards).
+	rejected []Rejected
+}
+
+// written returns the rows written, new and updated.
+func (r shardRun) written() []row.Row { return append(slices.Clip(r.rows), r.updates...) }
+
+// lineageRows returns the rows written, in tbl's schema with _row_id when the run
+// had row lineage (null for new rows), else in tbl's schema.
+func (r shardRun) lineageRows(tbl *table.Table) []row.Row {
+	if !r.lineage {
+		return r.written()
+	}
+	lrs := row.SchemaOf(ibg.SchemaWithRowLineageColumns(tbl.Schema(), true, false))
+	var out []row.Row
+	for _, x := range r.rows {
+		out = append(out, row.Of(lrs, append(slices.Clip(x.Values()), nil)))
+	}
+	for i, x := range r.updates {
+		var id any
+		if r.rowIDs[i] != nil {
+			id = *r.rowIDs[i]
+		}
+		out = append(out, row.Of(lrs, append(slices.Clip(x.Values()), id)))
+	}
+	return out
+}
+
+// pack parses rows with p as package write's parse DoFn does and packs them, in
+// the order given, into packets of table schema schemaID holding at most per
+// changes each. Rows that fail to parse are returned instead.
+func pack(p *Parser, schemaID int, rows []row.Row, per int) (packets [][]byte, rejected []Rejected) {
+	var kb, body []byte
+	var cur []byte
+	n := 0
+	for _, r := range rows {
+		c, err := p.Parse(r)
+		if err == nil {
+			kb, err = p.AppendKey(kb[:0], c.Key)
+		}
+		if err == nil {
+			body, err = row.AppendBody(body[:0], c.Row)
+		}
+		if err != nil {
+			rejected = append(rejected, Rejected{Row: r, Err: err})
+			continue
+		}
+		if cur == nil {
+			cur = NewPacket(schemaID)
+		}
+		cur = AppendChange(cur, kb, c.Seq, c.Kind, body)
+		if n++; n == per {
+			packets, cur, n = append(packets, cur), nil, 0
+		}
+	}
+	if cur != nil {
+		packets = append(packets, cur)
+	}
+	return packets, rejected
+}
+
+// runShard packs rows (parsed with cfg.Parser, three changes a packet) and runs a
+// ShardWindow of cfg on them.
+func runShard(t testing.TB, cfg ShardConfig, rows []row.Row) shardRun {
+	t.Helper()
+	run, err := tryShard(cfg, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// tryShard is runShard that returns the ShardWindow's error.
+func tryShard(cfg ShardConfig, rows []row.Row) (shardRun, error) {
+	packets, rejected := pack(cfg.Parser, cfg.Table.Schema().ID, rows, 3)
+	return runPackets(cfg, packets, rejected)
+}
+
+// runPackets runs a ShardWindow of cfg on packets.
+func runPackets(cfg ShardConfig, packets [][]byte, rejected []Rejected) (shardRun, error) {
+	sc := cfg.Parser.Schema()
+	sw := NewShardWindow(cfg)
+	run := shardRun{lineage: sw.Lineage(), rejected: rejected}
+	decode := func(body []byte) (row.Row, error) {
+		r, _, err := row.DecodeBody(sc, body)
+		return r, err
+	}
+	var err error
+	run.ShardResult, err = sw.Run(context.Background(), slices.Values(packets), ShardOutput{
+		Write: func(body []byte) error {
+			r, err := decode(body)
+			run.rows = append(run.rows, r)
+			return err
+		},
+		Update: func(body []byte, rowID int64, hasID bool) error {
+			if !run.lineage {
+				return fmt.Errorf("an update without lineage")
+			}
+			r, err := decode(body)
+			var id *int64
+			if hasID {
+				id = &rowID
+			}
+			run.updates, run.rowIDs = append(run.updates, r), append(run.rowIDs, id)
+			return err
+		},
+		Dead: func(r row.Row, reason string) { run.dead = append(run.dead, Rejected{Row: r, Err: errors.New(reason)}) },
+	})
+	return run, err
+}
+
+// writeRows writes rows (in tbl's schema, with _row_id when lineage) to data files
+// of tbl without committing them.
+func writeRows(t testing.TB, tbl *table.Table, rows []row.Row, lineage bool) []ibg.DataFile {
+	t.Helper()
+	if len(rows) == 0 {
+		return nil
+	}
+	sc := tbl.Schema()
+	var opts []table.WriteRecordOption
+	if lineage {
+		sc = ibg.SchemaWithRowLineageColumns(sc, true, false)
+		opts = append(opts, table.WithPreserveRowLineage(sc))
+	}
+	b, err := row.NewBatchBuilder(sc, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	for _, r := range rows {
+		if err := b.AppendRow(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := b.NewBatch() // WriteRecords releases it
+	recs := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }
+	var files []ibg.DataFile
+	for df, err := range table.WriteRecords(context.Background(), tbl, rec.Schema(), recs, opts...) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range rows {
-			if err := b.AppendRow(r); err != nil {
-				t.Fatal(err)
-			}
-		}
-		rec := b.NewBatch()
-		b.Release()
-		w.dataFiles = icebergtest.WriteDataFiles(t, tbl, rec)
-		rec.Release()
+		files = append(files, df)
 	}
-	return w
+	return files
 }
 
 // commit commits w as one RowDelta on the current table, with the deletes

@@ -10,7 +10,22 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	ibg "github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
+
+// RowLineage reports whether merge-on-read updates of tbl with delete format f
+// (see ResolveFormat) and equality columns keys keep the _row_id of the row they
+// replace: on format version 3 with deletion vectors, which resolve the replaced
+// row (equality deletes do not).
+func RowLineage(tbl *table.Table, f config.DeleteFormat, keys []string) bool {
+	if tbl.Metadata().Version() < 3 {
+		return false
+	}
+	format, err := ResolveFormat(tbl, f, keys)
+	return err == nil && format == config.DeleteFormatDV
+}
 
 // errNoRowIDColumn is returned by rowIDLeaf for a data file that does not store
 // _row_id.

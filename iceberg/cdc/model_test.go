@@ -2,7 +2,9 @@ package cdc
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
@@ -11,7 +13,8 @@ import (
 // TestRandomizedModel applies 50 random windows of inserts, updates (some moving a
 // row to another partition), deletes and upserts over 2,000 keys, several shards,
 // keys touched many times per window, and compares the table after every commit
-// with an in-memory model.
+// with an in-memory model. With row lineage (DV mode) a key live before and after
+// a window keeps its _row_id, and a key that becomes live gets a fresh one.
 func TestRandomizedModel(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -36,8 +39,11 @@ func TestRandomizedModel(t *testing.T) {
 				model[r[0].(int64)] = r[1].(string) + "|" + r[2].(string)
 			}
 			f.seed(t, seed, 250)
+			lineage := RowLineage(f.table(t), f.format, f.keys)
+			ids := f.rowIDs(t)
 			seq := int64(0)
 			for round := range 50 {
+				before := maps.Clone(model)
 				upsert := round%4 == 3
 				var changes []row.Row
 				for range 40 {
@@ -82,6 +88,13 @@ func TestRandomizedModel(t *testing.T) {
 				if diff := diffModel(f.contents(t), model); diff != "" {
 					t.Fatalf("round %d (upsert %v): table differs from the model:\n%s", round, upsert, diff)
 				}
+				if lineage {
+					now := f.rowIDs(t)
+					if diff := diffLineage(before, ids, now); diff != "" {
+						t.Fatalf("round %d (upsert %v): row lineage:\n%s", round, upsert, diff)
+					}
+					ids = now
+				}
 			}
 		})
 	}
@@ -95,4 +108,25 @@ func replaceBar(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// diffLineage checks the row ids now of the live keys after a window against
+// those before it (ids, of the keys live before, was): a key live before keeps its
+// id, a new key has an id no live key had.
+func diffLineage(was map[int64]string, ids, now map[int64]int64) string {
+	old := map[int64]bool{}
+	for _, id := range ids {
+		old[id] = true
+	}
+	var b strings.Builder
+	for key, id := range now {
+		_, live := was[key]
+		switch {
+		case live && id != ids[key]:
+			fmt.Fprintf(&b, "key %d: _row_id %d, was %d\n", key, id, ids[key])
+		case !live && old[id]:
+			fmt.Fprintf(&b, "new key %d: _row_id %d of a row live before\n", key, id)
+		}
+	}
+	return b.String()
 }

@@ -8,14 +8,14 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
 // TestShardRowsLineageDirect: past shardRowsToWriters a shard writes its new rows
-// itself. With row lineage its files store _row_id: an update carries the id of the
-// row its key resolved to, an insert none (it takes first_row_id plus position).
+// itself. With row lineage its files store _row_id: an update carries the id it is
+// given (the row its key resolved to, see cdc.ShardOutput.Update), an insert or an
+// update without one none (it takes first_row_id plus position).
 func TestShardRowsLineageDirect(t *testing.T) {
 	defer func(n int64) { shardRowsToWriters = n }(shardRowsToWriters)
 	shardRowsToWriters = 0
@@ -41,20 +41,14 @@ func TestShardRowsLineageDirect(t *testing.T) {
 	if err := rows.add(body(1000, "new")); err != nil {
 		t.Fatal(err)
 	}
-	keys := [][]any{{int64(42)}, {int64(7)}, {int64(5000)}} // 5000 is not in the table
-	res, err := cdc.Resolve(ctx, tbl, []string{"id"}, keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	updates := &heldUpdates{rows: cdc.NewSorterMB(1)}
-	defer updates.rows.Close()
-	for i, k := range keys {
-		if err := updates.add([]byte{byte(i)}, i, body(k[0].(int64), "upd")); err != nil {
+	// 42 and 7 replace rows with those ids, 5000 a row without one.
+	for _, u := range []struct {
+		id, rowID int64
+		hasID     bool
+	}{{42, 42, true}, {7, 7, true}, {5000, 0, false}} {
+		if err := rows.addUpdate(body(u.id, "upd"), u.rowID, u.hasID); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := rows.addUpdates(res, len(keys), updates); err != nil {
-		t.Fatal(err)
 	}
 	files, err := rows.close()
 	if err != nil {

@@ -15,13 +15,14 @@ import (
 //     taken from the change envelope (cdc.Envelope) and projected by keep or drop;
 //     its key picks a shard (cdc.Sharder); parsed changes
 //     travel in packets per (window, shard), not one element per row.
-//  2. GroupByKey per shard and window, then per shard (changeShardFn): sort by (key,
-//     sequence number, kind) within sorter_memory_mb, collapse each key to its net
-//     effect, pack new rows, and resolve the keys to delete to row positions (DV
-//     mode, through the worker's cdc.KeyIndex) or keep them as keys (equality mode).
-//     In DV mode on format version 3 the new rows that replace a committed row wait
-//     until the keys are resolved and keep that row's _row_id (row lineage, see
-//     cdc.Resolution.RowIDs and shardRows.addUpdates).
+//  2. GroupByKey per shard and window, then per shard (changeShardFn, which runs
+//     cdc.ShardWindow): sort by (key, sequence number, kind) within
+//     sorter_memory_mb, collapse each key to its net effect, pack new rows, and
+//     resolve the keys to delete to row positions (DV mode, through the worker's
+//     cdc.KeyIndex) or keep them as keys (equality mode). In DV mode on format
+//     version 3 the new rows that replace a committed row wait until the keys are
+//     resolved and keep that row's _row_id (row lineage, see cdc.RowLineage and
+//     cdc.ShardOutput.Update).
 //  3. GroupByKey by table per window, then morWriteFn writes the new rows of a
 //     pane, from every shard, to as few data files as their size and partitions
 //     need (a shard with more than shardRowsToWriters of new rows writes the rest

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"math"
 	"reflect"
@@ -275,11 +276,13 @@ type ShardResult struct {
 	DeleteKeys [][]byte
 }
 
-// changeShardFn handles one shard's changes of one window: it sorts them (spilling past
-// sorter_memory_mb), collapses each key to its net effect, hands the new rows to its
-// table's writer (shardRows) and, in DV mode, resolves the keys to delete to row
-// positions. It emits its result and its new rows, keyed by table, as shardOut. A
-// window the sink has already committed is not written again.
+// changeShardFn handles one shard's changes of one window: the Beam wrapper of
+// cdc.ShardWindow, which sorts them (spilling past sorter_memory_mb), collapses each
+// key to its net effect and, in DV mode, resolves the keys to delete to row
+// positions. The new rows go to the table's writer (shardRows); the result and the
+// new rows are emitted, keyed by table, as shardOut. It finds what the sink has
+// committed of the window (its token, see committed): a window the sink has
+// already committed is not written again.
 type changeShardFn struct {
 	Spec Spec
 
@@ -293,181 +296,125 @@ func (f *changeShardFn) Setup(ctx context.Context) error {
 }
 
 func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard int, packets func(*[]byte) bool, emit func(string, shardOut), dead func(DeadLetter)) error {
-	name := f.Spec.Table
 	win := WindowEnd(w)
 	fail := func(err error) error {
-		return config.OpErrorf("write", name, "shard %d of the window ending %d: %w", shard, win, err)
+		return config.OpErrorf("write", f.Spec.Table, "shard %d of the window ending %d: %w", shard, win, err)
 	}
-	out := ShardResult{MinSeq: math.MaxInt64, BaseSeq: noSeq}
-	var files []EncodedDataFile
 	refresh := f.rt.refresh
 	if f.Spec.EvolveSchema {
 		refresh = 0 // the shard's packets may carry a schema newer than the cached one
 	}
-	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, refresh)
+	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, f.Spec.Table, refresh)
 	if err != nil {
 		return fail(err)
 	}
-	_, _, tok, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
+	out := ShardResult{MinSeq: math.MaxInt64, BaseSeq: noSeq}
+	committed, skip, err := f.committed(ctx, tbl, win, &out.BaseSeq)
 	if err != nil {
 		return fail(err)
+	}
+	if skip {
+		emit(f.Spec.Table, shardOut{Result: Part{Changes: &out}})
+		return nil
+	}
+	seq := func(yield func([]byte) bool) {
+		var p []byte
+		for packets(&p) && yield(p) {
+		}
+	}
+	part, err := f.run(ctx, tbl, committed, seq, &out, emit, dead)
+	if err != nil {
+		return fail(err)
+	}
+	emit(f.Spec.Table, shardOut{Result: part})
+	return nil
+}
+
+// committed returns what the sink has committed of the window ending win, for
+// cdc.ShardConfig (nil when the window is not committed), and sets *base to the
+// highest sequence number the sink has committed. skip reports a window whose
+// changes are not applied: a batch rerun of the sink (the committer reports the
+// window skipped), or a window committed by a run whose snapshots have expired.
+func (f *changeShardFn) committed(ctx context.Context, tbl *table.Table, win int64, base *int64) (c *cdc.Committed, skip bool, err error) {
+	_, _, tok, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
+	if err != nil {
+		return nil, false, err
 	}
 	// Changes of a window the sink has committed (whatever the pane's timing says: a
 	// runner may call the first pane of a shard on time although its window was
-	// committed) are applied after later windows' changes: only those newer than
-	// every change the sink has committed keep their order. Of the others, those an
-	// earlier run committed (a restart's replay) are skipped, and the rest cannot be
-	// applied correctly and go to the dead letter output.
-	maxCommitted, priorMax := noSeq, noSeq
-	if found && tok.CommittedThroughMs >= win && !f.Spec.Windowed {
-		// A batch rerun of this sink: the committer reports the window skipped.
-		emit(f.Spec.Table, shardOut{Result: Part{Files: files, Changes: &out}})
-		return nil
-	}
+	// committed) are applied after later windows' changes: see cdc.Committed.
 	if found && tok.CommittedThroughMs >= win {
-		maxCommitted, priorMax = committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
-		if win > tok.PriorThrough(f.Spec.SinkID, f.Spec.RunID) {
-			priorMax = noSeq // a window of this run: its changes are late, not replayed
+		if !f.Spec.Windowed {
+			return nil, true, nil
 		}
 		if tok.FromProperty {
 			log.Warnf(ctx, "iceberg: write %s: sink %s committed through %d by a run whose snapshots have expired; the changes of the window ending %d are skipped",
-				name, f.Spec.SinkID, tok.CommittedThroughMs, win)
+				f.Spec.Table, f.Spec.SinkID, tok.CommittedThroughMs, win)
 			SkippedWithData.Inc(ctx, 1)
-			emit(f.Spec.Table, shardOut{Result: Part{Files: files, Changes: &out}})
-			return nil
+			return nil, true, nil
+		}
+		c = &cdc.Committed{}
+		c.MaxSeq, c.PriorMax = committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
+		if win > tok.PriorThrough(f.Spec.SinkID, f.Spec.RunID) {
+			c.PriorMax = noSeq // a window of this run: its changes are late, not replayed
 		}
 	}
-	out.BaseSeq, _ = committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
+	*base, _ = committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
+	return c, false, nil
+}
+
+// run runs the shard's window (cdc.ShardWindow) on packets: its new rows go to the
+// table's writer or the shard's own files (shardRows), its dead letters to dead. It
+// fills out and returns the Part of the shard's result.
+func (f *changeShardFn) run(ctx context.Context, tbl *table.Table, committed *cdc.Committed, packets iter.Seq[[]byte], out *ShardResult, emit func(string, shardOut), dead func(DeadLetter)) (Part, error) {
 	sc := tbl.Schema()
-	parser, err := cdc.NewParser(name, sc, f.rt.changes)
+	parser, err := cdc.NewParser(f.Spec.Table, sc, f.rt.changes)
 	if err != nil {
-		return fail(err)
+		return Part{}, err
 	}
-	sorter := cdc.NewSorterMB(f.Spec.SorterMemoryMB)
-	defer sorter.Close()
-	schemas := map[int]*row.Schema{}
-	var p, conv []byte
-	for packets(&p) {
-		// Rows parsed with an older table schema (the table evolved during the run)
-		// are re-encoded in the current one.
-		var from *row.Schema
-		if id, err := cdc.PacketSchema(p); err != nil {
-			return fail(err)
-		} else if id != sc.ID {
-			if from = schemas[id]; from == nil {
-				old, ok := tbl.Schemas()[id]
-				if !ok {
-					return fail(fmt.Errorf("table has no schema %d", id))
-				}
-				from = row.SchemaOf(old)
-				schemas[id] = from
-			}
-		}
-		_, err := cdc.ReadPacket(p, func(key []byte, seq int64, kind cdc.Kind, body []byte) error {
-			if seq <= priorMax {
-				ReplayedSkipped.Inc(ctx, 1)
-				return nil
-			}
-			if seq <= maxCommitted {
-				LateDead.Inc(ctx, 1)
-				return f.deadLate(dead, from, parser, body, seq, maxCommitted)
-			}
-			if maxCommitted != noSeq {
-				LatePassed.Inc(ctx, 1) // a late change applied
-			}
-			out.MinSeq = min(out.MinSeq, seq)
-			if from != nil {
-				r, _, err := row.DecodeBody(from, body)
-				if err != nil {
-					return err
-				}
-				vals, err := row.RowValues(r, sc)
-				if err != nil {
-					return err
-				}
-				if conv, err = row.AppendBody(conv[:0], row.Of(parser.Schema(), vals)); err != nil {
-					return err
-				}
-				body = conv
-			}
-			return sorter.Add(key, seq, kind, body)
-		})
-		if err != nil {
-			return fail(err)
-		}
-	}
-	rows := &shardRows{ctx: ctx, spec: f.Spec, rt: f.rt, tbl: tbl, rs: parser.Schema(),
+	sw := cdc.NewShardWindow(cdc.ShardConfig{Table: tbl, Parser: parser, Upsert: f.Spec.Upsert,
+		DeleteFormat: config.DeleteFormat(f.Spec.DeleteFormat), Resolver: f.Spec.resolver(),
+		SorterMemory: int64(f.Spec.SorterMemoryMB) << 20, Committed: committed, SinkID: f.Spec.SinkID})
+	rows := &shardRows{ctx: ctx, spec: f.Spec, rt: f.rt, tbl: tbl, rs: parser.Schema(), lineage: sw.Lineage(),
 		emit: func(p []byte) { emit(f.Spec.Table, shardOut{Rows: p}) }}
 	defer rows.release()
-	// With row lineage (format version 3, deletion vectors) an updated key's new row
-	// keeps the _row_id of the row it replaces: those rows wait in updates until the
-	// keys are resolved.
-	var updates *heldUpdates
-	if rowLineage(tbl, f.Spec) {
-		updates = &heldUpdates{rows: cdc.NewSorterMB(f.Spec.SorterMemoryMB)}
-		defer updates.rows.Close()
-		rows.lineage = true
-	}
-	deleteKeys, maxSeq, err := f.collapse(ctx, parser, sorter, rows, updates, dead)
+	res, err := sw.Run(ctx, packets, cdc.ShardOutput{Write: rows.add, Update: rows.addUpdate,
+		Dead: func(r row.Row, reason string) { dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: reason}) }})
+	countShard(ctx, res.Stats)
 	if err != nil {
-		return fail(err)
+		return Part{}, err
 	}
-	SorterSpills.Inc(ctx, int64(sorter.Spills()))
-	SpilledBytes.Inc(ctx, sorter.SpilledBytes())
-	out.MaxSeq = maxSeq
-	if len(deleteKeys) > 0 {
-		format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns)
+	out.MinSeq, out.MaxSeq = res.MinSeq, res.MaxSeq
+	if res.Resolution != nil {
+		enc, err := res.Resolution.Encode(sc, f.Spec.EqualityColumns)
 		if err != nil {
-			return fail(err)
+			return Part{}, err
 		}
-		if format == config.DeleteFormatDV {
-			res, err := f.Spec.resolver().Resolve(ctx, tbl, deleteKeys)
-			if err != nil {
-				return fail(err)
-			}
-			KeyFilesRead.Inc(ctx, int64(len(res.Scanned)))
-			KeyBytesRead.Inc(ctx, res.KeyBytes)
-			KeyIndexSpillRead.Inc(ctx, res.SpillBytes)
-			if updates != nil && len(updates.keys) > 0 {
-				if err := rows.addUpdates(res, len(deleteKeys), updates); err != nil {
-					return fail(err)
-				}
-			}
-			enc, err := res.Encode(sc, f.Spec.EqualityColumns)
-			if err != nil {
-				return fail(err)
-			}
-			out.Resolution = &enc
-		} else if out.DeleteKeys, err = cdc.EncodeKeys(sc, f.Spec.EqualityColumns, deleteKeys); err != nil {
-			return fail(err)
+		out.Resolution = &enc
+	} else if len(res.DeleteKeys) > 0 {
+		if out.DeleteKeys, err = cdc.EncodeKeys(sc, f.Spec.EqualityColumns, res.DeleteKeys); err != nil {
+			return Part{}, err
 		}
 	}
 	written, err := rows.close()
 	if err != nil {
-		return fail(err)
+		return Part{}, err
 	}
-	if files, err = EncodeDataFiles(tbl.Metadata(), written); err != nil {
-		return fail(err)
-	}
-	emit(f.Spec.Table, shardOut{Result: Part{Files: files, Changes: &out}})
-	return nil
+	files, err := EncodeDataFiles(tbl.Metadata(), written)
+	return Part{Files: files, Changes: out}, err
 }
 
-// deadLate dead-letters a late change (body, in schema from, or the parser's when
-// nil) whose sequence number seq is not above maxCommitted.
-func (f *changeShardFn) deadLate(dead func(DeadLetter), from *row.Schema, parser *cdc.Parser, body []byte, seq, maxCommitted int64) error {
-	sc := from
-	if sc == nil {
-		sc = parser.Schema()
-	}
-	r, _, err := row.DecodeBody(sc, body)
-	if err != nil {
-		return err
-	}
-	dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: fmt.Sprintf(
-		"late: the change arrived after its window was committed and its sequence number %d is not above %d, the highest sink %s has committed; applying it now could undo a newer change",
-		seq, maxCommitted, f.Spec.SinkID)})
-	return nil
+// countShard adds a shard window's counts to the write's metrics.
+func countShard(ctx context.Context, s cdc.ShardStats) {
+	ReplayedSkipped.Inc(ctx, s.Replayed)
+	LateDead.Inc(ctx, s.LateDead)
+	LatePassed.Inc(ctx, s.LatePassed)
+	AmbiguousChanges.Inc(ctx, s.Ambiguous)
+	SorterSpills.Inc(ctx, int64(s.Spills))
+	SpilledBytes.Inc(ctx, s.SpilledBytes)
+	KeyFilesRead.Inc(ctx, int64(s.KeyFilesRead))
+	KeyBytesRead.Inc(ctx, s.KeyBytesRead)
+	KeyIndexSpillRead.Inc(ctx, s.KeySpillRead)
 }
 
 // shardRowsToWriters is how many bytes of new rows one shard hands, per window, to
@@ -480,7 +427,7 @@ var shardRowsToWriters int64 = 32 << 20
 // schema, which is the table schema's top-level columns): packets go to the table's
 // writer through emit, up to shardRowsToWriters bytes, and the rest to the shard's
 // own data files. With row lineage, updated rows carry the _row_id of the row they
-// replace (addUpdates): they travel in lineage packets, whose rows are in the
+// replace (addUpdate): they travel in lineage packets, whose rows are in the
 // schema of the table's columns and _row_id (see lineageSchema).
 type shardRows struct {
 	ctx     context.Context
@@ -491,21 +438,18 @@ type shardRows struct {
 	lineage bool // rows may carry _row_id: the shard's own files store it
 	emit    func([]byte)
 	sent    int64
-	packet  []byte            // rows in rs
-	lpacket []byte            // rows in lineageSchema
+	packet  []byte      // rows in rs
+	lpacket []byte      // rows in lineageSchema
+	lrs     *row.Schema // lineageSchema's
+	lbody   []byte
 	bb      *row.BatchBuilder // direct writes, once past shardRowsToWriters
 	fw      *FileWriter
 }
 
 // rowLineage reports whether merge-on-read updates of tbl keep the _row_id of the
-// row they replace: on format version 3 with deletion vectors, which resolve the
-// replaced row (equality deletes do not).
+// row they replace (see cdc.RowLineage).
 func rowLineage(tbl *table.Table, spec Spec) bool {
-	if tbl.Metadata().Version() < 3 {
-		return false
-	}
-	format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(spec.DeleteFormat), spec.EqualityColumns)
-	return err == nil && format == config.DeleteFormatDV
+	return cdc.RowLineage(tbl, config.DeleteFormat(spec.DeleteFormat), spec.EqualityColumns)
 }
 
 // lineageSchema returns sc with the _row_id column (iceberg-go's row lineage
@@ -577,75 +521,35 @@ func (s *shardRows) send(p *[]byte) {
 	*p = nil
 }
 
-// heldUpdates are the new rows that replace a committed row, held by
-// changeShardFn.collapse until their keys are resolved.
-type heldUpdates struct {
-	rows *cdc.Sorter // under the index of their key in deleteKeys (as sequence number)
-	keys []int32     // those indexes, ascending
-}
-
-// add holds the packed row body of the key at index k of deleteKeys.
-func (u *heldUpdates) add(key []byte, k int, body []byte) error {
-	u.keys = append(u.keys, int32(k))
-	return u.rows.Add(key, int64(k), cdc.UpdateAfter, body)
-}
-
-// addUpdates adds the rows held in updates (see changeShardFn.collapse), each with
-// the _row_id of the row its key resolved to in res (null when it has none); nkeys
-// is the number of keys resolved.
-func (s *shardRows) addUpdates(res *cdc.Resolution, nkeys int, updates *heldUpdates) error {
+// addUpdate takes a new row that replaces a committed row (packed in rs), with
+// the _row_id of that row when hasID: see cdc.ShardOutput.Update.
+func (s *shardRows) addUpdate(body []byte, rowID int64, hasID bool) error {
 	if !s.lineage {
-		return errors.New("row lineage: updates held without lineage")
+		return errors.New("row lineage: an update without lineage")
 	}
-	if len(res.Keys) != nkeys {
-		return fmt.Errorf("row lineage: %d keys resolved, want %d", len(res.Keys), nkeys)
-	}
-	fs, err := s.tbl.FS(s.ctx)
+	r, _, err := row.DecodeBody(s.rs, body)
 	if err != nil {
 		return err
 	}
-	// Only the files holding an updated key are read for _row_id, not those whose
-	// keys are all deleted.
-	ids, err := res.RowIDs(s.ctx, fs, func(k int32) bool {
-		_, found := slices.BinarySearch(updates.keys, k)
-		return found
-	})
-	if err != nil {
+	if s.lrs == nil {
+		s.lrs = row.SchemaOf(lineageSchema(s.tbl.Schema()))
+	}
+	var id any
+	if hasID {
+		id = rowID
+	}
+	lr := row.Of(s.lrs, append(slices.Clip(r.Values()), id))
+	if s.bb != nil {
+		return s.write(lr)
+	}
+	if s.lbody, err = row.AppendBody(s.lbody[:0], lr); err != nil {
 		return err
 	}
-	lrs := row.SchemaOf(lineageSchema(s.tbl.Schema()))
-	var body []byte
-	for rec, err := range updates.rows.Sorted() {
-		if err != nil {
-			return err
-		}
-		r, _, err := row.DecodeBody(s.rs, rec.Row)
-		if err != nil {
-			return err
-		}
-		var id any
-		if v, ok := ids[int32(rec.Seq)]; ok {
-			id = v
-		}
-		lr := row.Of(lrs, append(slices.Clip(r.Values()), id))
-		if s.bb != nil {
-			if err := s.write(lr); err != nil {
-				return err
-			}
-			continue
-		}
-		if body, err = row.AppendBody(body[:0], lr); err != nil {
-			return err
-		}
-		if s.lpacket == nil {
-			s.lpacket = packetHeader(s.tbl.Schema().ID, true)
-		}
-		s.lpacket = append(s.lpacket, body...)
-		if err := s.sendFull(&s.lpacket); err != nil {
-			return err
-		}
+	if s.lpacket == nil {
+		s.lpacket = packetHeader(s.tbl.Schema().ID, true)
 	}
-	return nil
+	s.lpacket = append(s.lpacket, s.lbody...)
+	return s.sendFull(&s.lpacket)
 }
 
 // write adds r to the shard's own data files.
@@ -751,44 +655,6 @@ func (f *morWriteFn) ProcessElement(ctx context.Context, dest string, outs func(
 		emit(dest, Part{Files: files})
 	}
 	return nil
-}
-
-// collapse collapses the sorted changes: rows to write go to out, keys whose
-// committed row must go are returned. When updates is not nil, the rows that replace
-// a committed row are held there instead, to be written with the replaced row's
-// _row_id.
-func (f *changeShardFn) collapse(ctx context.Context, parser *cdc.Parser, sorter *cdc.Sorter, out *shardRows, updates *heldUpdates, dead func(DeadLetter)) (deleteKeys [][]any, maxSeq int64, err error) {
-	sc := parser.Schema()
-	err = cdc.CollapseChecked(sorter.Sorted(), f.Spec.Upsert, func(n *cdc.Net) error {
-		maxSeq = max(maxSeq, n.MaxSeq)
-		if n.DeletePrior {
-			r, _, err := row.DecodeBody(sc, n.Row)
-			if err != nil {
-				return err
-			}
-			deleteKeys = append(deleteKeys, parser.KeyOf(r))
-		}
-		if !n.Write {
-			return nil
-		}
-		if n.DeletePrior && updates != nil {
-			return updates.add(n.Key, len(deleteKeys)-1, n.Row)
-		}
-		return out.add(n.Row)
-	}, func(a *cdc.Ambiguous) error {
-		// Held back: two different after-images at the key's last sequence number.
-		maxSeq = max(maxSeq, a.Seq)
-		rejected, err := a.Rejected(parser)
-		if err != nil {
-			return err
-		}
-		AmbiguousChanges.Inc(ctx, int64(len(rejected)))
-		for _, r := range rejected {
-			dead(DeadLetter{Row: r.Row.String(), Table: f.Spec.Table, Reason: r.Err.Error()})
-		}
-		return nil
-	})
-	return deleteKeys, maxSeq, err
 }
 
 // commit commits one pane: the shard results of one window (or one late pane).
