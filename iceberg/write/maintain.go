@@ -24,7 +24,7 @@ import (
 
 // Table maintenance as plain Go: compaction that folds deletes into rewritten files,
 // snapshot expiry that keeps the sinks' tokens, and orphan file removal. The Beam shape
-// is in maintain_fns.go. Every commit goes through the Committer's retry loop.
+// is in maintain_fns.go. Every commit goes through Committer.commitTable.
 
 // SummaryCompactionID is the snapshot summary key holding the id of the compaction
 // group a rewrite snapshot committed: a retry after a lost response finds it.
@@ -559,7 +559,7 @@ type ExpireResult struct {
 // commit records (TokenSnapshotKey, see walkSink). An older token may expire: the sink
 // then falls back to the committed-through table property every commit keeps, which
 // still skips every window it committed. Files only the removed snapshots referenced
-// are deleted after the commit. The commit goes through the retry loop; a lost
+// are deleted after the commit. The commit goes through Committer.commitTable; a lost
 // response is harmless (expiry is idempotent).
 func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ident table.Identifier, o ExpireOptions) (ExpireResult, error) {
 	name := strings.Join(ident, ".")
