@@ -181,7 +181,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 	}
 	ref := WindowRef{SinkID: req.SinkID, RunID: req.RunID, WindowEndMs: req.WindowEndMs, LateID: req.LateID, ContentID: req.ContentID}
 	var fresh []ibg.DataFile // the data files of the last attempt
-	stage := func(ctx context.Context, a *attempt) (bool, error) {
+	stage := func(ctx context.Context, a *tableAttempt) (bool, error) {
 		fresh = files
 		if !req.FreshFiles || a.tokenProps[LatePaneKey(req.SinkID)] != "" {
 			var err error
@@ -254,28 +254,26 @@ type tableChange struct {
 	branch string
 	// window, when set, is the sink token the commit carries: every attempt looks for
 	// it on the branch (CheckWindow) and ends, committing nothing, when the branch
-	// already holds the window (outcome.held); otherwise the attempt's tokenProps are
-	// the summary keys to commit, and a commit to main records the committed-through
-	// table property in the transaction.
+	// already holds the window (tableOutcome.held); otherwise the attempt's
+	// tokenProps are the summary keys to commit, and a commit to main records the
+	// committed-through table property in the transaction.
 	window *WindowRef
 	// landed, when set, is called after an earlier attempt's commit reached the
 	// catalog (a lost response, or a conflict the catalog may have misreported):
 	// true when it finds that commit in the freshly loaded table (a snapshot
-	// property), which ends the loop (outcome.landed).
-	landed func(ctx context.Context, a *attempt) (bool, error)
+	// property), which ends the loop (tableOutcome.landed).
+	landed func(ctx context.Context, a *tableAttempt) (bool, error)
 	// stage stages the attempt's change into a.txn, or sets a.raw. done ends the loop
 	// without committing (nothing to change). An error that is a conflict
 	// (IsConflict, or wrapping config.ErrCommitConflict) retries with a freshly
 	// loaded table; any other error ends the commit.
-	stage func(ctx context.Context, a *attempt) (done bool, err error)
+	stage func(ctx context.Context, a *tableAttempt) (done bool, err error)
 }
 
-// attempt is one attempt of Committer.commitTable, as a tableChange sees it.
-type attempt struct {
-	// number counts attempts from 1; sent says an earlier attempt's commit reached
-	// the catalog and may have landed.
+// tableAttempt is one attempt of Committer.commitTable, as a tableChange sees it.
+type tableAttempt struct {
+	// number counts attempts from 1.
 	number int
-	sent   bool
 	// tbl is the table as loaded for this attempt; txn the transaction on the
 	// branch, with iceberg-go's own commit retries off.
 	tbl *table.Table
@@ -293,8 +291,8 @@ type attempt struct {
 	raw *table.TableCommit
 }
 
-// outcome is what Committer.commitTable did.
-type outcome struct {
+// tableOutcome is what Committer.commitTable did.
+type tableOutcome struct {
 	// tbl is the table as the commit left it; nil when nothing was committed.
 	tbl *table.Table
 	// attempts made, and how many of them before the last lost a race.
@@ -328,14 +326,14 @@ type outcome struct {
 //
 // When the attempts run out the error says it gave up, wrapping
 // config.ErrCommitConflict when the last attempt lost a race.
-func (c Committer) commitTable(ctx context.Context, cat table.CatalogIO, ident table.Identifier, ch tableChange) (outcome, error) {
+func (c Committer) commitTable(ctx context.Context, cat table.CatalogIO, ident table.Identifier, ch tableChange) (tableOutcome, error) {
 	name, branch := strings.Join(ident, "."), cmp.Or(ch.branch, table.MainBranch)
 	maxAttempts := c.MaxAttempts
 	if maxAttempts <= 0 {
 		maxAttempts = DefaultMaxAttempts
 	}
 	var (
-		out      outcome
+		out      tableOutcome
 		last     error // the failure of the last attempt, which another may overcome
 		conflict bool  // whether it lost a race
 	)
@@ -357,7 +355,7 @@ func (c Committer) commitTable(ctx context.Context, cat table.CatalogIO, ident t
 			last, conflict = err, false
 			continue
 		}
-		a := &attempt{number: n + 1, sent: out.sent, tbl: tbl}
+		a := &tableAttempt{number: n + 1, tbl: tbl}
 		if ch.window != nil {
 			held, done, newest, found, props, err := CheckWindow(tbl.Metadata(), branch, *ch.window)
 			if err != nil || done {

@@ -261,7 +261,7 @@ func optionalType(t ibg.Type) ibg.Type {
 func EvolveTable(ctx context.Context, cat table.CatalogIO, ident table.Identifier, r row.Row, keys []string) (tbl *table.Table, reject, err error) {
 	name := strings.Join(ident, ".")
 	var changes []SchemaChange // those of the last attempt
-	stage := func(_ context.Context, a *attempt) (bool, error) {
+	stage := func(_ context.Context, a *tableAttempt) (bool, error) {
 		var perr error
 		changes, perr = PlanEvolution(a.tbl.Schema(), r, keys)
 		if perr != nil {

@@ -33,7 +33,7 @@ func RefreshToken(ctx context.Context, cat catalog.Catalog, ident table.Identifi
 		id        int64
 		refreshed Token // the token the last attempt refreshed
 	)
-	landed := func(_ context.Context, a *attempt) (bool, error) {
+	landed := func(_ context.Context, a *tableAttempt) (bool, error) {
 		tok, found, err := FindToken(a.tbl.Metadata(), table.MainBranch, sinkID)
 		if err != nil || !found || tok.SnapshotID == refreshed.SnapshotID || tok.Summary == nil ||
 			tok.Summary.Properties[SummaryHeartbeat] != "true" {
@@ -42,7 +42,7 @@ func RefreshToken(ctx context.Context, cat catalog.Catalog, ident table.Identifi
 		id = tok.SnapshotID
 		return true, nil
 	}
-	stage := func(ctx context.Context, a *attempt) (bool, error) {
+	stage := func(ctx context.Context, a *tableAttempt) (bool, error) {
 		tok, found, err := FindToken(a.tbl.Metadata(), table.MainBranch, sinkID)
 		if err != nil || !found {
 			return true, err

@@ -358,11 +358,11 @@ func (c Committer) commitRewrite(ctx context.Context, cat table.CatalogIO, ident
 		paths[i] = t.File.FilePath()
 	}
 	var found *table.Snapshot // an earlier attempt's commit, whose response was lost
-	landed := func(_ context.Context, a *attempt) (bool, error) {
+	landed := func(_ context.Context, a *tableAttempt) (bool, error) {
 		found = findSummary(a.tbl, base, SummaryCompactionID, id)
 		return found != nil, nil
 	}
-	stage := func(ctx context.Context, a *attempt) (bool, error) {
+	stage := func(ctx context.Context, a *tableAttempt) (bool, error) {
 		cur, err := liveTasks(ctx, a.tbl, paths)
 		if err != nil {
 			return false, err
@@ -569,7 +569,7 @@ func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ide
 		removed []int64
 		expire  table.Update // that attempt's removal, whose PostCommit deletes files
 	)
-	stage := func(_ context.Context, a *attempt) (bool, error) {
+	stage := func(_ context.Context, a *tableAttempt) (bool, error) {
 		out, base = ExpireResult{}, a.tbl
 		var updates []table.Update
 		var err error
@@ -606,7 +606,7 @@ func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ide
 // those iceberg-go's expiry (staged in a.txn, not committed) removes, minus the sinks'
 // pinned tokens (counted in out). updates removes the refs iceberg-go drops, then the
 // snapshots (expire), and records the pinned tokens.
-func expiryUpdates(a *attempt, o ExpireOptions, out *ExpireResult) (removed []int64, expire table.Update, updates []table.Update, err error) {
+func expiryUpdates(a *tableAttempt, o ExpireOptions, out *ExpireResult) (removed []int64, expire table.Update, updates []table.Update, err error) {
 	meta := a.tbl.Metadata()
 	var opts []table.ExpireSnapshotsOpt
 	if o.OlderThan > 0 {

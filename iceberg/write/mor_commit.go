@@ -136,7 +136,7 @@ func MergeManifests(ctx context.Context, cat table.CatalogIO, ident table.Identi
 		base   int64 // the snapshot the last attempt merged
 		landed bool
 	)
-	merged := func(_ context.Context, a *attempt) (bool, error) {
+	merged := func(_ context.Context, a *tableAttempt) (bool, error) {
 		if head := a.tbl.CurrentSnapshot(); head != nil {
 			for _, s := range table.AncestorsOf(head.SnapshotID, a.tbl.Metadata().SnapshotByID) {
 				if s.ParentSnapshotID != nil && *s.ParentSnapshotID == base && s.Summary != nil && s.Summary.Operation == table.OpReplace {
@@ -150,7 +150,7 @@ func MergeManifests(ctx context.Context, cat table.CatalogIO, ident table.Identi
 		}
 		return landed, nil
 	}
-	stage := func(ctx context.Context, a *attempt) (bool, error) {
+	stage := func(ctx context.Context, a *tableAttempt) (bool, error) {
 		snap := a.tbl.CurrentSnapshot()
 		if snap == nil {
 			return true, nil
