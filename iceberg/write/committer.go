@@ -1,6 +1,7 @@
 package write
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -152,7 +153,7 @@ func Commit(ctx context.Context, cat table.CatalogIO, ident table.Identifier, re
 }
 
 // Commit commits req to the table ident of cat as one snapshot made by a RowDelta,
-// exactly once per (SinkID, WindowEndMs):
+// exactly once per (SinkID, WindowEndMs), through commitTable:
 //
 //   - every attempt reloads the table and looks for the sink's token on the branch;
 //     a window already committed is skipped (Skipped=true);
@@ -173,186 +174,262 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 	if req.SinkID == "" {
 		return fail(fmt.Errorf("%w: empty sink id", config.ErrInvalidConfig))
 	}
-	branch := req.Branch
-	if branch == "" {
-		branch = table.MainBranch
-	}
+	branch := cmp.Or(req.Branch, table.MainBranch)
 	files := DedupeDataFiles(req.DataFiles)
 	if len(files) == 0 && req.Prepare == nil {
 		return CommitResult{}, nil
 	}
 	ref := WindowRef{SinkID: req.SinkID, RunID: req.RunID, WindowEndMs: req.WindowEndMs, LateID: req.LateID, ContentID: req.ContentID}
-
-	var (
-		out  CommitResult
-		sent bool // an earlier attempt reached the catalog and may have committed
-	)
-	err := c.retry(ctx, func(attempt, conflicts int) (*retryable, error) {
-		tbl, again, err := attemptLoad(ctx, cat, ident)
-		if tbl == nil {
-			return again, err
-		}
-		tok, done, newest, found, tokenProps, err := CheckWindow(tbl.Metadata(), branch, ref)
-		if err != nil {
-			return nil, err
-		}
-		if done {
-			out = resultFromToken(tok)
-			out.Attempts, out.Conflicts, out.Recovered = attempt+1, conflicts, sent
-			// The token was absent (or older) before our first attempt: when an attempt
-			// of ours reached the catalog, the token found now is that commit (whatever
-			// the catalog answered), or that of a duplicate of this very request.
-			out.Skipped = !sent
-			if out.Skipped {
-				LogSkipped(ctx, name, req.SinkID, req.RunID, req.WindowEndMs, req.LateID, tok, len(files))
-			}
-			return nil, nil
-		}
-
-		fresh := files
-		if !req.FreshFiles || tokenProps[LatePaneKey(req.SinkID)] != "" {
-			if fresh, err = filesNotInTable(ctx, tbl, branch, files); err != nil {
-				return nil, err
+	var fresh []ibg.DataFile // the data files of the last attempt
+	stage := func(ctx context.Context, a *tableAttempt) (bool, error) {
+		fresh = files
+		if !req.FreshFiles || a.tokenProps[LatePaneKey(req.SinkID)] != "" {
+			var err error
+			if fresh, err = filesNotInTable(ctx, a.tbl, branch, files); err != nil {
+				return false, err
 			}
 			if len(fresh) < len(files) {
 				log.Infof(ctx, "iceberg: commit %s: %d of %d data files are already in the table (a retried write); not adding them again",
 					name, len(files)-len(fresh), len(files))
 			}
 		}
-		// iceberg-go's own retries are off: it could replay a first DV over a
-		// concurrent one; this loop retries with a fresh table instead.
-		txTbl, err := withoutRetries(tbl, cat)
-		if err != nil {
-			return nil, err
-		}
-		txn, err := txTbl.NewTransactionOnBranchWithError(branch)
-		if err != nil {
-			return nil, err
-		}
-		if branch == table.MainBranch {
-			key := CommittedThroughKey(req.SinkID)
-			if err := txn.SetProperties(ibg.Properties{key: tokenProps[key]}); err != nil {
-				return nil, err
-			}
-		}
-		props := make(ibg.Properties, len(req.SnapshotProps)+len(tokenProps))
+		props := make(ibg.Properties, len(req.SnapshotProps)+len(a.tokenProps))
 		maps.Copy(props, req.SnapshotProps)
 		var prep Prepared
 		if req.Prepare != nil {
-			prep, err = req.Prepare(ctx, Attempt{Number: attempt + 1, Table: tbl, Txn: txn, Newest: newest, Found: found, TokenProps: tokenProps})
+			var err error
+			prep, err = req.Prepare(ctx, Attempt{Number: a.number, Table: a.tbl, Txn: a.txn, Newest: a.newest, Found: a.found, TokenProps: a.tokenProps})
 			if err != nil {
-				if errors.Is(err, config.ErrCommitConflict) {
-					return &retryable{err: err, conflict: true}, nil
-				}
-				return nil, err
+				return false, err
 			}
 			maps.Copy(props, prep.Props)
+			a.abandon = prep.Abandon
 		}
-		maps.Copy(props, tokenProps)
-		abandon := func() {
-			if prep.Abandon != nil {
-				prep.Abandon()
-			}
-		}
+		maps.Copy(props, a.tokenProps)
 		if len(fresh) == 0 && len(prep.Deletes) == 0 {
-			out = CommitResult{Attempts: attempt + 1} // nothing to change: no commit, no token
-			return nil, nil
+			return true, nil // nothing to change: no commit, no token
 		}
-		rd := txn.NewRowDelta(props)
+		rd := a.txn.NewRowDelta(props)
 		rd.AddRows(fresh...)
 		rd.AddDeletes(prep.Deletes...)
 		if len(prep.Removed) > 0 {
 			rd.RemoveDeletes(prep.Removed...)
 		}
-		if err := rd.Commit(ctx); err != nil {
-			abandon()
-			if IsConflict(err) {
-				return &retryable{err: err, conflict: true}, nil
-			}
-			return nil, err
-		}
-		committed, err := txn.Commit(ctx)
-		sent = true
-		switch {
-		case err == nil:
-			res, err := resultFromTable(committed, branch, fresh)
-			res.LateID = tokenProps[LatePaneKey(req.SinkID)]
-			res.Attempts, res.Conflicts = attempt+1, conflicts
-			out = res
-			return nil, err
-		case IsConflict(err):
-			abandon()
-			log.Infof(ctx, "iceberg: commit %s: attempt %d lost a race, retrying: %v", name, attempt+1, err)
-			return &retryable{err: err, conflict: true}, nil
-		case ctx.Err() != nil:
-			return nil, errors.Join(ctx.Err(), err)
-		default:
-			// The catalog may have applied the commit: the next attempt looks for the token.
-			log.Warnf(ctx, "iceberg: commit %s: attempt %d ended in an unknown state, checking: %v", name, attempt+1, err)
-			return &retryable{err: err}, nil
-		}
-	})
+		return false, rd.Commit(ctx)
+	}
+	out, err := c.commitTable(ctx, cat, ident, tableChange{op: "commit", branch: branch, window: &ref, stage: stage})
 	if err != nil {
 		return fail(err)
 	}
-	return out, nil
+	switch {
+	case out.held != nil:
+		res := resultFromToken(*out.held)
+		res.Attempts, res.Conflicts, res.Recovered = out.attempts, out.conflicts, out.sent
+		// The token was absent (or older) before our first attempt: when an attempt
+		// of ours reached the catalog, the token found now is that commit (whatever
+		// the catalog answered), or that of a duplicate of this very request.
+		res.Skipped = !out.sent
+		if res.Skipped {
+			LogSkipped(ctx, name, req.SinkID, req.RunID, req.WindowEndMs, req.LateID, *out.held, len(files))
+		}
+		return res, nil
+	case out.tbl == nil:
+		return CommitResult{Attempts: out.attempts}, nil
+	}
+	res, err := resultFromTable(out.tbl, branch, fresh)
+	if err != nil {
+		return fail(err)
+	}
+	res.LateID = out.tokenProps[LatePaneKey(req.SinkID)]
+	res.Attempts, res.Conflicts = out.attempts, out.conflicts
+	return res, nil
 }
 
-// retryable is an attempt's error that another attempt may overcome: a conflict
-// (someone else committed first) or an unknown outcome (a lost response, a catalog
-// that failed to answer).
-type retryable struct {
-	err      error
-	conflict bool
+// tableChange is one catalog commit as Committer.commitTable makes it: what each
+// attempt changes, and how to tell that an earlier attempt's commit landed.
+type tableChange struct {
+	// op names the commit in logs ("commit", "heartbeat", "compact", ...).
+	op string
+	// branch is the branch the transaction commits to; empty means main.
+	branch string
+	// window, when set, is the sink token the commit carries: every attempt looks for
+	// it on the branch (CheckWindow) and ends, committing nothing, when the branch
+	// already holds the window (tableOutcome.held); otherwise the attempt's
+	// tokenProps are the summary keys to commit, and a commit to main records the
+	// committed-through table property in the transaction.
+	window *WindowRef
+	// landed, when set, is called after an earlier attempt's commit reached the
+	// catalog (a lost response, or a conflict the catalog may have misreported):
+	// true when it finds that commit in the freshly loaded table (a snapshot
+	// property), which ends the loop (tableOutcome.landed).
+	landed func(ctx context.Context, a *tableAttempt) (bool, error)
+	// stage stages the attempt's change into a.txn, or sets a.raw. done ends the loop
+	// without committing (nothing to change). An error that is a conflict
+	// (IsConflict, or wrapping config.ErrCommitConflict) retries with a freshly
+	// loaded table; any other error ends the commit.
+	stage func(ctx context.Context, a *tableAttempt) (done bool, err error)
 }
 
-// retry is the module's commit retry loop: it calls try for attempt 0, 1, ... up to
-// MaxAttempts (DefaultMaxAttempts when unset) with the jittered exponential backoff
-// before each retry, until try returns no retryable (then retry returns try's error).
-// try gets the attempt number and the number of earlier attempts that ended in a
-// conflict. After the last attempt the error says it gave up, wrapping
-// config.ErrCommitConflict when that attempt lost a race.
-func (c Committer) retry(ctx context.Context, try func(attempt, conflicts int) (*retryable, error)) error {
+// tableAttempt is one attempt of Committer.commitTable, as a tableChange sees it.
+type tableAttempt struct {
+	// number counts attempts from 1.
+	number int
+	// tbl is the table as loaded for this attempt; txn the transaction on the
+	// branch, with iceberg-go's own commit retries off.
+	tbl *table.Table
+	txn *table.Transaction
+	// With tableChange.window: newest is the sink's newest token before this commit
+	// (found: whether there is one); tokenProps the token keys the commit carries.
+	newest     Token
+	found      bool
+	tokenProps map[string]string
+	// abandon, set by stage, removes files the attempt wrote that no later attempt
+	// reuses; it runs when stage fails or the commit loses a race.
+	abandon func()
+	// raw, set by stage, is committed with CatalogIO.CommitTable instead of txn: for
+	// updates no transaction stages (snapshot expiry's own selection).
+	raw *table.TableCommit
+}
+
+// tableOutcome is what Committer.commitTable did.
+type tableOutcome struct {
+	// tbl is the table as the commit left it; nil when nothing was committed.
+	tbl *table.Table
+	// attempts made, and how many of them before the last lost a race.
+	attempts, conflicts int
+	// sent: an attempt's commit reached the catalog.
+	sent bool
+	// held is the token that already held tableChange.window (nothing committed);
+	// tokenProps the token keys of the last attempt.
+	held       *Token
+	tokenProps map[string]string
+	// landed: tableChange.landed found an earlier attempt's commit.
+	landed bool
+}
+
+// commitTable makes every catalog commit of the module (appends and row deltas,
+// schema updates, heartbeats, manifest merges, compaction, expiry): the one loop of
+// load, token check, staging, commit and retry. Each attempt, up to MaxAttempts
+// (DefaultMaxAttempts when unset) with a jittered exponential backoff before each
+// retry:
+//
+//   - loads table ident fresh (a missing table, wrapping config.ErrTableNotFound,
+//     ends the loop; any other load failure is retried);
+//   - with ch.window, looks for the sink's token and ends when the window is held;
+//   - after an attempt whose commit reached the catalog, asks ch.landed whether it
+//     landed (a lost response: a non-conflict commit error may hide a commit);
+//   - opens a transaction on the branch with iceberg-go's own retries off (they
+//     could replay a first DV over a concurrent one: this loop retries with a fresh
+//     table instead), lets ch.stage stage the change and commits it;
+//   - retries a conflict (IsConflict: table.ErrCommitFailed, or the "requirement
+//     failed" errors of SQL, Glue, Hive and Hadoop catalogs) and an unknown outcome.
+//
+// When the attempts run out the error says it gave up, wrapping
+// config.ErrCommitConflict when the last attempt lost a race.
+func (c Committer) commitTable(ctx context.Context, cat table.CatalogIO, ident table.Identifier, ch tableChange) (tableOutcome, error) {
+	name, branch := strings.Join(ident, "."), cmp.Or(ch.branch, table.MainBranch)
 	maxAttempts := c.MaxAttempts
 	if maxAttempts <= 0 {
 		maxAttempts = DefaultMaxAttempts
 	}
-	last := &retryable{}
-	conflicts := 0
-	for attempt := range maxAttempts {
-		if last.conflict {
-			conflicts++
-		}
-		if attempt > 0 {
-			if err := c.sleep(ctx, attempt); err != nil {
-				return errors.Join(err, last.err)
+	var (
+		out      tableOutcome
+		last     error // the failure of the last attempt, which another may overcome
+		conflict bool  // whether it lost a race
+	)
+	for n := range maxAttempts {
+		if n > 0 {
+			if conflict {
+				out.conflicts++
+			}
+			if err := c.sleep(ctx, n); err != nil {
+				return out, errors.Join(err, last)
 			}
 		}
-		again, err := try(attempt, conflicts)
-		if again == nil {
-			return err
+		out.attempts = n + 1
+		tbl, err := loadTable(ctx, cat, ident)
+		switch {
+		case err != nil && (errors.Is(err, config.ErrTableNotFound) || ctx.Err() != nil):
+			return out, err
+		case err != nil:
+			last, conflict = err, false
+			continue
 		}
-		last = again
+		a := &tableAttempt{number: n + 1, tbl: tbl}
+		if ch.window != nil {
+			held, done, newest, found, props, err := CheckWindow(tbl.Metadata(), branch, *ch.window)
+			if err != nil || done {
+				if done {
+					out.held = &held
+				}
+				return out, err
+			}
+			a.newest, a.found, a.tokenProps, out.tokenProps = newest, found, props, props
+		}
+		if out.sent && ch.landed != nil {
+			if out.landed, err = ch.landed(ctx, a); err != nil || out.landed {
+				return out, err
+			}
+		}
+		txTbl, err := withoutRetries(tbl, cat)
+		if err != nil {
+			return out, err
+		}
+		if a.txn, err = txTbl.NewTransactionOnBranchWithError(branch); err != nil {
+			return out, err
+		}
+		if ch.window != nil && branch == table.MainBranch {
+			key := CommittedThroughKey(ch.window.SinkID)
+			if err := a.txn.SetProperties(ibg.Properties{key: a.tokenProps[key]}); err != nil {
+				return out, err
+			}
+		}
+		done, err := ch.stage(ctx, a)
+		if err != nil {
+			if a.abandon != nil {
+				a.abandon()
+			}
+			if IsConflict(err) || errors.Is(err, config.ErrCommitConflict) {
+				last, conflict = err, true
+				continue
+			}
+			return out, err
+		}
+		if done {
+			return out, nil
+		}
+		var committed *table.Table
+		if a.raw != nil {
+			meta, loc, cerr := cat.CommitTable(ctx, ident, a.raw.Requirements, a.raw.Updates)
+			if err = cerr; err == nil {
+				committed = table.New(ident, meta, loc, tbl.FS, cat)
+			}
+		} else {
+			committed, err = a.txn.Commit(ctx)
+		}
+		out.sent = true
+		switch {
+		case err == nil:
+			out.tbl = committed
+			return out, nil
+		case IsConflict(err):
+			if a.abandon != nil {
+				a.abandon()
+			}
+			log.Infof(ctx, "iceberg: %s %s: attempt %d lost a race, retrying: %v", ch.op, name, n+1, err)
+			last, conflict = err, true
+		case ctx.Err() != nil:
+			return out, errors.Join(ctx.Err(), err)
+		default:
+			// The catalog may have applied the commit: the next attempt checks.
+			log.Warnf(ctx, "iceberg: %s %s: attempt %d ended in an unknown state, checking: %v", ch.op, name, n+1, err)
+			last, conflict = err, false
+		}
 	}
-	if last.conflict {
-		return fmt.Errorf("%w: gave up after %d attempts: %w", config.ErrCommitConflict, maxAttempts, last.err)
+	if conflict {
+		return out, fmt.Errorf("%w: gave up after %d attempts: %w", config.ErrCommitConflict, maxAttempts, last)
 	}
-	return fmt.Errorf("gave up after %d attempts: %w", maxAttempts, last.err)
-}
-
-// attemptLoad loads table ident at the start of a commit attempt. A missing table
-// (wrapping config.ErrTableNotFound) or a cancelled context ends the loop; any other
-// load failure is retryable. tbl is nil whenever the attempt cannot go on.
-func attemptLoad(ctx context.Context, cat table.CatalogIO, ident table.Identifier) (tbl *table.Table, again *retryable, err error) {
-	tbl, err = loadTable(ctx, cat, ident)
-	switch {
-	case err == nil:
-		return tbl, nil, nil
-	case errors.Is(err, config.ErrTableNotFound) || ctx.Err() != nil:
-		return nil, nil, err
-	default:
-		return nil, &retryable{err: err}, nil
-	}
+	return out, fmt.Errorf("gave up after %d attempts: %w", maxAttempts, last)
 }
 
 // withoutRetries returns tbl with iceberg-go's commit retries off

@@ -515,3 +515,32 @@ func TestFindTokenCorrupt(t *testing.T) {
 	}
 	_ = strconv.Itoa
 }
+
+// commitOther commits rows [from, from+n) to ident of cat as another writer, with
+// no token: the commit a fault hook makes to win a race.
+func commitOther(t *testing.T, cat catalog.Catalog, ident table.Identifier, from, n int64) {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	txn := tbl.NewTransaction()
+	if err := txn.NewRowDelta(nil).AddRows(writeIDFiles(t, tbl, from, n)...).Commit(ctx); err != nil {
+		t.Error(err)
+		return
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+// lostFirstResponse is a faultCatalog.after hook: the first commit lands, and its
+// response is lost.
+func lostFirstResponse(n int, err error) error {
+	if n == 0 && err == nil {
+		return errors.New("read tcp: connection reset by peer")
+	}
+	return nil
+}

@@ -11,8 +11,10 @@
 // deletion vectors. Both modes end in the ordered commit step ([Arrive], [Fire]),
 // which commits windows oldest first and late panes as they come.
 //
-// Nothing in this package commits a snapshot except [Committer.Commit]. Every snapshot
-// it makes carries, in its summary, the sink's token ([SummarySinkID] and
+// Every catalog commit of this package (the windows of [Committer.Commit], heartbeats,
+// schema updates, manifest merges, compaction and expiry) goes through one loop of
+// the Committer: load, token check, conflict, retry and the lost-response check. Every
+// window snapshot carries, in its summary, the sink's token ([SummarySinkID] and
 // [CommittedThroughKey]); before committing a window the committer walks the branch's
 // ancestry for the sink's newest token and skips a window already committed, so a
 // retried bundle, a lost commit response or a rerun with the same sink id never commits

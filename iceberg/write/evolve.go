@@ -260,33 +260,27 @@ func optionalType(t ibg.Type) ibg.Type {
 // ErrSchemaMismatch) is a reason to dead-letter r; err is a failure of the catalog.
 func EvolveTable(ctx context.Context, cat table.CatalogIO, ident table.Identifier, r row.Row, keys []string) (tbl *table.Table, reject, err error) {
 	name := strings.Join(ident, ".")
-	err = Committer{}.retry(ctx, func(attempt, conflicts int) (*retryable, error) {
-		cur, again, err := attemptLoad(ctx, cat, ident)
-		if cur == nil {
-			return again, err
-		}
-		changes, perr := PlanEvolution(cur.Schema(), r, keys)
+	var changes []SchemaChange // those of the last attempt
+	stage := func(_ context.Context, a *tableAttempt) (bool, error) {
+		var perr error
+		changes, perr = PlanEvolution(a.tbl.Schema(), r, keys)
 		if perr != nil {
 			reject = config.WrapOp("write", name, perr)
-			return nil, nil
+			return true, nil
 		}
 		if len(changes) == 0 {
-			tbl = cur
-			return nil, nil
+			// Nothing to add: another worker's update, or (after a lost response) ours.
+			tbl = a.tbl
+			return true, nil
 		}
 		for _, c := range changes {
 			if c.Add != nil && hasVariant(c.Add) {
 				reject = config.OpErrorf("write", name, "%w: evolve_schema cannot add column %q of type %s: iceberg-go v0.7.0's schema update refuses the variant type; add the column to the table first",
 					ErrSchemaMismatch, strings.Join(c.Path, "."), c.Add)
-				return nil, nil
+				return true, nil
 			}
 		}
-		txTbl, err := withoutRetries(cur, cat)
-		if err != nil {
-			return nil, err
-		}
-		txn := txTbl.NewTransaction()
-		us := txn.UpdateSchema(true, false)
+		us := a.txn.UpdateSchema(true, false)
 		for _, c := range changes {
 			switch {
 			case c.Add != nil:
@@ -299,26 +293,18 @@ func EvolveTable(ctx context.Context, cat table.CatalogIO, ident table.Identifie
 		}
 		if err := us.Commit(); err != nil {
 			reject = config.OpErrorf("write", name, "%w: %v: %w", ErrSchemaMismatch, changes, err)
-			return nil, nil
+			return true, nil
 		}
-		committed, err := txn.Commit(ctx)
-		switch {
-		case err == nil:
-			log.Infof(ctx, "iceberg: write %s: evolved the schema to id %d: %v", name, committed.Schema().ID, changes)
-			SchemaUpdates.Inc(ctx, 1)
-			tbl = committed
-			return nil, nil
-		case IsConflict(err):
-			return &retryable{err: err, conflict: true}, nil
-		case ctx.Err() != nil:
-			return nil, err
-		default:
-			// The update may have landed: the next attempt plans against the table as it is.
-			return &retryable{err: err}, nil
-		}
-	})
+		return false, nil
+	}
+	out, err := Committer{}.commitTable(ctx, cat, ident, tableChange{op: "evolve schema", stage: stage})
 	if err != nil {
 		return nil, nil, config.WrapOp("write", name, fmt.Errorf("evolve schema: %w", err))
+	}
+	if out.tbl != nil {
+		log.Infof(ctx, "iceberg: write %s: evolved the schema to id %d: %v", name, out.tbl.Schema().ID, changes)
+		SchemaUpdates.Inc(ctx, 1)
+		tbl = out.tbl
 	}
 	return tbl, reject, nil
 }

@@ -189,3 +189,28 @@ func sameSet(a, b string) bool {
 	}
 	return true
 }
+
+// TestEvolveTableLostResponse: a schema update whose response was lost is found by
+// the next attempt, which plans against the reloaded table and has nothing to add.
+func TestEvolveTableLostResponse(t *testing.T) {
+	ctx := context.Background()
+	inner := newTestCatalog(t)
+	createTestTable(t, inner, "evolve", evolveSchema())
+	ident := table.Identifier{"db", "evolve"}
+	fc := &faultCatalog{Catalog: inner, after: lostFirstResponse}
+	r := row.New([]string{"id", "extra"}, []any{int64(1), "x"})
+	tbl, reject, err := EvolveTable(ctx, fc, ident, r, nil)
+	if err != nil || reject != nil {
+		t.Fatalf("EvolveTable: reject %v, err %v", reject, err)
+	}
+	if changes, err := PlanEvolution(tbl.Schema(), r, nil); err != nil || len(changes) > 0 {
+		t.Errorf("returned table still needs %s (%v)", fmtChanges(changes), err)
+	}
+	cur, err := inner.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.commits != 1 || len(cur.Metadata().Schemas()) != 2 {
+		t.Errorf("%d commits, %d schemas; want the update once", fc.commits, len(cur.Metadata().Schemas()))
+	}
+}

@@ -24,23 +24,34 @@ import (
 // commits an empty append snapshot carrying the same token values (committed-through
 // and any other beam.cdc. key of the sink), so that expiring old snapshots cannot
 // remove the sink's only token while the sink is idle. It returns the snapshot made,
-// or 0 when the sink has no token or it is recent enough. Conflicts are retried.
+// or 0 when the sink has no token or it is recent enough. The commit goes through
+// the Committer's loop: conflicts are retried, and a lost response is recognised by
+// the heartbeat snapshot now holding the token.
 func RefreshToken(ctx context.Context, cat catalog.Catalog, ident table.Identifier, sinkID string, maxAge time.Duration) (int64, error) {
 	name := strings.Join(ident, ".")
-	var id int64
-	err := Committer{}.retry(ctx, func(int, int) (*retryable, error) {
-		tbl, err := cat.LoadTable(ctx, ident)
-		if err != nil {
-			return nil, err
+	var (
+		id        int64
+		refreshed Token // the token the last attempt refreshed
+	)
+	landed := func(_ context.Context, a *tableAttempt) (bool, error) {
+		tok, found, err := FindToken(a.tbl.Metadata(), table.MainBranch, sinkID)
+		if err != nil || !found || tok.SnapshotID == refreshed.SnapshotID || tok.Summary == nil ||
+			tok.Summary.Properties[SummaryHeartbeat] != "true" {
+			return false, err
 		}
-		tok, found, err := FindToken(tbl.Metadata(), table.MainBranch, sinkID)
+		id = tok.SnapshotID
+		return true, nil
+	}
+	stage := func(ctx context.Context, a *tableAttempt) (bool, error) {
+		tok, found, err := FindToken(a.tbl.Metadata(), table.MainBranch, sinkID)
 		if err != nil || !found {
-			return nil, err
+			return true, err
 		}
-		snap := tbl.Metadata().SnapshotByID(tok.SnapshotID)
+		snap := a.tbl.Metadata().SnapshotByID(tok.SnapshotID)
 		if snap == nil || time.Since(time.UnixMilli(snap.TimestampMs)) < maxAge {
-			return nil, nil
+			return true, nil
 		}
+		refreshed = tok
 		props := ibg.Properties{}
 		for k, v := range tok.Summary.Properties {
 			if strings.HasPrefix(k, SummaryReservedPrefix) && (k == SummarySinkID || strings.HasSuffix(k, "."+sinkID)) &&
@@ -49,33 +60,26 @@ func RefreshToken(ctx context.Context, cat catalog.Catalog, ident table.Identifi
 			}
 		}
 		props[SummaryHeartbeat] = "true"
-		sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
+		sc, err := table.SchemaToArrowSchema(a.tbl.Schema(), nil, false, false)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		rdr, err := array.NewRecordReader(sc, nil)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
-		txn := tbl.NewTransaction()
-		err = txn.Append(ctx, rdr, props)
-		rdr.Release()
-		if err != nil {
-			return nil, err
-		}
-		committed, err := txn.Commit(ctx)
-		if err != nil {
-			if IsConflict(err) {
-				return &retryable{err: err, conflict: true}, nil
-			}
-			return nil, err
-		}
-		id = committed.Metadata().CurrentSnapshot().SnapshotID
-		log.Infof(ctx, "iceberg: heartbeat %s: sink %s token (through %d) refreshed in snapshot %d", name, sinkID, tok.CommittedThroughMs, id)
-		return nil, nil
-	})
+		defer rdr.Release()
+		return false, a.txn.Append(ctx, rdr, props)
+	}
+	out, err := Committer{}.commitTable(ctx, cat, ident, tableChange{op: "heartbeat", landed: landed, stage: stage})
 	if err != nil {
 		return 0, config.WrapOp("heartbeat", name, err)
+	}
+	if out.tbl != nil {
+		id = out.tbl.Metadata().CurrentSnapshot().SnapshotID
+	}
+	if id != 0 {
+		log.Infof(ctx, "iceberg: heartbeat %s: sink %s token (through %d) refreshed in snapshot %d", name, sinkID, refreshed.CommittedThroughMs, id)
 	}
 	return id, nil
 }

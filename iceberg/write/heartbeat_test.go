@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -185,5 +186,62 @@ func TestHeartbeatCadence(t *testing.T) {
 	}
 	if n := len(beats); n < 5 || n > 7 {
 		t.Errorf("%d heartbeats in %s at %s (at ms %v), want 6 ± 1", n, span, interval, beats)
+	}
+}
+
+// TestRefreshTokenFaults: the heartbeat commits through the Committer's loop: a
+// concurrent commit is retried, and a heartbeat whose response was lost is found
+// (the heartbeat snapshot holds the token) and reported, not made twice.
+func TestRefreshTokenFaults(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		before    func(t *testing.T, inner catalog.Catalog, ident table.Identifier) func(n int)
+		after     func(n int, err error) error
+		wantCalls int
+	}{
+		{name: "concurrent commit is retried",
+			before: func(t *testing.T, inner catalog.Catalog, ident table.Identifier) func(n int) {
+				return func(n int) {
+					if n == 0 {
+						commitOther(t, inner, ident, 100, 1)
+					}
+				}
+			},
+			wantCalls: 2},
+		{name: "lost response is found", after: lostFirstResponse, wantCalls: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inner := newTestCatalog(t)
+			tbl := createTestTable(t, inner, "hb", idNameSchema())
+			ident := tbl.Identifier()
+			if _, err := fastCommitter.Commit(ctx, inner, ident, CommitRequest{SinkID: "s", WindowEndMs: 7, DataFiles: writeIDFiles(t, tbl, 0, 1)}); err != nil {
+				t.Fatal(err)
+			}
+			fc := &faultCatalog{Catalog: inner, after: tc.after}
+			if tc.before != nil {
+				fc.before = tc.before(t, inner, ident)
+			}
+			id, err := RefreshToken(ctx, fc, ident, "s", 0)
+			if err != nil || id == 0 {
+				t.Fatalf("RefreshToken = %d, %v; want a heartbeat snapshot", id, err)
+			}
+			if fc.commits != tc.wantCalls {
+				t.Errorf("CommitTable calls = %d, want %d", fc.commits, tc.wantCalls)
+			}
+			cur, err := inner.LoadTable(ctx, ident)
+			if err != nil {
+				t.Fatal(err)
+			}
+			beats := 0
+			for _, s := range cur.Metadata().Snapshots() {
+				if s.Summary != nil && s.Summary.Properties[SummaryHeartbeat] == "true" {
+					beats++
+				}
+			}
+			if head := cur.CurrentSnapshot(); beats != 1 || head.SnapshotID != id || head.Summary.Properties[CommittedThroughKey("s")] != "7" {
+				t.Errorf("%d heartbeat snapshots, head %d (%v), want one, snapshot %d", beats, head.SnapshotID, head.Summary, id)
+			}
+		})
 	}
 }

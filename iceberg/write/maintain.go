@@ -24,7 +24,7 @@ import (
 
 // Table maintenance as plain Go: compaction that folds deletes into rewritten files,
 // snapshot expiry that keeps the sinks' tokens, and orphan file removal. The Beam shape
-// is in maintain_fns.go. Every commit goes through the Committer's retry loop.
+// is in maintain_fns.go. Every commit goes through Committer.commitTable.
 
 // SummaryCompactionID is the snapshot summary key holding the id of the compaction
 // group a rewrite snapshot committed: a retry after a lost response finds it.
@@ -347,8 +347,9 @@ func referencedFile(d ibg.DataFile) string {
 	return ""
 }
 
-// commitRewrite commits gr (made from tasks of base) through the retry loop; stale
-// reports that the deletes of a file changed since base, and nothing was committed.
+// commitRewrite commits gr (made from tasks of base) through the Committer's loop;
+// stale reports that the deletes of a file changed since base, and nothing was
+// committed. A lost response is recognised by the group's id in the summary.
 func (c Committer) commitRewrite(ctx context.Context, cat table.CatalogIO, ident table.Identifier, base *table.Table, tasks []table.FileScanTask, gr table.CompactionGroupResult, res *CompactResult) (stale bool, err error) {
 	id := uuid.NewString()
 	want := deleteSets(tasks)
@@ -356,58 +357,37 @@ func (c Committer) commitRewrite(ctx context.Context, cat table.CatalogIO, ident
 	for i, t := range tasks {
 		paths[i] = t.File.FilePath()
 	}
-	done := func(snap *table.Snapshot) {
-		res.SnapshotID = snap.SnapshotID
+	var found *table.Snapshot // an earlier attempt's commit, whose response was lost
+	landed := func(_ context.Context, a *tableAttempt) (bool, error) {
+		found = findSummary(a.tbl, base, SummaryCompactionID, id)
+		return found != nil, nil
+	}
+	stage := func(ctx context.Context, a *tableAttempt) (bool, error) {
+		cur, err := liveTasks(ctx, a.tbl, paths)
+		if err != nil {
+			return false, err
+		}
+		if !sameDeletes(want, deleteSets(cur)) {
+			stale = true
+			return true, nil
+		}
+		// A concurrent delete for one of the files that lands before the commit fails
+		// it with table.ErrConflictingDeleteFiles (a conflict): the next attempt sees
+		// it and reports the rewrite stale; any other race is retried.
+		rw := a.txn.NewRewrite(ibg.Properties{SummaryCompactionID: id})
+		rw.ApplyResult(gr)
+		return false, rw.Commit(ctx)
+	}
+	out, err := c.commitTable(ctx, cat, ident, tableChange{op: "compact", landed: landed, stage: stage})
+	if out.tbl != nil {
+		found = out.tbl.CurrentSnapshot()
+	}
+	if err == nil && found != nil {
+		res.SnapshotID = found.SnapshotID
 		res.FilesRewritten, res.FilesAdded = len(gr.OldDataFiles), len(gr.NewDataFiles)
 		res.DeleteFilesRemoved = len(gr.SafePosDeletes) + len(gr.SafeDeletionVectors)
 		res.BytesBefore, res.BytesAfter = gr.BytesBefore, gr.BytesAfter
 	}
-	err = c.retry(ctx, func(attempt, conflicts int) (*retryable, error) {
-		tbl, again, err := attemptLoad(ctx, cat, ident)
-		if tbl == nil {
-			return again, err
-		}
-		if snap := findSummary(tbl, base, SummaryCompactionID, id); snap != nil {
-			done(snap) // an earlier attempt's response was lost; it committed
-			return nil, nil
-		}
-		cur, err := liveTasks(ctx, tbl, paths)
-		if err != nil {
-			return nil, err
-		}
-		if !sameDeletes(want, deleteSets(cur)) {
-			stale = true
-			return nil, nil
-		}
-		txTbl, err := withoutRetries(tbl, cat)
-		if err != nil {
-			return nil, err
-		}
-		txn := txTbl.NewTransaction()
-		rw := txn.NewRewrite(ibg.Properties{SummaryCompactionID: id})
-		rw.ApplyResult(gr)
-		if err := rw.Commit(ctx); err != nil {
-			if IsConflict(err) {
-				return &retryable{err: err, conflict: true}, nil
-			}
-			return nil, err
-		}
-		committed, err := txn.Commit(ctx)
-		switch {
-		case err == nil:
-			done(committed.CurrentSnapshot())
-			return nil, nil
-		case IsConflict(err) || errors.Is(err, table.ErrConflictingDeleteFiles):
-			// A concurrent delete for one of the files: the next attempt sees it and
-			// reports the rewrite stale; any other race is retried.
-			return &retryable{err: err, conflict: true}, nil
-		case ctx.Err() != nil:
-			return nil, errors.Join(ctx.Err(), err)
-		default:
-			log.Warnf(ctx, "iceberg: compact %s: attempt %d ended in an unknown state, checking: %v", strings.Join(ident, "."), attempt+1, err)
-			return &retryable{err: err}, nil
-		}
-	})
 	return stale, err
 }
 
@@ -579,101 +559,105 @@ type ExpireResult struct {
 // commit records (TokenSnapshotKey, see walkSink). An older token may expire: the sink
 // then falls back to the committed-through table property every commit keeps, which
 // still skips every window it committed. Files only the removed snapshots referenced
-// are deleted after the commit. The commit goes through the retry loop; a lost
+// are deleted after the commit. The commit goes through Committer.commitTable; a lost
 // response is harmless (expiry is idempotent).
 func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ident table.Identifier, o ExpireOptions) (ExpireResult, error) {
 	name := strings.Join(ident, ".")
-	var out ExpireResult
-	err := c.retry(ctx, func(attempt, conflicts int) (*retryable, error) {
-		out = ExpireResult{}
-		tbl, again, err := attemptLoad(ctx, cat, ident)
-		if tbl == nil {
-			return again, err
-		}
-		meta := tbl.Metadata()
-		var opts []table.ExpireSnapshotsOpt
-		if o.OlderThan > 0 {
-			opts = append(opts, table.WithOlderThan(o.OlderThan))
-		}
-		if o.RetainLast > 0 {
-			opts = append(opts, table.WithRetainLast(o.RetainLast))
-		}
-		txn := tbl.NewTransaction()
-		if err := txn.ExpireSnapshots(append(opts, table.WithPostCommit(false))...); err != nil {
-			return nil, err
-		}
-		staged, err := txn.StagedTable()
-		if err != nil {
-			return nil, err
-		}
-		kept := map[int64]bool{}
-		for _, s := range staged.Metadata().Snapshots() {
-			kept[s.SnapshotID] = true
-		}
-		pins, records, stale, pinnedBy := sinkPins(meta, time.Now().Add(-SinkTokenHorizon).UnixMilli())
-		var removed []int64
-		for _, s := range meta.Snapshots() {
-			switch {
-			case kept[s.SnapshotID]:
-			case pins[s.SnapshotID]:
-				out.Pinned++
-			default:
-				removed = append(removed, s.SnapshotID)
-			}
-		}
-		out.PinnedBy = pinnedBy
-		if len(removed) == 0 {
-			return nil, nil
-		}
+	var (
+		out     ExpireResult
+		base    *table.Table // the table the last attempt expired from
+		removed []int64
+		expire  table.Update // that attempt's removal, whose PostCommit deletes files
+	)
+	stage := func(_ context.Context, a *tableAttempt) (bool, error) {
+		out, base = ExpireResult{}, a.tbl
 		var updates []table.Update
-		stagedRefs := map[string]bool{}
-		for r := range staged.Metadata().Refs() {
-			stagedRefs[r] = true
+		var err error
+		removed, expire, updates, err = expiryUpdates(a, o, &out)
+		if err != nil || len(removed) == 0 {
+			return true, err
 		}
-		for r := range meta.Refs() {
-			if !stagedRefs[r] {
-				updates = append(updates, table.NewRemoveSnapshotRefUpdate(r))
-			}
-		}
-		expire := table.NewRemoveSnapshotsUpdate(removed, true)
-		updates = append(updates, expire)
-		if len(records) > 0 {
-			updates = append(updates, table.NewSetPropertiesUpdate(records))
-		}
-		if len(stale) > 0 {
-			updates = append(updates, table.NewRemovePropertiesUpdate(stale))
-		}
-		reqs := []table.Requirement{table.AssertTableUUID(meta.TableUUID())}
-		if head := tbl.CurrentSnapshot(); head != nil {
+		reqs := []table.Requirement{table.AssertTableUUID(a.tbl.Metadata().TableUUID())}
+		if head := a.tbl.CurrentSnapshot(); head != nil {
 			id := head.SnapshotID
 			reqs = append(reqs, table.AssertRefSnapshotID(table.MainBranch, &id))
 		}
-		newMeta, loc, err := cat.CommitTable(ctx, ident, reqs, updates)
-		switch {
-		case err == nil:
-		case IsConflict(err):
-			return &retryable{err: err, conflict: true}, nil
-		case ctx.Err() != nil:
-			return nil, errors.Join(ctx.Err(), err)
-		default:
-			log.Warnf(ctx, "iceberg: expire snapshots %s: attempt %d ended in an unknown state, checking: %v", name, attempt+1, err)
-			return &retryable{err: err}, nil
-		}
-		out.Expired = len(removed)
-		after := table.New(ident, newMeta, loc, tbl.FS, cat)
-		if err := expire.PostCommit(ctx, tbl, after); err != nil {
-			log.Warnf(ctx, "iceberg: expire snapshots %s: removing the files of expired snapshots: %v (remove_orphan_files removes them later)", name, err)
-		}
-		return nil, nil
-	})
+		a.raw = &table.TableCommit{Identifier: ident, Requirements: reqs, Updates: updates}
+		return false, nil
+	}
+	res, err := c.commitTable(ctx, cat, ident, tableChange{op: "expire snapshots", stage: stage})
 	if err != nil {
 		return out, fmt.Errorf("iceberg: expire snapshots %s: %w", name, err)
+	}
+	if res.tbl != nil {
+		out.Expired = len(removed)
+		if err := expire.PostCommit(ctx, base, res.tbl); err != nil {
+			log.Warnf(ctx, "iceberg: expire snapshots %s: removing the files of expired snapshots: %v (remove_orphan_files removes them later)", name, err)
+		}
 	}
 	if out.Pinned > 0 {
 		log.Infof(ctx, "iceberg: expire snapshots %s: kept %d snapshots that hold the newest tokens of sinks %s",
 			name, out.Pinned, strings.Join(out.PinnedBy, ", "))
 	}
 	return out, nil
+}
+
+// expiryUpdates selects the snapshots of a.tbl that ExpireSnapshots removes with o:
+// those iceberg-go's expiry (staged in a.txn, not committed) removes, minus the sinks'
+// pinned tokens (counted in out). updates removes the refs iceberg-go drops, then the
+// snapshots (expire), and records the pinned tokens.
+func expiryUpdates(a *tableAttempt, o ExpireOptions, out *ExpireResult) (removed []int64, expire table.Update, updates []table.Update, err error) {
+	meta := a.tbl.Metadata()
+	var opts []table.ExpireSnapshotsOpt
+	if o.OlderThan > 0 {
+		opts = append(opts, table.WithOlderThan(o.OlderThan))
+	}
+	if o.RetainLast > 0 {
+		opts = append(opts, table.WithRetainLast(o.RetainLast))
+	}
+	if err := a.txn.ExpireSnapshots(append(opts, table.WithPostCommit(false))...); err != nil {
+		return nil, nil, nil, err
+	}
+	staged, err := a.txn.StagedTable()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	kept := map[int64]bool{}
+	for _, s := range staged.Metadata().Snapshots() {
+		kept[s.SnapshotID] = true
+	}
+	pins, records, stale, pinnedBy := sinkPins(meta, time.Now().Add(-SinkTokenHorizon).UnixMilli())
+	for _, s := range meta.Snapshots() {
+		switch {
+		case kept[s.SnapshotID]:
+		case pins[s.SnapshotID]:
+			out.Pinned++
+		default:
+			removed = append(removed, s.SnapshotID)
+		}
+	}
+	out.PinnedBy = pinnedBy
+	if len(removed) == 0 {
+		return nil, nil, nil, nil
+	}
+	stagedRefs := map[string]bool{}
+	for r := range staged.Metadata().Refs() {
+		stagedRefs[r] = true
+	}
+	for r := range meta.Refs() {
+		if !stagedRefs[r] {
+			updates = append(updates, table.NewRemoveSnapshotRefUpdate(r))
+		}
+	}
+	expire = table.NewRemoveSnapshotsUpdate(removed, true)
+	updates = append(updates, expire)
+	if len(records) > 0 {
+		updates = append(updates, table.NewSetPropertiesUpdate(records))
+	}
+	if len(stale) > 0 {
+		updates = append(updates, table.NewRemovePropertiesUpdate(stale))
+	}
+	return removed, expire, updates, nil
 }
 
 // SinkTokenHorizon is how recent a sink's newest token must be for expiry to keep it

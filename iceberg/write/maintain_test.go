@@ -664,3 +664,65 @@ func TestCompactPositionDeletesV2(t *testing.T) {
 		t.Fatalf("ids changed: %v, want %v", got, before)
 	}
 }
+
+// TestMaintenanceCommitFaults: compaction and expiry commit through the Committer's
+// loop: a rewrite whose response was lost is found by the group's id in the
+// summary (not rewritten again), and an expiry that loses a race to a writer is
+// retried on the reloaded table.
+func TestMaintenanceCommitFaults(t *testing.T) {
+	ctx := context.Background()
+	t.Run("compaction lost response is found", func(t *testing.T) {
+		inner := newTestCatalog(t)
+		ident := seededChangeTable(t, inner, "lostrewrite").Identifier()
+		model := seedModel()
+		churn(t, inner, ident, model, rand.New(rand.NewPCG(3, 4)), 1000, 2000, 3000)
+		cat := &faultCatalog{Catalog: inner, after: lostFirstResponse}
+		tbl, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups, err := PlanCompaction(ctx, tbl, nil, CompactOptions{DeleteFileThreshold: 1})
+		if err != nil || len(groups) != 1 {
+			t.Fatalf("groups %+v, %v", groups, err)
+		}
+		res, err := fastCommitter.CompactGroup(ctx, cat, ident, groups[0], CompactOptions{DeleteFileThreshold: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, err := inner.LoadTable(ctx, ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if head := cur.CurrentSnapshot(); cat.commits != 1 || res.SnapshotID != head.SnapshotID || res.FilesRewritten == 0 || res.Redos != 0 {
+			t.Fatalf("result %+v after %d commits, want the lost rewrite (snapshot %d) found", res, cat.commits, head.SnapshotID)
+		}
+		requireModel(t, inner, ident, model, "ids differ from the model after the rewrite")
+	})
+	t.Run("expiry conflict is retried", func(t *testing.T) {
+		inner := newTestCatalog(t)
+		tbl := createTestTable(t, inner, "expireconflict", idNameSchema())
+		ident := tbl.Identifier()
+		for i := range int64(3) {
+			commitOther(t, inner, ident, i*10, 10)
+		}
+		cat := &faultCatalog{Catalog: inner, before: func(n int) {
+			if n == 0 {
+				commitOther(t, inner, ident, 100, 10)
+			}
+		}}
+		res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, err := inner.LoadTable(ctx, ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cat.commits != 2 || res.Expired != 3 || len(cur.Metadata().Snapshots()) != 1 {
+			t.Fatalf("result %+v after %d commits, %d snapshots left; want 3 expired on the second attempt", res, cat.commits, len(cur.Metadata().Snapshots()))
+		}
+		if n := len(tableIDs(t, inner, ident)); n != 40 {
+			t.Fatalf("%d rows, want 40", n)
+		}
+	})
+}

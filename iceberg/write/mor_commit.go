@@ -127,41 +127,61 @@ const maxDataManifests = 8
 
 // MergeManifests merges the data manifests of table ident into as few as their size
 // needs (Transaction.RewriteManifests, a replace snapshot that changes no row) when
-// it has more than maxDataManifests. It returns whether it did; a failure (a
-// concurrent commit, say) is left to the next window.
+// it has more than maxDataManifests. It returns whether it did. The commit goes
+// through the Committer's loop: a concurrent commit is retried on the reloaded
+// table, and a lost response is recognised by a replace snapshot on the merged base;
+// any other failure is left to the next window.
 func MergeManifests(ctx context.Context, cat table.CatalogIO, ident table.Identifier) (bool, error) {
-	tbl, err := cat.LoadTable(ctx, ident)
-	if err != nil {
-		return false, err
-	}
-	snap := tbl.CurrentSnapshot()
-	if snap == nil {
-		return false, nil
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return false, err
-	}
-	manifests, err := snap.Manifests(fs)
-	if err != nil {
-		return false, err
-	}
-	n := 0
-	for _, m := range manifests {
-		if m.ManifestContent() == ibg.ManifestContentData {
-			n++
+	var (
+		base   int64 // the snapshot the last attempt merged
+		landed bool
+	)
+	merged := func(_ context.Context, a *tableAttempt) (bool, error) {
+		if head := a.tbl.CurrentSnapshot(); head != nil {
+			for _, s := range table.AncestorsOf(head.SnapshotID, a.tbl.Metadata().SnapshotByID) {
+				if s.ParentSnapshotID != nil && *s.ParentSnapshotID == base && s.Summary != nil && s.Summary.Operation == table.OpReplace {
+					landed = true
+					break
+				}
+				if s.SnapshotID == base {
+					break
+				}
+			}
 		}
+		return landed, nil
 	}
-	if n <= maxDataManifests {
-		return false, nil
+	stage := func(ctx context.Context, a *tableAttempt) (bool, error) {
+		snap := a.tbl.CurrentSnapshot()
+		if snap == nil {
+			return true, nil
+		}
+		fs, err := a.tbl.FS(ctx)
+		if err != nil {
+			return false, err
+		}
+		manifests, err := snap.Manifests(fs)
+		if err != nil {
+			return false, err
+		}
+		n := 0
+		for _, m := range manifests {
+			if m.ManifestContent() == ibg.ManifestContentData {
+				n++
+			}
+		}
+		if n <= maxDataManifests {
+			return true, nil
+		}
+		base = snap.SnapshotID
+		res, err := a.txn.RewriteManifests(ctx)
+		if err != nil {
+			return false, err
+		}
+		return res.IsNoOp(), nil
 	}
-	txn := tbl.NewTransaction()
-	res, err := txn.RewriteManifests(ctx)
-	if err != nil || res.IsNoOp() {
+	out, err := Committer{}.commitTable(ctx, cat, ident, tableChange{op: "merge manifests", landed: merged, stage: stage})
+	if err != nil {
 		return false, err
 	}
-	if _, err := txn.Commit(ctx); err != nil {
-		return false, err
-	}
-	return true, nil
+	return out.tbl != nil || landed, nil
 }

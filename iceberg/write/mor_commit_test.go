@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
@@ -152,5 +153,92 @@ func TestCommitChangesErrors(t *testing.T) {
 		if !errors.Is(err, tc.want) || !strings.HasPrefix(err.Error(), "iceberg: commit db.") {
 			t.Errorf("%s: err = %v, want %v prefixed by the table", tc.name, err, tc.want)
 		}
+	}
+}
+
+// dataManifests counts the data manifests of ident's current snapshot.
+func dataManifests(t *testing.T, cat catalog.Catalog, ident table.Identifier) int {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifests, err := tbl.CurrentSnapshot().Manifests(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range manifests {
+		if m.ManifestContent() == ibg.ManifestContentData {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMergeManifestsFaults: the manifest merge commits through the Committer's loop:
+// a concurrent commit between its load and its commit is retried on the reloaded
+// table (before, the merge failed and waited for the next window), and a merge whose
+// response was lost is found, not made twice.
+func TestMergeManifestsFaults(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		before    func(t *testing.T, inner catalog.Catalog, ident table.Identifier) func(n int)
+		after     func(n int, err error) error
+		wantRows  int64
+		wantCalls int
+	}{
+		{name: "concurrent commit is retried",
+			before: func(t *testing.T, inner catalog.Catalog, ident table.Identifier) func(n int) {
+				return func(n int) {
+					if n == 0 {
+						commitOther(t, inner, ident, 1000, 5)
+					}
+				}
+			},
+			wantRows: maxDataManifests + 1 + 5, wantCalls: 2},
+		{name: "lost response is found", after: lostFirstResponse, wantRows: maxDataManifests + 1, wantCalls: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inner := newTestCatalog(t)
+			tbl := createTestTable(t, inner, "merge", idNameSchema())
+			ident := tbl.Identifier()
+			for i := range int64(maxDataManifests + 1) {
+				if _, err := fastCommitter.Commit(ctx, inner, ident, CommitRequest{SinkID: "s", WindowEndMs: i + 1, DataFiles: writeIDFiles(t, tbl, i, 1)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := dataManifests(t, inner, ident); n <= maxDataManifests {
+				t.Fatalf("%d data manifests before the merge, want more than %d", n, maxDataManifests)
+			}
+			fc := &faultCatalog{Catalog: inner, after: tc.after}
+			if tc.before != nil {
+				fc.before = tc.before(t, inner, ident)
+			}
+			merged, err := MergeManifests(ctx, fc, ident)
+			if err != nil || !merged {
+				t.Fatalf("MergeManifests = %v, %v; want merged", merged, err)
+			}
+			if fc.commits != tc.wantCalls {
+				t.Errorf("CommitTable calls = %d, want %d", fc.commits, tc.wantCalls)
+			}
+			if n := dataManifests(t, inner, ident); n > 2 {
+				t.Errorf("%d data manifests after the merge", n)
+			}
+			if got := countRows(t, inner, ident); got != tc.wantRows {
+				t.Errorf("rows = %d, want %d", got, tc.wantRows)
+			}
+			cur, err := inner.LoadTable(ctx, ident)
+			if err != nil {
+				t.Fatal(err)
+			}
+			icebergtest.RequireValid(t, cur)
+		})
 	}
 }
