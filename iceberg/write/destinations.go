@@ -3,7 +3,6 @@ package write
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	ibg "github.com/apache/iceberg-go"
@@ -162,26 +161,8 @@ func renderValue(v any) (string, error) {
 		return "", errors.New("null")
 	case string:
 		s = x
-	case int:
-		s = strconv.Itoa(x)
-	case int8:
-		s = strconv.FormatInt(int64(x), 10)
-	case int16:
-		s = strconv.FormatInt(int64(x), 10)
-	case int32:
-		s = strconv.FormatInt(int64(x), 10)
-	case int64:
-		s = strconv.FormatInt(x, 10)
-	case uint8:
-		s = strconv.FormatUint(uint64(x), 10)
-	case uint16:
-		s = strconv.FormatUint(uint64(x), 10)
-	case uint32:
-		s = strconv.FormatUint(uint64(x), 10)
-	case uint64:
-		s = strconv.FormatUint(x, 10)
-	case bool:
-		s = strconv.FormatBool(x)
+	case int, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool:
+		s = fmt.Sprint(x) // decimal digits; true or false
 	case ibg.Date:
 		s = x.ToTime().Format("2006_01_02")
 	case uuid.UUID:

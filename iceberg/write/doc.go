@@ -20,5 +20,25 @@
 // retried bundle, a lost commit response or a rerun with the same sink id never commits
 // twice.
 //
+// Words this package uses:
+//
+//   - packet: encoded rows (or parsed changes) travelling together through a shuffle,
+//     one element per (window, shard or partition) rather than one per row; a
+//     merge-on-read packet carries the id of the schema its changes were encoded
+//     with.
+//   - shard: a slice of a table's key space (merge-on-read, num_shards and
+//     shards_per_partition; cdc.Sharder) or of its partitions (append with
+//     distribution_mode=hash); one worker handles a shard's window at a time.
+//   - shard result ([ShardResult]): what one merge-on-read shard hands to the commit
+//     step for a window besides its new rows: the keys to delete resolved to
+//     (data file, position) (DV mode; the commit step turns them into deletion
+//     vectors) or kept as keys (equality mode), and the sequence numbers it saw.
+//   - [Part]: what one writer or shard hands to the commit step for one table and
+//     window: its uncommitted data files and, for merge-on-read, its shard result.
+//   - [Pane]: all the parts of one table for one pane of one window, as the ordered
+//     commit step holds them until the window's turn; it commits as one snapshot.
+//   - window token: the snapshot summary keys that record which windows a sink id has
+//     committed ([WindowRef], [CheckWindow]).
+//
 // Package iceberg re-exports what users need; most code imports that package instead.
 package write

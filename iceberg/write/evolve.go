@@ -328,30 +328,31 @@ func hasVariant(t ibg.Type) bool {
 	return false
 }
 
-// evolveFor evolves table dest, which a writer holds as cached, so that it takes r
-// (which did not fit cached): it plans against cached first, so that a row whose
-// fault evolution cannot mend costs no catalog call and keeps its own error. tbl is
-// the table with its new schema, nil when the schema is the one cached; reject is
-// the reason to dead-letter r; err is a failure of the catalog.
-func evolveFor(ctx context.Context, spec *Spec, rt *runtime, dest string, cached *table.Table, r row.Row) (tbl *table.Table, reject, err error) {
+// evolveFor evolves table dest, which a writer holds as cached, so that it takes r,
+// which did not fit cached with rowErr: it plans against cached first, so that a row
+// whose fault evolution cannot mend costs no catalog call and keeps its own error.
+// tbl is the table with its new schema; when it is nil, reason is why r goes to the
+// dead letter output (rowErr, or why evolution refused r), unless err, a failure of
+// the catalog, is set.
+func evolveFor(ctx context.Context, spec *Spec, rt *runtime, dest string, cached *table.Table, r row.Row, rowErr error) (tbl *table.Table, reason, err error) {
 	changes, perr := PlanEvolution(cached.Schema(), r, spec.EqualityColumns)
 	if perr != nil {
 		return nil, config.WrapOp("write", dest, perr), nil
 	}
 	if len(changes) == 0 {
-		return nil, nil, nil
+		return nil, rowErr, nil
 	}
 	cat, err := spec.catalog(ctx, rt)
 	if err != nil {
 		return nil, nil, config.WrapOp("write", dest, err)
 	}
-	tbl, reject, err = EvolveTable(ctx, cat, cached.Identifier(), r, spec.EqualityColumns)
+	tbl, reject, err := EvolveTable(ctx, cat, cached.Identifier(), r, spec.EqualityColumns)
 	if err != nil || reject != nil {
 		return nil, reject, err
 	}
 	catalogs.Invalidate(spec.CatalogName, rt.catProps, dest)
 	if tbl.Schema().ID == cached.Schema().ID {
-		return nil, nil, nil
+		return nil, rowErr, nil
 	}
 	return tbl, nil, nil
 }

@@ -215,14 +215,9 @@ func (f *changeParseFn) evolve(ctx context.Context, r row.Row, parseErr error, e
 	if ierr != nil {
 		return false, parseErr, nil
 	}
-	tbl, reject, err := evolveFor(ctx, &f.Spec, f.rt, f.Spec.Table, f.tbl, img)
-	switch {
-	case err != nil:
-		return false, nil, err
-	case reject != nil:
-		return false, reject, nil
-	case tbl == nil:
-		return false, parseErr, nil
+	tbl, reason, err := evolveFor(ctx, &f.Spec, f.rt, f.Spec.Table, f.tbl, img, parseErr)
+	if tbl == nil {
+		return false, reason, err
 	}
 	parser, err := f.Spec.parser(f.rt, tbl.Schema())
 	if err != nil {

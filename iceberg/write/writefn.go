@@ -182,14 +182,9 @@ func (rr *router) table(ctx context.Context, dest string, r row.Row) (dt *destTa
 // (the caller writes what it buffered with the old one); otherwise rowErr, or the
 // reason evolution cannot mend r, is why r goes to the dead letter output.
 func (rr *router) evolve(ctx context.Context, dt *destTable, r row.Row, rowErr error) (changed bool, reason, err error) {
-	tbl, reject, err := evolveFor(ctx, rr.spec, rr.rt, dt.name, dt.tbl, r)
-	switch {
-	case err != nil:
-		return false, nil, err
-	case reject != nil:
-		return false, reject, nil
-	case tbl == nil:
-		return false, rowErr, nil
+	tbl, reason, err := evolveFor(ctx, rr.spec, rr.rt, dt.name, dt.tbl, r, rowErr)
+	if tbl == nil {
+		return false, reason, err
 	}
 	dt.tbl, dt.keys = tbl, nil
 	return true, nil, nil

@@ -116,6 +116,19 @@ func (r *StructReader) fill(rec arrow.RecordBatch, slice reflect.Value, base uns
 	return nil
 }
 
+// copyColumn is the fastSet of a column whose values (from values) are stored in the
+// struct field as they are.
+func copyColumn[T int32 | int64 | float32 | float64](values func(arrow.Array) []T) fastSet {
+	return func(a arrow.Array, base unsafe.Pointer, size uintptr, n int) {
+		vals := values(a)
+		for i := range n {
+			if a.IsValid(i) {
+				*(*T)(unsafe.Add(base, uintptr(i)*size)) = vals[i]
+			}
+		}
+	}
+}
+
 // fastStructSet returns a column-at-a-time setter for flat columns of matching Go kind
 // with no conversion (int32, int64, float32, float64, bool, string), or nil.
 func fastStructSet(dt arrow.DataType, it ibg.Type, ft reflect.Type) fastSet {
@@ -124,41 +137,13 @@ func fastStructSet(dt arrow.DataType, it ibg.Type, ft reflect.Type) fastSet {
 	}
 	switch {
 	case dt.ID() == arrow.INT64 && ft == reflect.TypeFor[int64]() && it.Equals(ibg.PrimitiveTypes.Int64):
-		return func(a arrow.Array, base unsafe.Pointer, size uintptr, n int) {
-			vals := a.(*array.Int64).Int64Values()
-			for i := range n {
-				if a.IsValid(i) {
-					*(*int64)(at(base, size, i)) = vals[i]
-				}
-			}
-		}
+		return copyColumn(func(a arrow.Array) []int64 { return a.(*array.Int64).Int64Values() })
 	case dt.ID() == arrow.INT32 && ft == reflect.TypeFor[int32]() && it.Equals(ibg.PrimitiveTypes.Int32):
-		return func(a arrow.Array, base unsafe.Pointer, size uintptr, n int) {
-			vals := a.(*array.Int32).Int32Values()
-			for i := range n {
-				if a.IsValid(i) {
-					*(*int32)(at(base, size, i)) = vals[i]
-				}
-			}
-		}
+		return copyColumn(func(a arrow.Array) []int32 { return a.(*array.Int32).Int32Values() })
 	case dt.ID() == arrow.FLOAT64 && ft == reflect.TypeFor[float64]() && it.Equals(ibg.PrimitiveTypes.Float64):
-		return func(a arrow.Array, base unsafe.Pointer, size uintptr, n int) {
-			vals := a.(*array.Float64).Float64Values()
-			for i := range n {
-				if a.IsValid(i) {
-					*(*float64)(at(base, size, i)) = vals[i]
-				}
-			}
-		}
+		return copyColumn(func(a arrow.Array) []float64 { return a.(*array.Float64).Float64Values() })
 	case dt.ID() == arrow.FLOAT32 && ft == reflect.TypeFor[float32]() && it.Equals(ibg.PrimitiveTypes.Float32):
-		return func(a arrow.Array, base unsafe.Pointer, size uintptr, n int) {
-			vals := a.(*array.Float32).Float32Values()
-			for i := range n {
-				if a.IsValid(i) {
-					*(*float32)(at(base, size, i)) = vals[i]
-				}
-			}
-		}
+		return copyColumn(func(a arrow.Array) []float32 { return a.(*array.Float32).Float32Values() })
 	case dt.ID() == arrow.TIMESTAMP && ft == timeType:
 		unit := dt.(*arrow.TimestampType).Unit
 		return func(a arrow.Array, base unsafe.Pointer, size uintptr, n int) {
