@@ -89,8 +89,6 @@ type watchAppendsFn struct {
 	Spec AppendsSpec
 
 	watchBase
-	filesPlanned     beam.Counter
-	snapshotsSkipped beam.Counter
 }
 
 // init prepares the DoFn's state once: Setup and CreateInitialRestriction both call it.
@@ -99,8 +97,6 @@ func (fn *watchAppendsFn) init() {
 		return
 	}
 	fn.setup(fn.Spec.Spec, fn.Spec.Stream)
-	fn.filesPlanned = beam.NewCounter(metricsNamespace, "files_planned")
-	fn.snapshotsSkipped = beam.NewCounter(metricsNamespace, "snapshots_skipped")
 }
 
 // Setup prepares the DoFn's state.
@@ -189,7 +185,7 @@ func (o appendsOps) scan(ctx context.Context, tbl *table.Table, id int64, at mti
 		}
 		o.emit(at, task)
 	}
-	o.fn.filesPlanned.Inc(ctx, int64(len(tasks)))
+	filesPlanned.Inc(ctx, int64(len(tasks)))
 	return len(tasks), nil
 }
 
@@ -208,7 +204,7 @@ func (o appendsOps) step(ctx context.Context, tbl *table.Table, prev, s *table.S
 	case op == table.OpReplace:
 		return nil
 	case op != table.OpAppend:
-		o.fn.snapshotsSkipped.Inc(ctx, 1)
+		snapshotsSkipped.Inc(ctx, 1)
 		log.Warnf(ctx, "iceberg: read %s: skipped snapshot %d (operation %q): a continuous Read emits appended rows only, "+
 			"so the rows this snapshot removes or replaces are not retracted; use ReadChanges to see them", spec.Table, s.SnapshotID, op)
 		return nil
@@ -224,7 +220,7 @@ func (o appendsOps) step(ctx context.Context, tbl *table.Table, prev, s *table.S
 			n++
 		}
 	}
-	o.fn.filesPlanned.Inc(ctx, int64(n))
+	filesPlanned.Inc(ctx, int64(n))
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -47,12 +46,6 @@ type ChangeTask struct {
 type changesPlanFn struct {
 	// Spec is the changelog read, resolved at construction.
 	Spec ChangesSpec
-
-	filesPlanned beam.Counter
-}
-
-func (fn *changesPlanFn) Setup() {
-	fn.filesPlanned = beam.NewCounter(metricsNamespace, "files_planned")
 }
 
 func (fn *changesPlanFn) ProcessElement(ctx context.Context, _ []byte, emit func(ChangeTask)) error {
@@ -70,7 +63,7 @@ func (fn *changesPlanFn) ProcessElement(ctx context.Context, _ []byte, emit func
 	for _, t := range tasks {
 		emit(t)
 	}
-	fn.filesPlanned.Inc(ctx, int64(len(tasks)))
+	filesPlanned.Inc(ctx, int64(len(tasks)))
 	log.Infof(ctx, "iceberg: read changes %s: planned %d changed data files in (%d, %d]", fn.Spec.Table, len(tasks), fn.Spec.FromSnapshotID, fn.Spec.ToSnapshotID)
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
@@ -36,21 +35,13 @@ type ChangeBatch struct {
 type changesReadFn struct {
 	// Spec is the changelog read, resolved at construction.
 	Spec ChangesSpec
-
-	filesRead   beam.Counter
-	rowsEmitted beam.Counter
-}
-
-func (fn *changesReadFn) Setup() {
-	fn.filesRead = beam.NewCounter(metricsNamespace, "files_read")
-	fn.rowsEmitted = beam.NewCounter(metricsNamespace, "rows_emitted")
 }
 
 func (fn *changesReadFn) ProcessElement(ctx context.Context, ct ChangeTask, emit func(ChangeBatch)) error {
 	if err := fn.process(ctx, ct, emit); err != nil {
 		return config.OpErrorf("read changes", fn.Spec.Table, "snapshot %d: %w", ct.SnapshotID, err)
 	}
-	fn.filesRead.Inc(ctx, 1)
+	filesRead.Inc(ctx, 1)
 	return nil
 }
 
@@ -60,7 +51,7 @@ func (fn *changesReadFn) process(ctx context.Context, ct ChangeTask, emit func(C
 			return nil
 		}
 		emit(ChangeBatch{Batch: newBatch(sc, rec), ChangeType: kind, SnapshotID: ct.SnapshotID, Sequence: ct.Sequence})
-		fn.rowsEmitted.Inc(ctx, rec.NumRows())
+		rowsEmitted.Inc(ctx, rec.NumRows())
 		return nil
 	}
 	switch ct.Kind {

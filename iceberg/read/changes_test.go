@@ -38,7 +38,6 @@ func readChanges(t *testing.T, cat *icebergtest.LocalCatalog, tbl *table.Table, 
 		t.Fatal(err)
 	}
 	fn := &changesReadFn{Spec: spec}
-	fn.Setup()
 	var conv toChangeRowsFn
 	var out []row.Row
 	for _, ct := range tasks {

@@ -23,7 +23,6 @@ type watchChangesFn struct {
 	Spec ChangesSpec
 
 	watchBase
-	tasksPlanned beam.Counter
 }
 
 // init prepares the DoFn's state once: Setup and CreateInitialRestriction both call it.
@@ -35,7 +34,6 @@ func (fn *watchChangesFn) init() error {
 		return config.OpErrorf("read changes", fn.Spec.Table, "spec without stream settings")
 	}
 	fn.setup(fn.Spec.Spec, *fn.Spec.Stream)
-	fn.tasksPlanned = beam.NewCounter(metricsNamespace, "files_planned")
 	return nil
 }
 
@@ -88,7 +86,7 @@ func (o changesOps) base(ctx context.Context, tbl *table.Table, we *snapshotWate
 		we.passed(at)
 	}
 	we.passed(we.stamp(meta.SnapshotByID(spec.ToSnapshotID).TimestampMs))
-	o.fn.tasksPlanned.Inc(ctx, int64(len(tasks)))
+	filesPlanned.Inc(ctx, int64(len(tasks)))
 	log.Infof(ctx, "iceberg: read changes %s: planned %d changed data files in (%d, %d]; following main from there",
 		spec.Table, len(tasks), spec.FromSnapshotID, spec.ToSnapshotID)
 	return nil
@@ -111,6 +109,6 @@ func (o changesOps) step(ctx context.Context, tbl *table.Table, prev, s *table.S
 	for _, t := range tasks {
 		o.emit(at, t)
 	}
-	o.fn.tasksPlanned.Inc(ctx, int64(len(tasks)))
+	filesPlanned.Inc(ctx, int64(len(tasks)))
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -19,14 +18,6 @@ import (
 type planFn struct {
 	// Spec is the scan, resolved at construction.
 	Spec Spec
-
-	filesPlanned beam.Counter
-	bytesPlanned beam.Counter
-}
-
-func (fn *planFn) Setup() {
-	fn.filesPlanned = beam.NewCounter(metricsNamespace, "files_planned")
-	fn.bytesPlanned = beam.NewCounter(metricsNamespace, "bytes_planned")
 }
 
 func (fn *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(Task)) error {
@@ -68,8 +59,8 @@ func (fn *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(Task))
 		bytes += task.Size
 		emit(task)
 	}
-	fn.filesPlanned.Inc(ctx, int64(len(tasks)))
-	fn.bytesPlanned.Inc(ctx, bytes)
+	filesPlanned.Inc(ctx, int64(len(tasks)))
+	bytesPlanned.Inc(ctx, bytes)
 	log.Infof(ctx, "iceberg: read %s: planned %d file scan tasks (%d bytes)", fn.Spec.Table, len(tasks), bytes)
 	return nil
 }

@@ -19,19 +19,11 @@ import (
 // reads each through iceberg-go's ReadTasks, which applies deletion vectors, position
 // and equality deletes and the residual filter.
 type readBase struct {
-	spec          Spec
-	filesRead     beam.Counter
-	rowGroupsRead beam.Counter
-	rowsEmitted   beam.Counter
-	bytesRead     beam.Counter
+	spec Spec
 }
 
 func (fn *readBase) setup(spec Spec) {
 	fn.spec = spec
-	fn.filesRead = beam.NewCounter(metricsNamespace, "files_read")
-	fn.rowGroupsRead = beam.NewCounter(metricsNamespace, "row_groups_read")
-	fn.rowsEmitted = beam.NewCounter(metricsNamespace, "rows_emitted")
-	fn.bytesRead = beam.NewCounter(metricsNamespace, "bytes_read")
 }
 
 // CreateInitialRestriction covers every row-group unit of the task.
@@ -72,7 +64,7 @@ func (fn *readBase) process(ctx context.Context, rt *sdf.LockRTracker, t Task, e
 
 	rest := rt.GetRestriction().(offsetrange.Restriction)
 	if rest.Start == 0 {
-		fn.filesRead.Inc(ctx, 1)
+		filesRead.Inc(ctx, 1)
 	}
 	for i := rest.Start; rt.TryClaim(i); i++ {
 		ft, err := t.decode(tbl.Metadata(), i, i+1)
@@ -89,8 +81,8 @@ func (fn *readBase) process(ctx context.Context, rt *sdf.LockRTracker, t Task, e
 		}); err != nil {
 			return config.OpErrorf("read", fn.spec.Table, "data file %s: %w", t.Path, err)
 		}
-		fn.rowGroupsRead.Inc(ctx, 1)
-		fn.bytesRead.Inc(ctx, unitBytes(t, ft))
+		rowGroupsRead.Inc(ctx, 1)
+		bytesRead.Inc(ctx, unitBytes(t, ft))
 	}
 	return nil
 }
@@ -142,7 +134,7 @@ func (fn *readFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, t Ta
 			return nil
 		}
 		emit(newBatch(sc, rec))
-		fn.rowsEmitted.Inc(ctx, rec.NumRows())
+		rowsEmitted.Inc(ctx, rec.NumRows())
 		return nil
 	})
 }
@@ -168,7 +160,7 @@ func (fn *readRecordsFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracke
 		}
 		rec.Retain() // the element's own reference, never released (see RecordBatch)
 		emit(RecordBatch{rec})
-		fn.rowsEmitted.Inc(ctx, rec.NumRows())
+		rowsEmitted.Inc(ctx, rec.NumRows())
 		return nil
 	})
 }

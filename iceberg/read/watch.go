@@ -45,13 +45,10 @@ type watchBase struct {
 	// parent state.
 	liveID int64
 	live   map[string]table.FileScanTask
-
-	snapshotsRead beam.Counter
 }
 
 func (w *watchBase) setup(spec Spec, st Stream) {
 	w.spec, w.stream = spec, st
-	w.snapshotsRead = beam.NewCounter(metricsNamespace, "snapshots_read")
 }
 
 // ready reports whether setup ran (a resolved spec always names its table).
@@ -163,7 +160,7 @@ func (w *watchBase) process(ctx context.Context, we *snapshotWatermark, rt *sdf.
 			}
 		}
 		we.passed(at)
-		w.snapshotsRead.Inc(ctx, 1)
+		snapshotsRead.Inc(ctx, 1)
 		prev = s
 	}
 	if len(news) > 0 {

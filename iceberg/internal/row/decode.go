@@ -315,7 +315,7 @@ func (r *reader) value(n *node, depth int) (any, error) {
 		return r.mapValue(n, depth)
 	case tagStruct:
 		if depth > maxDepth {
-			return nil, fmt.Errorf("nesting deeper than %d: %w", maxDepth, ErrCorrupt)
+			return nil, errTooDeep
 		}
 		return r.body(n.schema, depth+1)
 	case tagUnknown:
@@ -374,10 +374,7 @@ func (r *reader) decimal() (decimal128.Num, error) {
 }
 
 func (r *reader) list(n *node, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("nesting deeper than %d: %w", maxDepth, ErrCorrupt)
-	}
-	c, err := r.count()
+	c, err := r.countAt(depth)
 	if err != nil {
 		return nil, err
 	}
@@ -400,10 +397,7 @@ func (r *reader) list(n *node, depth int) (any, error) {
 }
 
 func (r *reader) mapValue(n *node, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("nesting deeper than %d: %w", maxDepth, ErrCorrupt)
-	}
-	c, err := r.count()
+	c, err := r.countAt(depth)
 	if err != nil {
 		return nil, err
 	}
@@ -431,10 +425,7 @@ func (r *reader) mapValue(n *node, depth int) (any, error) {
 }
 
 func (r *reader) dynamic(depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("nesting deeper than %d: %w", maxDepth, ErrCorrupt)
-	}
-	tag, err := r.byte()
+	tag, err := r.tagAt(depth)
 	if err != nil {
 		return nil, err
 	}

@@ -18,19 +18,26 @@ func (r Row) String() string {
 }
 
 func writeRow(b *strings.Builder, r Row) {
-	b.WriteByte('{')
-	names := r.Names()
-	for i, v := range r.vals() {
-		if i > 0 {
-			b.WriteString(", ")
-		}
+	names, vals := r.Names(), r.vals()
+	writeJoined(b, "{", ", ", "}", len(vals), func(i int) {
 		if i < len(names) {
 			b.WriteString(names[i])
 		}
 		b.WriteString(": ")
-		writeValue(b, v)
+		writeValue(b, vals[i])
+	})
+}
+
+// writeJoined writes open, then each(0) to each(n-1) separated by sep, then close.
+func writeJoined(b *strings.Builder, open, sep, close string, n int, each func(i int)) {
+	b.WriteString(open)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		each(i)
 	}
-	b.WriteByte('}')
+	b.WriteString(close)
 }
 
 func writeValue(b *strings.Builder, v any) {
@@ -57,25 +64,13 @@ func writeValue(b *strings.Builder, v any) {
 		b.WriteString(x.JSON())
 		b.WriteByte(')')
 	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeValue(b, e)
-		}
-		b.WriteByte(']')
+		writeJoined(b, "[", ", ", "]", len(x), func(i int) { writeValue(b, x[i]) })
 	case []MapEntry:
-		b.WriteString("map[")
-		for i, e := range x {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeValue(b, e.Key)
+		writeJoined(b, "map[", ", ", "]", len(x), func(i int) {
+			writeValue(b, x[i].Key)
 			b.WriteString(": ")
-			writeValue(b, e.Value)
-		}
-		b.WriteByte(']')
+			writeValue(b, x[i].Value)
+		})
 	default:
 		fmt.Fprint(b, x)
 	}

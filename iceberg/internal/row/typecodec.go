@@ -132,10 +132,7 @@ func appendType(b []byte, t ibg.Type) ([]byte, error) {
 
 // readType reads a type written by appendType.
 func (r *reader) readType(depth int) (ibg.Type, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("type nesting deeper than %d: %w", maxDepth, ErrCorrupt)
-	}
-	tag, err := r.byte()
+	tag, err := r.tagAt(depth)
 	if err != nil {
 		return nil, err
 	}
@@ -345,6 +342,25 @@ func (r *reader) int() (int, error) {
 
 // count reads a length that must fit in the remaining input (each item takes at least
 // one byte, or one bit for bitmaps; a count is never more than 8x the remaining bytes).
+// tagAt reads the tag of a value or type nested depth levels deep, refusing input
+// nested deeper than maxDepth (corrupt input must not recurse without bound).
+func (r *reader) tagAt(depth int) (byte, error) {
+	if depth > maxDepth {
+		return 0, errTooDeep
+	}
+	return r.byte()
+}
+
+// countAt is count for a list or map nested depth levels deep (see tagAt).
+func (r *reader) countAt(depth int) (int, error) {
+	if depth > maxDepth {
+		return 0, errTooDeep
+	}
+	return r.count()
+}
+
+var errTooDeep = fmt.Errorf("nesting deeper than %d: %w", maxDepth, ErrCorrupt)
+
 func (r *reader) count() (int, error) {
 	v, err := r.uvarint()
 	if err != nil {

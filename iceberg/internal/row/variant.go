@@ -406,25 +406,14 @@ func writeVariantJSON(b *strings.Builder, v any) {
 	case time.Time:
 		writeJSONString(b, x.UTC().Format(time.RFC3339Nano))
 	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeVariantJSON(b, e)
-		}
-		b.WriteByte(']')
+		writeJoined(b, "[", ",", "]", len(x), func(i int) { writeVariantJSON(b, x[i]) })
 	case map[string]any:
-		b.WriteByte('{')
-		for i, k := range slices.Sorted(maps.Keys(x)) {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeJSONString(b, k)
+		keys := slices.Sorted(maps.Keys(x))
+		writeJoined(b, "{", ",", "}", len(keys), func(i int) {
+			writeJSONString(b, keys[i])
 			b.WriteByte(':')
-			writeVariantJSON(b, x[k])
-		}
-		b.WriteByte('}')
+			writeVariantJSON(b, x[keys[i]])
+		})
 	default:
 		writeJSONString(b, fmt.Sprint(x))
 	}
