@@ -60,23 +60,23 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if structDead.IsValid() {
 		deads = append(deads, structDead)
 	}
-	outs, err := beam.TryParDo(s.Scope("Parse"), &changeParseFn{Spec: spec}, rows)
+	outs, err := beam.TryParDo(s.Scope("ParseChangesIntoShardPackets"), &changeParseFn{Spec: spec}, rows)
 	if err != nil {
 		return fail(err)
 	}
 	deads = append(deads, outs[1])
-	shards := beam.GroupByKey(s.Scope("GroupByShard"), Rewindow(s, rows, outs[0]))
-	results, err := beam.TryParDo(s.Scope("Shard"), &changeShardFn{Spec: spec}, shards)
+	shards := beam.GroupByKey(s.Scope("GroupPacketsByShard"), Rewindow(s, rows, outs[0]))
+	results, err := beam.TryParDo(s.Scope("CollapseAndResolveShardKeys"), &changeShardFn{Spec: spec}, shards)
 	if err != nil {
 		return fail(err)
 	}
 	deads = append(deads, results[1])
-	written, err := beam.TryParDo(s.Scope("WriteRows"), &morWriteFn{Spec: spec}, beam.GroupByKey(s.Scope("GroupByTable"), results[0]))
+	written, err := beam.TryParDo(s.Scope("WriteNewRowsToFiles"), &morWriteFn{Spec: spec}, beam.GroupByKey(s.Scope("GroupShardResultsByTable"), results[0]))
 	if err != nil {
 		return fail(err)
 	}
 	deads = append(deads, written[1])
-	commits, err := beam.TryParDo(s.Scope("Commit"), newCommitFn(spec), OrderPanes(s, written[0]))
+	commits, err := beam.TryParDo(s.Scope("CommitWindowsInOrder"), newCommitFn(spec), OrderPanes(s, written[0]))
 	if err != nil {
 		return fail(err)
 	}
