@@ -142,7 +142,7 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 // the maintenance the spec asks for runs after the commits. It returns the
 // PCollection of SnapshotInfo.
 func commitFiles(s beam.Scope, spec Spec, files beam.PCollection) (beam.PCollection, error) {
-	commits, err := beam.TryParDo(s.Scope("Commit"), newCommitFn(spec), OrderPanes(s, files))
+	commits, err := beam.TryParDo(s.Scope("CommitWindowsInOrder"), newCommitFn(spec), OrderPanes(s, files))
 	if err != nil {
 		return beam.PCollection{}, err
 	}
