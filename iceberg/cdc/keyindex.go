@@ -36,6 +36,13 @@ const IndexEntryBytes = 16
 // the deletion vectors of the files whose keys it reports, by the delete files that
 // apply to them (their bitmaps are cached until those change).
 //
+// A data file's key columns are read when a resolution's keys may be in it: when
+// its manifest bounds on the key columns hold one of the keys (keyRanges), or when
+// Warm builds the whole index in the background. Until then the file is pending.
+// A cold worker whose first windows touch a few key ranges of a table compacted
+// in key order (write.executeGroup: files of disjoint key ranges) reads those
+// files only.
+//
 // One index serves every shard of a table in a worker process (see indexFor): a
 // data file's key columns are read once per process, whatever the number of
 // shards. A restarted worker rebuilds it from the live data files on its first
@@ -78,6 +85,7 @@ type KeyIndex struct {
 	files       []indexFile       // by ordinal, never renumbered (spilled runs hold ordinals)
 	ordinal     map[string]uint32 // live files by path
 	tasks       map[string]table.FileScanTask
+	pending     map[string]table.FileScanTask // live files not read yet, by path
 	part        []indexPart // by partition
 	held, total int64       // entries in memory, and in memory and spilled
 	dead        int64       // entries of files no longer live
@@ -282,24 +290,24 @@ func (x *KeyIndex) Held() int64 {
 
 // sync brings the index to tbl's current snapshot, unless the index already
 // follows a newer snapshot of which tbl, loaded earlier, does not know (another
-// shard's fresher load): then the index answers for its own snapshot. It returns
-// the data files read and their key columns' stored size.
-func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) ([]string, int64, error) {
+// shard's fresher load): then the index answers for its own snapshot. Files the
+// snapshot added become pending; none is read (see load).
+func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) error {
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
 		x.reset()
 		x.tasks = map[string]table.FileScanTask{}
-		return nil, 0, nil
+		return nil
 	}
 	if snap.SnapshotID == x.snapID && x.tasks != nil {
-		return nil, 0, nil
+		return nil
 	}
 	if x.tasks != nil && snap.SequenceNumber < x.seq && tbl.Metadata().SnapshotByID(x.snapID) == nil {
-		return nil, 0, nil // tbl is older than the index
+		return nil // tbl is older than the index
 	}
 	tasks, err := tbl.Scan(table.WithSelectedFields(x.codec.names...)).PlanFiles(ctx)
 	if err != nil {
-		return nil, 0, fmt.Errorf("plan: %w", err)
+		return fmt.Errorf("plan: %w", err)
 	}
 	byPath := make(map[string]table.FileScanTask, len(tasks))
 	big := false
@@ -307,16 +315,14 @@ func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) ([]string, int64,
 		byPath[t.File.FilePath()] = t
 		big = big || t.File.Count() >= 1<<32 // positions do not fit the location
 	}
-	if big {
+	if big || x.disabled {
 		x.reset()
-		x.disabled = true
-		x.snapID, x.seq, x.tasks = snap.SnapshotID, snap.SequenceNumber, byPath
-		return nil, 0, nil
-	}
-	if x.disabled {
-		x.reset()
+		x.disabled = big
 	}
 	x.snapID, x.seq, x.tasks = snap.SnapshotID, snap.SequenceNumber, byPath
+	if big {
+		return nil
+	}
 	for path, o := range x.ordinal {
 		if _, ok := byPath[path]; !ok {
 			x.files[o].live = false
@@ -326,32 +332,57 @@ func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) ([]string, int64,
 			delete(x.deleted, path)
 		}
 	}
-	var added []table.FileScanTask
-	for _, p := range sortedPaths(byPath) {
-		if _, ok := x.ordinal[p]; !ok {
-			added = append(added, byPath[p])
+	for path := range x.pending {
+		if _, ok := byPath[path]; !ok {
+			delete(x.pending, path)
 		}
+	}
+	for p, t := range byPath {
+		if _, ok := x.ordinal[p]; !ok {
+			x.pending[p] = t
+		}
+	}
+	if x.dead > x.total/4 {
+		if err := x.compact(); err != nil {
+			x.reset()
+			return err
+		}
+	}
+	return nil
+}
+
+// load reads the pending files among paths (those of ks's keys when ks is not
+// nil: see keyRanges; all when nil) and returns the paths read and their key
+// columns' stored size.
+func (x *KeyIndex) load(ctx context.Context, tbl *table.Table, ks *keySet) ([]string, int64, error) {
+	var ranges *keyRanges
+	if ks != nil {
+		ranges = newKeyRanges(ks)
+	}
+	var read []table.FileScanTask
+	for _, p := range sortedPaths(x.pending) {
+		if t := x.pending[p]; ranges == nil || ranges.mayHold(t.File) {
+			read = append(read, t)
+		}
+	}
+	if len(read) == 0 {
+		return nil, 0, nil
 	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	read, err := x.add(ctx, fs, added)
+	n, err := x.add(ctx, fs, read)
 	if err != nil {
 		x.reset() // partly added: start over next time
-		return nil, 0, err
+		return nil, n, err
 	}
-	paths := make([]string, len(added))
-	for i, t := range added {
+	paths := make([]string, len(read))
+	for i, t := range read {
 		paths[i] = t.File.FilePath()
+		delete(x.pending, paths[i])
 	}
-	if x.dead > x.total/4 {
-		if err := x.compact(); err != nil {
-			x.reset()
-			return nil, 0, err
-		}
-	}
-	return paths, read, nil
+	return paths, n, nil
 }
 
 // reset empties the index (and drops its spill file). A single partition starts
@@ -361,6 +392,7 @@ func (x *KeyIndex) reset() {
 	x.disabled = false
 	x.snapID, x.seq, x.tasks = 0, 0, nil
 	x.files, x.ordinal, x.deleted = nil, map[string]uint32{}, map[string]deletedRows{}
+	x.pending = map[string]table.FileScanTask{}
 	x.part = make([]indexPart, x.parts)
 	x.part[0].mem = x.parts == 1
 	x.held, x.total, x.dead = 0, 0, 0
@@ -974,8 +1006,14 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 		probes[k] = probe{x.fp(enc), int32(k)}
 	}
 	slices.SortFunc(probes, func(a, b probe) int { return cmp.Or(cmp.Compare(a.fp, b.fp), cmp.Compare(a.k, b.k)) })
+	if err := x.sync(ctx, tbl); err != nil {
+		return nil, false, err
+	}
+	if x.disabled {
+		return nil, false, nil
+	}
 	if load {
-		// Partitions wanted before the sync keep the entries it reads in memory.
+		// Partitions wanted before the load keep the entries it reads in memory.
 		for i, p := range probes {
 			if q := x.partOf(p.fp); i == 0 || q != x.partOf(probes[i-1].fp) {
 				if err := x.want(q); err != nil {
@@ -984,7 +1022,7 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 			}
 		}
 	}
-	read, readBytes, err := x.sync(ctx, tbl)
+	read, readBytes, err := x.load(ctx, tbl, ks)
 	if err != nil {
 		return nil, false, err
 	}
@@ -992,18 +1030,6 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 		read = slices.Concat(x.warmed, read)
 		readBytes += x.warmedBytes
 		x.warmed, x.warmedBytes = nil, 0
-	}
-	if x.disabled {
-		return nil, false, nil
-	}
-	if load {
-		for i, p := range probes {
-			if q := x.partOf(p.fp); i == 0 || q != x.partOf(probes[i-1].fp) {
-				if err := x.want(q); err != nil {
-					return nil, false, err
-				}
-			}
-		}
 	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
@@ -1109,7 +1135,12 @@ func (x *KeyIndex) warm(tbl *table.Table) {
 	go func() {
 		defer x.mu.Unlock()
 		// An error is left to the next resolution, which syncs again and reports it.
-		if read, n, err := x.sync(context.Background(), tbl); err == nil {
+		ctx := context.Background()
+		if err := x.sync(ctx, tbl); err != nil || x.disabled {
+			return
+		}
+		read, n, err := x.load(ctx, tbl, nil)
+		if err == nil {
 			x.warmed = append(x.warmed, read...)
 			x.warmedBytes += n
 		}

@@ -189,7 +189,10 @@ func BenchmarkKeyIndex(b *testing.B) {
 				x := newKeyIndex(codec, 1<<30, 1)
 				start := time.Now()
 				x.mu.Lock()
-				if _, _, err := x.sync(ctx, tbl); err != nil {
+				if err := x.sync(ctx, tbl); err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := x.load(ctx, tbl, nil); err != nil {
 					b.Fatal(err)
 				}
 				x.mu.Unlock()
