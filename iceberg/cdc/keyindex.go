@@ -86,10 +86,10 @@ type KeyIndex struct {
 	ordinal     map[string]uint32 // live files by path
 	tasks       map[string]table.FileScanTask
 	pending     map[string]table.FileScanTask // live files not read yet, by path
-	part        []indexPart // by partition
-	held, total int64       // entries in memory, and in memory and spilled
-	dead        int64       // entries of files no longer live
-	spill       *spillFile  // nil until a partition is spilled
+	part        []indexPart                   // by partition
+	held, total int64                         // entries in memory, and in memory and spilled
+	dead        int64                         // entries of files no longer live
+	spill       *spillFile                    // nil until a partition is spilled
 	deleted     map[string]deletedRows
 	lastUse     int64
 	// warmed are the data files a warm-up (Resolver.Warm) read, and warmedBytes
