@@ -725,7 +725,7 @@ func radixSort(es []indexEntry) {
 
 // mergeRuns merges sorted runs into one sorted array: pairwise, level by level,
 // between two arrays of the total size (log2(len(runs)) passes, two allocations).
-// A single run is returned as it is.
+// A single run is returned as it is; disjoint runs are concatenated (concatDisjoint).
 func mergeRuns(runs [][]indexEntry) []indexEntry {
 	runs = slices.DeleteFunc(slices.Clone(runs), func(r []indexEntry) bool { return len(r) == 0 })
 	switch len(runs) {
@@ -733,6 +733,9 @@ func mergeRuns(runs [][]indexEntry) []indexEntry {
 		return nil
 	case 1:
 		return runs[0]
+	}
+	if out, ok := concatDisjoint(runs); ok {
+		return out
 	}
 	bounds := []int{0} // run i is src[bounds[i]:bounds[i+1]]
 	var n int
@@ -761,6 +764,26 @@ func mergeRuns(runs [][]indexEntry) []indexEntry {
 		src, dst = dst, src
 	}
 	return src
+}
+
+// concatDisjoint returns the sorted runs concatenated in the order of their
+// first fingerprints when none overlaps the next (the files of a table compacted
+// in key order, exact keys): one copy instead of a merge pass per level.
+func concatDisjoint(runs [][]indexEntry) ([]indexEntry, bool) {
+	order := slices.Clone(runs)
+	slices.SortFunc(order, func(a, b []indexEntry) int { return cmp.Compare(a[0].fp, b[0].fp) })
+	n := len(order[0])
+	for i := 1; i < len(order); i++ {
+		if order[i-1][len(order[i-1])-1].fp > order[i][0].fp {
+			return nil, false
+		}
+		n += len(order[i])
+	}
+	out := make([]indexEntry, 0, n)
+	for _, r := range order {
+		out = append(out, r...)
+	}
+	return out, true
 }
 
 // coldMerge merges the sorted runs of a cold start into the two arrays lookups
