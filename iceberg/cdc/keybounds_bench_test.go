@@ -67,7 +67,7 @@ func coldIndex(b *testing.B, f *fixture, keys [][]any) (time.Duration, int64) {
 		if err := x.sync(ctx, tbl); err != nil {
 			b.Fatal(err)
 		}
-		_, read, err := x.load(ctx, tbl, nil)
+		_, read, err := x.load(ctx, tbl, nil, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	ibg "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
@@ -109,5 +110,40 @@ func TestKeyBoundsDecode(t *testing.T) {
 		if want, _ := codec.appendValue(nil, i, v); !ok || got != string(want) {
 			t.Errorf("%s bound of %v: %x %v, want %x", codec.types[i], v, got, ok, want)
 		}
+	}
+}
+
+// TestKeyIndexWarmInterleaved: a warm-up that reads one file at a time, with
+// resolutions between its batches (each reading the file of its own key when the
+// warm-up has not yet): every resolution finds exactly the live rows of its key,
+// and each data file is read, and reported, once.
+func TestKeyIndexWarmInterleaved(t *testing.T) {
+	defer func(n int64) { warmBatchRows = n }(warmBatchRows)
+	warmBatchRows = 500
+	f := newFixture(t, nil, "warm_interleaved")
+	f.seed(t, cityRows(3000), 500)
+	tbl := f.table(t)
+	r := Resolver{KeyColumns: []string{"id"}, IndexBytes: 64 << 20}
+	r.Warm(tbl)
+	reads := map[string]int{}
+	for i := 0; i < 200 && len(reads) < 6; i++ {
+		id := int64(3000 - 500*(i%6)) // the last row of each file, newest first
+		res, err := r.Resolve(context.Background(), tbl, [][]any{{id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		samePositions(t, res.Positions(), bruteForce(t, tbl, func(got int64, _ string) bool { return got == id }))
+		for _, p := range res.Scanned {
+			reads[p]++
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for p, n := range reads {
+		if n != 1 {
+			t.Errorf("%s reported read %d times", p, n)
+		}
+	}
+	if len(reads) != 6 {
+		t.Fatalf("%d of 6 data files reported read", len(reads))
 	}
 }

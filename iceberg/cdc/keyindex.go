@@ -351,18 +351,23 @@ func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) error {
 	return nil
 }
 
-// load reads the pending files among paths (those of ks's keys when ks is not
-// nil: see keyRanges; all when nil) and returns the paths read and their key
-// columns' stored size.
-func (x *KeyIndex) load(ctx context.Context, tbl *table.Table, ks *keySet) ([]string, int64, error) {
+// load reads pending files: those whose bounds may hold one of ks's keys (see
+// keyRanges), or all when ks is nil, the first of them up to about maxRows rows
+// when maxRows > 0. It returns the paths read and their key columns' stored size.
+func (x *KeyIndex) load(ctx context.Context, tbl *table.Table, ks *keySet, maxRows int64) ([]string, int64, error) {
 	var ranges *keyRanges
 	if ks != nil {
 		ranges = newKeyRanges(ks)
 	}
 	var read []table.FileScanTask
+	var rows int64
 	for _, p := range sortedPaths(x.pending) {
+		if maxRows > 0 && len(read) > 0 && rows+x.pending[p].File.Count() > maxRows {
+			break
+		}
 		if t := x.pending[p]; ranges == nil || ranges.mayHold(t.File) {
 			read = append(read, t)
+			rows += t.File.Count()
 		}
 	}
 	if len(read) == 0 {
@@ -1045,7 +1050,7 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 			}
 		}
 	}
-	read, readBytes, err := x.load(ctx, tbl, ks)
+	read, readBytes, err := x.load(ctx, tbl, ks, 0)
 	if err != nil {
 		return nil, false, err
 	}
@@ -1149,23 +1154,35 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 	return res, true, nil
 }
 
+// warmBatchRows is about the number of rows a warm-up reads before it lets a
+// waiting resolution use the index (which then reads the files of its own keys
+// first).
+var warmBatchRows int64 = 1 << 20 // a variable for tests
+
 // warm brings the index up to tbl's snapshot in a new goroutine, unless another
-// goroutine holds the index (it is being synced or used).
+// goroutine holds the index (it is being synced or used): it reads every pending
+// file, warmBatchRows rows at a time, releasing the index between batches.
 func (x *KeyIndex) warm(tbl *table.Table) {
 	if !x.mu.TryLock() {
 		return
 	}
 	go func() {
-		defer x.mu.Unlock()
 		// An error is left to the next resolution, which syncs again and reports it.
 		ctx := context.Background()
 		if err := x.sync(ctx, tbl); err != nil || x.disabled {
+			x.mu.Unlock()
 			return
 		}
-		read, n, err := x.load(ctx, tbl, nil)
-		if err == nil {
+		for {
+			read, n, err := x.load(ctx, tbl, nil, warmBatchRows)
 			x.warmed = append(x.warmed, read...)
 			x.warmedBytes += n
+			done := err != nil || len(x.pending) == 0
+			x.mu.Unlock()
+			if done {
+				return
+			}
+			x.mu.Lock()
 		}
 	}()
 }

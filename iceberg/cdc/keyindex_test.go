@@ -192,7 +192,7 @@ func BenchmarkKeyIndex(b *testing.B) {
 				if err := x.sync(ctx, tbl); err != nil {
 					b.Fatal(err)
 				}
-				if _, _, err := x.load(ctx, tbl, nil); err != nil {
+				if _, _, err := x.load(ctx, tbl, nil, 0); err != nil {
 					b.Fatal(err)
 				}
 				x.mu.Unlock()
