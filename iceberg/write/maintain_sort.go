@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"log/slog"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 )
@@ -98,7 +98,7 @@ func executeGroup(ctx context.Context, tbl *table.Table, group table.CompactionT
 		return table.ExecuteCompactionGroup(ctx, tbl, group, table.WithCompactionTargetFileSize(target))
 	}
 	out := table.CompactionGroupResult{PartitionKey: group.PartitionKey}
-	lineage := tbl.Metadata().Version() >= 3 && allHaveLineage(group.Tasks)
+	lineage := tbl.Metadata().Version() >= 3 && allHaveLineage(ctx, group)
 	var scanOpts []table.ScanOption
 	if lineage {
 		scanOpts = append(scanOpts, table.WithRowLineage())
@@ -143,20 +143,20 @@ func executeGroup(ctx context.Context, tbl *table.Table, group table.CompactionT
 	return out, nil
 }
 
-// allHaveLineage reports whether every task's file carries row lineage (a first
+// allHaveLineage reports whether every file of g carries row lineage (a first
 // row id): iceberg-go preserves _row_id through a rewrite only then, and warns
 // when it drops lineage some files had.
-func allHaveLineage(tasks []table.FileScanTask) bool {
+func allHaveLineage(ctx context.Context, g table.CompactionTaskGroup) bool {
 	some := 0
-	for _, t := range tasks {
+	for _, t := range g.Tasks {
 		if t.FirstRowID != nil {
 			some++
 		}
 	}
-	if some > 0 && some < len(tasks) {
-		slog.Warn("compaction group has mixed row lineage; dropping _row_id on output", "lineage_files", some, "legacy_files", len(tasks)-some)
+	if some > 0 && some < len(g.Tasks) {
+		log.Warnf(ctx, "iceberg: compact group %s: %d of its %d files carry row lineage; the rewritten rows get new row ids", g.PartitionKey, some, len(g.Tasks))
 	}
-	return len(tasks) > 0 && some == len(tasks)
+	return len(g.Tasks) > 0 && some == len(g.Tasks)
 }
 
 // sortRecords reads records (schema sc) into one table and returns it sorted by
