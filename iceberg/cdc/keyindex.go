@@ -36,6 +36,13 @@ const IndexEntryBytes = 16
 // the deletion vectors of the files whose keys it reports, by the delete files that
 // apply to them (their bitmaps are cached until those change).
 //
+// A data file's key columns are read when a resolution's keys may be in it: when
+// its manifest bounds on the key columns hold one of the keys (keyRanges), or when
+// Warm builds the whole index in the background. Until then the file is pending.
+// A cold worker whose first windows touch a few key ranges of a table compacted
+// in key order (write.executeGroup: files of disjoint key ranges) reads those
+// files only.
+//
 // One index serves every shard of a table in a worker process (see indexFor): a
 // data file's key columns are read once per process, whatever the number of
 // shards. A restarted worker rebuilds it from the live data files on its first
@@ -78,10 +85,11 @@ type KeyIndex struct {
 	files       []indexFile       // by ordinal, never renumbered (spilled runs hold ordinals)
 	ordinal     map[string]uint32 // live files by path
 	tasks       map[string]table.FileScanTask
-	part        []indexPart // by partition
-	held, total int64       // entries in memory, and in memory and spilled
-	dead        int64       // entries of files no longer live
-	spill       *spillFile  // nil until a partition is spilled
+	pending     map[string]table.FileScanTask // live files not read yet, by path
+	part        []indexPart                   // by partition
+	held, total int64                         // entries in memory, and in memory and spilled
+	dead        int64                         // entries of files no longer live
+	spill       *spillFile                    // nil until a partition is spilled
 	deleted     map[string]deletedRows
 	lastUse     int64
 	// warmed are the data files a warm-up (Resolver.Warm) read, and warmedBytes
@@ -282,24 +290,24 @@ func (x *KeyIndex) Held() int64 {
 
 // sync brings the index to tbl's current snapshot, unless the index already
 // follows a newer snapshot of which tbl, loaded earlier, does not know (another
-// shard's fresher load): then the index answers for its own snapshot. It returns
-// the data files read and their key columns' stored size.
-func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) ([]string, int64, error) {
+// shard's fresher load): then the index answers for its own snapshot. Files the
+// snapshot added become pending; none is read (see load).
+func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) error {
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
 		x.reset()
 		x.tasks = map[string]table.FileScanTask{}
-		return nil, 0, nil
+		return nil
 	}
 	if snap.SnapshotID == x.snapID && x.tasks != nil {
-		return nil, 0, nil
+		return nil
 	}
 	if x.tasks != nil && snap.SequenceNumber < x.seq && tbl.Metadata().SnapshotByID(x.snapID) == nil {
-		return nil, 0, nil // tbl is older than the index
+		return nil // tbl is older than the index
 	}
 	tasks, err := tbl.Scan(table.WithSelectedFields(x.codec.names...)).PlanFiles(ctx)
 	if err != nil {
-		return nil, 0, fmt.Errorf("plan: %w", err)
+		return fmt.Errorf("plan: %w", err)
 	}
 	byPath := make(map[string]table.FileScanTask, len(tasks))
 	big := false
@@ -307,16 +315,14 @@ func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) ([]string, int64,
 		byPath[t.File.FilePath()] = t
 		big = big || t.File.Count() >= 1<<32 // positions do not fit the location
 	}
-	if big {
+	if big || x.disabled {
 		x.reset()
-		x.disabled = true
-		x.snapID, x.seq, x.tasks = snap.SnapshotID, snap.SequenceNumber, byPath
-		return nil, 0, nil
-	}
-	if x.disabled {
-		x.reset()
+		x.disabled = big
 	}
 	x.snapID, x.seq, x.tasks = snap.SnapshotID, snap.SequenceNumber, byPath
+	if big {
+		return nil
+	}
 	for path, o := range x.ordinal {
 		if _, ok := byPath[path]; !ok {
 			x.files[o].live = false
@@ -326,32 +332,62 @@ func (x *KeyIndex) sync(ctx context.Context, tbl *table.Table) ([]string, int64,
 			delete(x.deleted, path)
 		}
 	}
-	var added []table.FileScanTask
-	for _, p := range sortedPaths(byPath) {
-		if _, ok := x.ordinal[p]; !ok {
-			added = append(added, byPath[p])
+	for path := range x.pending {
+		if _, ok := byPath[path]; !ok {
+			delete(x.pending, path)
 		}
+	}
+	for p, t := range byPath {
+		if _, ok := x.ordinal[p]; !ok {
+			x.pending[p] = t
+		}
+	}
+	if x.dead > x.total/4 {
+		if err := x.compact(); err != nil {
+			x.reset()
+			return err
+		}
+	}
+	return nil
+}
+
+// load reads pending files: those whose bounds may hold one of ks's keys (see
+// keyRanges), or all when ks is nil, the first of them up to about maxRows rows
+// when maxRows > 0. It returns the paths read and their key columns' stored size.
+func (x *KeyIndex) load(ctx context.Context, tbl *table.Table, ks *keySet, maxRows int64) ([]string, int64, error) {
+	var ranges *keyRanges
+	if ks != nil {
+		ranges = newKeyRanges(ks)
+	}
+	var read []table.FileScanTask
+	var rows int64
+	for _, p := range sortedPaths(x.pending) {
+		if maxRows > 0 && len(read) > 0 && rows+x.pending[p].File.Count() > maxRows {
+			break
+		}
+		if t := x.pending[p]; ranges == nil || ranges.mayHold(t.File) {
+			read = append(read, t)
+			rows += t.File.Count()
+		}
+	}
+	if len(read) == 0 {
+		return nil, 0, nil
 	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	read, err := x.add(ctx, fs, added)
+	n, err := x.add(ctx, fs, read)
 	if err != nil {
 		x.reset() // partly added: start over next time
-		return nil, 0, err
+		return nil, n, err
 	}
-	paths := make([]string, len(added))
-	for i, t := range added {
+	paths := make([]string, len(read))
+	for i, t := range read {
 		paths[i] = t.File.FilePath()
+		delete(x.pending, paths[i])
 	}
-	if x.dead > x.total/4 {
-		if err := x.compact(); err != nil {
-			x.reset()
-			return nil, 0, err
-		}
-	}
-	return paths, read, nil
+	return paths, n, nil
 }
 
 // reset empties the index (and drops its spill file). A single partition starts
@@ -361,6 +397,7 @@ func (x *KeyIndex) reset() {
 	x.disabled = false
 	x.snapID, x.seq, x.tasks = 0, 0, nil
 	x.files, x.ordinal, x.deleted = nil, map[string]uint32{}, map[string]deletedRows{}
+	x.pending = map[string]table.FileScanTask{}
 	x.part = make([]indexPart, x.parts)
 	x.part[0].mem = x.parts == 1
 	x.held, x.total, x.dead = 0, 0, 0
@@ -693,7 +730,7 @@ func radixSort(es []indexEntry) {
 
 // mergeRuns merges sorted runs into one sorted array: pairwise, level by level,
 // between two arrays of the total size (log2(len(runs)) passes, two allocations).
-// A single run is returned as it is.
+// A single run is returned as it is; disjoint runs are concatenated (concatDisjoint).
 func mergeRuns(runs [][]indexEntry) []indexEntry {
 	runs = slices.DeleteFunc(slices.Clone(runs), func(r []indexEntry) bool { return len(r) == 0 })
 	switch len(runs) {
@@ -701,6 +738,9 @@ func mergeRuns(runs [][]indexEntry) []indexEntry {
 		return nil
 	case 1:
 		return runs[0]
+	}
+	if out, ok := concatDisjoint(runs); ok {
+		return out
 	}
 	bounds := []int{0} // run i is src[bounds[i]:bounds[i+1]]
 	var n int
@@ -729,6 +769,26 @@ func mergeRuns(runs [][]indexEntry) []indexEntry {
 		src, dst = dst, src
 	}
 	return src
+}
+
+// concatDisjoint returns the sorted runs concatenated in the order of their
+// first fingerprints when none overlaps the next (the files of a table compacted
+// in key order, exact keys): one copy instead of a merge pass per level.
+func concatDisjoint(runs [][]indexEntry) ([]indexEntry, bool) {
+	order := slices.Clone(runs)
+	slices.SortFunc(order, func(a, b []indexEntry) int { return cmp.Compare(a[0].fp, b[0].fp) })
+	n := len(order[0])
+	for i := 1; i < len(order); i++ {
+		if order[i-1][len(order[i-1])-1].fp > order[i][0].fp {
+			return nil, false
+		}
+		n += len(order[i])
+	}
+	out := make([]indexEntry, 0, n)
+	for _, r := range order {
+		out = append(out, r...)
+	}
+	return out, true
 }
 
 // coldMerge merges the sorted runs of a cold start into the two arrays lookups
@@ -974,8 +1034,14 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 		probes[k] = probe{x.fp(enc), int32(k)}
 	}
 	slices.SortFunc(probes, func(a, b probe) int { return cmp.Or(cmp.Compare(a.fp, b.fp), cmp.Compare(a.k, b.k)) })
+	if err := x.sync(ctx, tbl); err != nil {
+		return nil, false, err
+	}
+	if x.disabled {
+		return nil, false, nil
+	}
 	if load {
-		// Partitions wanted before the sync keep the entries it reads in memory.
+		// Partitions wanted before the load keep the entries it reads in memory.
 		for i, p := range probes {
 			if q := x.partOf(p.fp); i == 0 || q != x.partOf(probes[i-1].fp) {
 				if err := x.want(q); err != nil {
@@ -984,7 +1050,7 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 			}
 		}
 	}
-	read, readBytes, err := x.sync(ctx, tbl)
+	read, readBytes, err := x.load(ctx, tbl, ks, 0)
 	if err != nil {
 		return nil, false, err
 	}
@@ -992,18 +1058,6 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 		read = slices.Concat(x.warmed, read)
 		readBytes += x.warmedBytes
 		x.warmed, x.warmedBytes = nil, 0
-	}
-	if x.disabled {
-		return nil, false, nil
-	}
-	if load {
-		for i, p := range probes {
-			if q := x.partOf(p.fp); i == 0 || q != x.partOf(probes[i-1].fp) {
-				if err := x.want(q); err != nil {
-					return nil, false, err
-				}
-			}
-		}
 	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
@@ -1100,18 +1154,35 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 	return res, true, nil
 }
 
+// warmBatchRows is about the number of rows a warm-up reads before it lets a
+// waiting resolution use the index (which then reads the files of its own keys
+// first).
+var warmBatchRows int64 = 1 << 20 // a variable for tests
+
 // warm brings the index up to tbl's snapshot in a new goroutine, unless another
-// goroutine holds the index (it is being synced or used).
+// goroutine holds the index (it is being synced or used): it reads every pending
+// file, warmBatchRows rows at a time, releasing the index between batches.
 func (x *KeyIndex) warm(tbl *table.Table) {
 	if !x.mu.TryLock() {
 		return
 	}
 	go func() {
-		defer x.mu.Unlock()
 		// An error is left to the next resolution, which syncs again and reports it.
-		if read, n, err := x.sync(context.Background(), tbl); err == nil {
+		ctx := context.Background()
+		if err := x.sync(ctx, tbl); err != nil || x.disabled {
+			x.mu.Unlock()
+			return
+		}
+		for {
+			read, n, err := x.load(ctx, tbl, nil, warmBatchRows)
 			x.warmed = append(x.warmed, read...)
 			x.warmedBytes += n
+			done := err != nil || len(x.pending) == 0
+			x.mu.Unlock()
+			if done {
+				return
+			}
+			x.mu.Lock()
 		}
 	}()
 }

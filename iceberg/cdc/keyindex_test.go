@@ -189,7 +189,10 @@ func BenchmarkKeyIndex(b *testing.B) {
 				x := newKeyIndex(codec, 1<<30, 1)
 				start := time.Now()
 				x.mu.Lock()
-				if _, _, err := x.sync(ctx, tbl); err != nil {
+				if err := x.sync(ctx, tbl); err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := x.load(ctx, tbl, nil, 0); err != nil {
 					b.Fatal(err)
 				}
 				x.mu.Unlock()
@@ -259,17 +262,24 @@ func TestKeyIndexWarm(t *testing.T) {
 	indexes.Unlock()
 }
 
-// TestMergeRuns: sorted runs of any length (empty ones too) merge into the sorted
-// multiset of their entries, duplicates kept.
+// TestMergeRuns: sorted runs of any length (empty ones too), overlapping or
+// disjoint, merge into the sorted multiset of their entries, duplicates kept.
 func TestMergeRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, n := range []int{0, 1, 2, 3, 7, 16} {
+	for c := range 12 {
+		// Overlapping runs, then disjoint ones in descending order (files compacted
+		// in key order; a run's last fingerprint may equal the next one's first).
+		n, disjoint := []int{0, 1, 2, 3, 7, 16}[c%6], c >= 6
 		var runs [][]indexEntry
 		var all []indexEntry
 		for i := range n {
 			run := make([]indexEntry, rng.IntN(50)*(i%3))
+			base := 0
+			if disjoint {
+				base = (n - i) * 39
+			}
 			for j := range run {
-				run[j] = indexEntry{fp: uint64(rng.IntN(40)), loc: uint64(i)<<32 | uint64(j)}
+				run[j] = indexEntry{fp: uint64(base + rng.IntN(40)), loc: uint64(i)<<32 | uint64(j)}
 			}
 			sortEntries(run)
 			runs = append(runs, run)

@@ -64,14 +64,24 @@ func createTestTable(t *testing.T, cat catalog.Catalog, name string, sc *ibg.Sch
 // writeIDFiles writes rows with ids [from, from+n) to data files of tbl (no commit).
 func writeIDFiles(t *testing.T, tbl *table.Table, from, n int64) []ibg.DataFile {
 	t.Helper()
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = from + int64(i)
+	}
+	return writeIDs(t, tbl, ids)
+}
+
+// writeIDs writes rows with ids, in that order, to data files of tbl (no commit).
+func writeIDs(t testing.TB, tbl *table.Table, ids []int64) []ibg.DataFile {
+	t.Helper()
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
-	for i := from; i < from+n; i++ {
-		b.Field(0).(*array.Int64Builder).Append(i)
+	for _, id := range ids {
+		b.Field(0).(*array.Int64Builder).Append(id)
 		b.Field(1).(*array.StringBuilder).Append("n")
 	}
 	rec := b.NewRecordBatch()

@@ -262,7 +262,8 @@ type CompactResult struct {
 }
 
 // CompactGroup rewrites the data files of g that are still live in table ident,
-// with their deletes applied, and commits the replacement as one rewrite snapshot.
+// with their deletes applied and their rows sorted by the table's sort order and
+// identifier fields (executeGroup), and commits the replacement as one rewrite snapshot.
 // A concurrent writer never loses a delete: every commit attempt first checks, on
 // the freshly loaded table, that each file still has exactly the deletes the rewrite
 // applied; when one changed (a new or replacing DV, an equality delete), the
@@ -290,7 +291,7 @@ func (c Committer) CompactGroup(ctx context.Context, cat table.CatalogIO, ident 
 		for _, t := range tasks {
 			group.TotalSizeBytes += t.File.FileSizeBytes()
 		}
-		gr, err := table.ExecuteCompactionGroup(ctx, tbl, group, table.WithCompactionTargetFileSize(o.target(tbl)))
+		gr, err := executeGroup(ctx, tbl, group, o.target(tbl))
 		if err != nil {
 			removeFiles(ctx, tbl, gr.NewDataFiles)
 			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
