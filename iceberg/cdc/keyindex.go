@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -84,10 +85,11 @@ type KeyIndex struct {
 	spill       *spillFile  // nil until a partition is spilled
 	deleted     map[string]deletedRows
 	lastUse     int64
-	// warmed are the data files a warm-up (Resolver.Warm) read, and warmedBytes
-	// their key columns' size, reported with the next resolution's.
+	// warmed are the data files a warm-up (Resolver.Warm) read, warmedBytes their
+	// key columns' size and warmedTime its time, reported with the next resolution's.
 	warmed      []string
 	warmedBytes int64
+	warmedTime  time.Duration
 
 	// fingerprint may be replaced by tests (collisions).
 	fingerprint func(enc []byte) uint64
@@ -984,15 +986,17 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 			}
 		}
 	}
+	start := time.Now()
 	read, readBytes, err := x.sync(ctx, tbl)
 	if err != nil {
 		return nil, false, err
 	}
+	built := time.Since(start) + x.warmedTime
 	if len(x.warmed) > 0 {
 		read = slices.Concat(x.warmed, read)
 		readBytes += x.warmedBytes
-		x.warmed, x.warmedBytes = nil, 0
 	}
+	x.warmed, x.warmedBytes, x.warmedTime = nil, 0, 0
 	if x.disabled {
 		return nil, false, nil
 	}
@@ -1090,7 +1094,7 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 		}
 	}
 	res = &Resolution{SnapshotID: x.snapID, Keys: ks.keys, Scanned: read, KeyBytes: readBytes, SpillBytes: l.read,
-		tasks: map[string]table.FileScanTask{}}
+		IndexTime: built, tasks: map[string]table.FileScanTask{}}
 	for _, p := range sortedKeys(files) {
 		h := files[p]
 		sortHits(h)
@@ -1109,9 +1113,11 @@ func (x *KeyIndex) warm(tbl *table.Table) {
 	go func() {
 		defer x.mu.Unlock()
 		// An error is left to the next resolution, which syncs again and reports it.
+		start := time.Now()
 		if read, n, err := x.sync(context.Background(), tbl); err == nil {
 			x.warmed = append(x.warmed, read...)
 			x.warmedBytes += n
+			x.warmedTime += time.Since(start)
 		}
 	}()
 }
