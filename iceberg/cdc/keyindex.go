@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -92,10 +93,11 @@ type KeyIndex struct {
 	spill       *spillFile                    // nil until a partition is spilled
 	deleted     map[string]deletedRows
 	lastUse     int64
-	// warmed are the data files a warm-up (Resolver.Warm) read, and warmedBytes
-	// their key columns' size, reported with the next resolution's.
+	// warmed are the data files a warm-up (Resolver.Warm) read, warmedBytes their
+	// key columns' size and warmedTime its time, reported with the next resolution's.
 	warmed      []string
 	warmedBytes int64
+	warmedTime  time.Duration
 
 	// fingerprint may be replaced by tests (collisions).
 	fingerprint func(enc []byte) uint64
@@ -1034,6 +1036,7 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 		probes[k] = probe{x.fp(enc), int32(k)}
 	}
 	slices.SortFunc(probes, func(a, b probe) int { return cmp.Or(cmp.Compare(a.fp, b.fp), cmp.Compare(a.k, b.k)) })
+	start := time.Now()
 	if err := x.sync(ctx, tbl); err != nil {
 		return nil, false, err
 	}
@@ -1054,11 +1057,12 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 	if err != nil {
 		return nil, false, err
 	}
+	built := time.Since(start) + x.warmedTime
 	if len(x.warmed) > 0 {
 		read = slices.Concat(x.warmed, read)
 		readBytes += x.warmedBytes
-		x.warmed, x.warmedBytes = nil, 0
 	}
+	x.warmed, x.warmedBytes, x.warmedTime = nil, 0, 0
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, false, err
@@ -1144,7 +1148,7 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 		}
 	}
 	res = &Resolution{SnapshotID: x.snapID, Keys: ks.keys, Scanned: read, KeyBytes: readBytes, SpillBytes: l.read,
-		tasks: map[string]table.FileScanTask{}}
+		IndexTime: built, tasks: map[string]table.FileScanTask{}}
 	for _, p := range sortedKeys(files) {
 		h := files[p]
 		sortHits(h)
@@ -1169,6 +1173,7 @@ func (x *KeyIndex) warm(tbl *table.Table) {
 	go func() {
 		// An error is left to the next resolution, which syncs again and reports it.
 		ctx := context.Background()
+		start := time.Now()
 		if err := x.sync(ctx, tbl); err != nil || x.disabled {
 			x.mu.Unlock()
 			return
@@ -1177,12 +1182,14 @@ func (x *KeyIndex) warm(tbl *table.Table) {
 			read, n, err := x.load(ctx, tbl, nil, warmBatchRows)
 			x.warmed = append(x.warmed, read...)
 			x.warmedBytes += n
+			x.warmedTime += time.Since(start)
 			done := err != nil || len(x.pending) == 0
 			x.mu.Unlock()
 			if done {
 				return
 			}
 			x.mu.Lock()
+			start = time.Now()
 		}
 	}()
 }

@@ -489,8 +489,8 @@ func TestKeyIndexPartitionsPastBudget(t *testing.T) {
 	if held, total := x.Held(), int64(x.Entries()); held != liveInShard[0] || total != 7998 {
 		t.Fatalf("index holds %d rows in memory and %d in all, want shard 0's %d and the 7998 live ones", held, total, liveInShard[0])
 	}
-	if res.KeyBytes == 0 || len(res.Scanned) == 0 {
-		t.Fatalf("the first resolution read %d files, %d key column bytes: it built the index", len(res.Scanned), res.KeyBytes)
+	if res.KeyBytes == 0 || len(res.Scanned) == 0 || res.IndexTime <= 0 {
+		t.Fatalf("the first resolution read %d files, %d key column bytes in %v: it built the index", len(res.Scanned), res.KeyBytes, res.IndexTime)
 	}
 
 	// Keys of every shard, past the budget: exact, from memory and the spill file.

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -59,6 +60,9 @@ type Resolution struct {
 	// SpillBytes is the size of the key index blocks read from its local spill file
 	// (partitions not in memory) to make the resolution.
 	SpillBytes int64
+	// IndexTime is the time spent bringing the worker's key index up to the table
+	// for the resolution (on a cold worker: building it), a warm-up's included.
+	IndexTime time.Duration
 
 	tasks map[string]table.FileScanTask // planned tasks of SnapshotID, by path
 }

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"time"
 
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -98,10 +99,11 @@ type ShardStats struct {
 	// Spills and SpilledBytes are the Sorter's.
 	Spills       int
 	SpilledBytes int64
-	// KeyFilesRead, KeyBytesRead and KeySpillRead are the Resolution's Scanned
-	// files, KeyBytes and SpillBytes.
+	// KeyFilesRead, KeyBytesRead, KeySpillRead and KeyIndexTime are the
+	// Resolution's Scanned files, KeyBytes, SpillBytes and IndexTime.
 	KeyFilesRead               int
 	KeyBytesRead, KeySpillRead int64
+	KeyIndexTime               time.Duration
 }
 
 // ShardWindow is the merge-on-read algorithm of one shard's window, as plain Go:
@@ -175,6 +177,7 @@ func (w *ShardWindow) Run(ctx context.Context, packets iter.Seq[[]byte], out Sha
 	}
 	res.Resolution = r
 	res.Stats.KeyFilesRead, res.Stats.KeyBytesRead, res.Stats.KeySpillRead = len(r.Scanned), r.KeyBytes, r.SpillBytes
+	res.Stats.KeyIndexTime = r.IndexTime
 	if updates != nil && len(updates.keys) > 0 {
 		return res, w.update(ctx, r, len(keys), updates, out)
 	}

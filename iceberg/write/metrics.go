@@ -76,6 +76,9 @@ var (
 	// blocks they read from local disk (partitions past key_index_memory_mb).
 	KeyBytesRead      = beam.NewCounter(MetricsNamespace, "key_column_bytes_read")
 	KeyIndexSpillRead = beam.NewCounter(MetricsNamespace, "key_index_spill_bytes_read")
+	// KeyIndexBuildMs counts the milliseconds the shards spent bringing the worker's
+	// key index up to the table: on a cold worker, building it (the cold start).
+	KeyIndexBuildMs = beam.NewCounter(MetricsNamespace, "key_index_build_ms")
 	// CommitLatency is, for windowed writes, the time from a window's end to its
 	// commit, in milliseconds.
 	CommitLatency = beam.NewDistribution(MetricsNamespace, "commit_latency_ms")

@@ -410,6 +410,7 @@ func countShard(ctx context.Context, s cdc.ShardStats) {
 	KeyFilesRead.Inc(ctx, int64(s.KeyFilesRead))
 	KeyBytesRead.Inc(ctx, s.KeyBytesRead)
 	KeyIndexSpillRead.Inc(ctx, s.KeySpillRead)
+	KeyIndexBuildMs.Inc(ctx, s.KeyIndexTime.Milliseconds())
 }
 
 // shardRowsToWriters is how many bytes of new rows one shard hands, per window, to

@@ -10,14 +10,21 @@ this script; see README.md ("Merge bench").
    bench.warmup of the same size.
 2. Spark runs --warmups MERGE statements on bench.warmup, then icebeam one write
    (its files in the page cache); the Spark JVM stays up for the whole run.
-3. Each round generates a seeded batch of --batch changes (uniformly random
+3. For each batch size of --batch (a comma list, e.g. 10000,100000), --rounds
+   rounds: each generates a seeded batch of that many changes (uniformly random
    existing ids: ~60% updates, ~20% deletes; ~20% inserts of new ids; no id
    twice) as JSON lines, then applies it with icebeam (morbatch, one process and
-   one pipeline on prism per round) and with Spark MERGE INTO, in alternating
-   order. Times: icebeam's pipeline run time as morbatch reports it and the
-   process wall time; Spark's MERGE statement wall time.
+   one pipeline on prism per round, so a cold worker each time) and with Spark
+   MERGE INTO, in alternating order. Times: icebeam's pipeline run time as
+   morbatch reports it and the process wall time; Spark's MERGE statement wall
+   time. Also icebeam's peak RSS (morbatch's VmHWM) and, when its counters
+   report it (icebeam.key_index_build_ms), the share of the pipeline time spent
+   building the key index (the cold start).
 4. Both tables must equal the model of the batches (Spark EXCEPT ALL both ways,
-   and a second read with PyIceberg); a mismatch exits 1.
+   and a second read with PyIceberg); a mismatch exits 1. With --check tables
+   (the default above 5M rows, where a model in Python would take minutes and
+   gigabytes) the icebeam table must equal Spark's instead: count, distinct ids,
+   checksum and EXCEPT ALL both ways.
 """
 import argparse
 import json
@@ -196,8 +203,104 @@ def verify(spark, a, model):
     return ok, rep
 
 
+def verify_tables(spark):
+    """Compares icebeam's table with Spark's (count, distinct ids, checksum, EXCEPT
+    ALL both ways). Returns (ok, report)."""
+    t0 = time.time()
+    checksum = "sum(CAST(xxhash64(id, name, state, amount) AS DECIMAL(38,0)))"
+    rep = {}
+    for name in ("icebeam", "spark"):
+        r = spark.sql(f"SELECT count(*), count(DISTINCT id), {checksum} FROM {CATALOG}.{NS}.{name}").collect()[0]
+        rep[name] = dict(count=r[0], distinct_ids=r[1], checksum=str(r[2]))
+    a, b = f"{CATALOG}.{NS}.icebeam", f"{CATALOG}.{NS}.spark"
+    for way, q in (("missing", f"SELECT * FROM {b} EXCEPT ALL SELECT * FROM {a}"),
+                   ("extra", f"SELECT * FROM {a} EXCEPT ALL SELECT * FROM {b}")):
+        rep["icebeam"][way] = spark.sql(f"SELECT count(*) FROM ({q})").collect()[0][0]
+    ok = rep["icebeam"] == dict(rep["spark"], missing=0, extra=0)
+    rep["seconds"] = round(time.time() - t0, 1)
+    return ok, rep
+
+
 def median(xs):
     return statistics.median(xs) if xs else float("nan")
+
+
+def run_rounds(spark, a, model, batch, done, run_id):
+    """Runs a.rounds rounds of batch changes each (numbered after the done rounds of
+    earlier batch sizes), icebeam and Spark in alternating order; returns them."""
+    rounds = []
+    hdr = "%5s %17s %9s %11s %11s %9s %8s %7s" % ("round", "changes U/D/I", "icebeam", "(process)", "spark", "ib/spark",
+                                                "RSS MB", "index")
+    print("\nbatches of %d changes\n%s\n%s" % (batch, hdr, "-" * len(hdr)), flush=True)
+    for rnd in range(done + 1, done + a.rounds + 1):
+        changes = model.batch(random.Random("%d:round:%d" % (a.seed, rnd)), batch, rnd)
+        path = os.path.join(a.work, "batches", "round-%03d.jsonl" % rnd)
+        write_batch(path, changes)
+        counts = {k: sum(1 for c in changes if c[0] == k) for k in "UDI"}
+        ib = sp = None
+        for engine in (("icebeam", "spark") if rnd % 2 else ("spark", "icebeam")):
+            if engine == "icebeam":
+                ib = icebeam_merge(a, f"{NS}.icebeam", path, "bench-%s-r%d" % (run_id, rnd),
+                                   os.path.join(a.work, "logs", "round-%03d.log" % rnd))
+            else:
+                sp = spark_merge(spark, f"{NS}.spark", path)
+        model.apply(changes)
+        index_s = ib["counters"].get("icebeam.key_index_build_ms")
+        index_s = index_s / 1000 if index_s is not None else None
+        rounds.append(dict(round=rnd, batch=batch, changes=counts, icebeam_pipeline_s=ib["pipeline_s"],
+                           icebeam_build_s=ib["build_s"], icebeam_process_s=ib["wall_s"], spark_merge_s=sp,
+                           icebeam_peak_rss_mb=ib.get("peak_rss_mb"), icebeam_index_build_s=index_s,
+                           icebeam_counters=ib["counters"]))
+        print("%5d %17s %8.2fs %10.2fs %10.2fs %9.2f %8.0f %7s%s" % (
+            rnd, "%d/%d/%d" % (counts["U"], counts["D"], counts["I"]), ib["pipeline_s"], ib["wall_s"], sp,
+            ib["pipeline_s"] / sp, ib.get("peak_rss_mb") or 0,
+            "%.0f%%" % (100 * index_s / ib["pipeline_s"]) if index_s is not None else "-",
+            "  (maintained)" if ib["counters"].get("icebeam.maintenance_runs") else ""), flush=True)
+    return rounds
+
+
+def summarize(rounds, batch):
+    """Prints and returns the medians of the first and last three rounds of one batch
+    size, the icebeam/Spark and late/early ratios, the means, peak RSS and the index
+    build share."""
+    k = min(3, len(rounds))
+    early, late = rounds[:k], rounds[-k:]
+    summ = {}
+    for key in ("icebeam_pipeline_s", "icebeam_process_s", "spark_merge_s"):
+        e, l = median([r[key] for r in early]), median([r[key] for r in late])
+        summ[key] = dict(early=e, late=l, late_over_early=l / e, median=median([r[key] for r in rounds]))
+    for key in ("icebeam_pipeline_s", "icebeam_process_s"):
+        summ[key]["over_spark_early"] = summ[key]["early"] / summ["spark_merge_s"]["early"]
+        summ[key]["over_spark_late"] = summ[key]["late"] / summ["spark_merge_s"]["late"]
+        summ[key]["over_spark"] = summ[key]["median"] / summ["spark_merge_s"]["median"]
+    er, lr = "%d-%d" % (early[0]["round"], early[-1]["round"]), "%d-%d" % (late[0]["round"], late[-1]["round"])
+    print("\nbatches of %d: medians (seconds)  rounds %-6s rounds %-6s late/early  all" % (batch, er, lr))
+    for key, label in (("icebeam_pipeline_s", "icebeam pipeline"), ("icebeam_process_s", "icebeam process"),
+                       ("spark_merge_s", "spark MERGE")):
+        v = summ[key]
+        print("  %-16s %12.2f %13.2f %10.2f %6.2f" % (label, v["early"], v["late"], v["late_over_early"], v["median"]))
+    for key, label in (("icebeam_pipeline_s", "icebeam pipeline"), ("icebeam_process_s", "icebeam process")):
+        v = summ[key]
+        print("  ratio %s / spark MERGE: rounds %s %.2f, rounds %s %.2f, all %.2f"
+              % (label, er, v["over_spark_early"], lr, v["over_spark_late"], v["over_spark"]))
+    rss = [r["icebeam_peak_rss_mb"] for r in rounds if r["icebeam_peak_rss_mb"]]
+    if rss:
+        summ["icebeam_peak_rss_mb"] = dict(median=median(rss), max=max(rss))
+        print("  icebeam peak RSS: median %.0f MB, max %.0f MB" % (median(rss), max(rss)))
+    shares = [r["icebeam_index_build_s"] / r["icebeam_pipeline_s"] for r in rounds if r["icebeam_index_build_s"] is not None]
+    if shares:
+        summ["index_build_share"] = median(shares)
+        print("  key index build (cold start): median %.0f%% of the pipeline time" % (100 * median(shares)))
+    n = len(rounds)
+    for key in ("icebeam_pipeline_s", "spark_merge_s"):
+        summ[key]["mean_all"] = sum(r[key] for r in rounds) / n
+        summ[key]["mean_last_10"] = sum(r[key] for r in rounds[-10:]) / len(rounds[-10:])
+    print("  mean of all %d rounds: icebeam pipeline %.3fs, spark MERGE %.3fs, ratio %.2f; last 10 rounds: %.3fs, %.3fs, ratio %.2f"
+          % (n, summ["icebeam_pipeline_s"]["mean_all"], summ["spark_merge_s"]["mean_all"],
+             summ["icebeam_pipeline_s"]["mean_all"] / summ["spark_merge_s"]["mean_all"],
+             summ["icebeam_pipeline_s"]["mean_last_10"], summ["spark_merge_s"]["mean_last_10"],
+             summ["icebeam_pipeline_s"]["mean_last_10"] / summ["spark_merge_s"]["mean_last_10"]))
+    return summ
 
 
 def main():
@@ -207,14 +310,17 @@ def main():
     ap.add_argument("--morbatch", required=True, help="the built cmd/morbatch binary")
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=30)
-    ap.add_argument("--batch", type=int, default=10_000)
+    ap.add_argument("--batch", default="10000", help="changes per batch; a comma list runs --rounds rounds of each size")
     ap.add_argument("--files", type=int, default=4, help="data files of the initial tables")
     ap.add_argument("--warmups", type=int, default=3, help="Spark warm-up MERGEs (at least 2)")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--num_shards", type=int, default=0, help="icebeam num_shards (0: its default)")
+    ap.add_argument("--check", choices=("auto", "model", "tables"), default="auto",
+                    help="compare both tables with a model of the batches, or icebeam's with Spark's (auto: tables above 5M rows)")
     ap.add_argument("--maintain", type=int, default=0,
                     help="icebeam maintenance_every_commits (0: none); the rounds then include the maintenance runs")
     a = ap.parse_args()
+    a.batches = [int(b) for b in a.batch.split(",")]
     if a.warmups < 2 or a.rounds < 1:
         raise SystemExit("bench: --warmups must be at least 2 and --rounds at least 1")
     os.makedirs(os.path.join(a.work, "catalog", "warehouse"), exist_ok=True)
@@ -238,7 +344,7 @@ def main():
     # Warm-up: Spark MERGEs on the throwaway table, then one icebeam write on it.
     wmodel = Model(a.rows)
     for w in range(a.warmups + 1):
-        changes = wmodel.batch(random.Random("%d:warmup:%d" % (a.seed, w)), a.batch, 1000 + w)
+        changes = wmodel.batch(random.Random("%d:warmup:%d" % (a.seed, w)), a.batches[0], 1000 + w)
         wmodel.apply(changes)
         path = os.path.join(a.work, "batches", "warmup-%d.jsonl" % w)
         write_batch(path, changes)
@@ -249,59 +355,14 @@ def main():
             log("warm-up: icebeam pipeline %.2fs (process %.2fs)" % (r["pipeline_s"], r["wall_s"]))
 
     model = Model(a.rows)
-    rounds = []
-    hdr = "%5s %17s %9s %11s %11s %9s" % ("round", "changes U/D/I", "icebeam", "(process)", "spark", "ib/spark")
-    print(hdr + "\n" + "-" * len(hdr), flush=True)
-    for rnd in range(1, a.rounds + 1):
-        changes = model.batch(random.Random("%d:round:%d" % (a.seed, rnd)), a.batch, rnd)
-        path = os.path.join(a.work, "batches", "round-%03d.jsonl" % rnd)
-        write_batch(path, changes)
-        counts = {k: sum(1 for c in changes if c[0] == k) for k in "UDI"}
-        ib = sp = None
-        for engine in (("icebeam", "spark") if rnd % 2 else ("spark", "icebeam")):
-            if engine == "icebeam":
-                ib = icebeam_merge(a, f"{NS}.icebeam", path, "bench-%s-r%d" % (run_id, rnd),
-                                   os.path.join(a.work, "logs", "round-%03d.log" % rnd))
-            else:
-                sp = spark_merge(spark, f"{NS}.spark", path)
-        model.apply(changes)
-        rounds.append(dict(round=rnd, changes=counts, icebeam_pipeline_s=ib["pipeline_s"], icebeam_build_s=ib["build_s"],
-                           icebeam_process_s=ib["wall_s"], spark_merge_s=sp, icebeam_counters=ib["counters"]))
-        print("%5d %17s %8.2fs %10.2fs %10.2fs %9.2f%s" % (rnd, "%d/%d/%d" % (counts["U"], counts["D"], counts["I"]),
-              ib["pipeline_s"], ib["wall_s"], sp, ib["pipeline_s"] / sp,
-              "  (maintained)" if ib["counters"].get("icebeam.maintenance_runs") else ""), flush=True)
+    rounds, summ = [], {}
+    for batch in a.batches:
+        rs = run_rounds(spark, a, model, batch, len(rounds), run_id)
+        rounds += rs
+        summ[str(batch)] = summarize(rs, batch)
 
     spark.sql(f"REFRESH TABLE {CATALOG}.{NS}.icebeam")  # icebeam committed behind Spark's table cache
     files = {name: files_of(spark, f"{NS}.{name}") for name in ("icebeam", "spark")}
-    k = min(3, a.rounds)
-    early, late = rounds[:k], rounds[-k:]
-    summ = {}
-    for key, label in (("icebeam_pipeline_s", "icebeam pipeline"), ("icebeam_process_s", "icebeam process"),
-                       ("spark_merge_s", "spark MERGE")):
-        e, l = median([r[key] for r in early]), median([r[key] for r in late])
-        summ[key] = dict(early=e, late=l, late_over_early=l / e)
-    for key in ("icebeam_pipeline_s", "icebeam_process_s"):
-        summ[key]["over_spark_early"] = summ[key]["early"] / summ["spark_merge_s"]["early"]
-        summ[key]["over_spark_late"] = summ[key]["late"] / summ["spark_merge_s"]["late"]
-
-    er, lr = "%d-%d" % (early[0]["round"], early[-1]["round"]), "%d-%d" % (late[0]["round"], late[-1]["round"])
-    print("\nmedians (seconds)  rounds %-6s rounds %-6s late/early" % (er, lr))
-    for key, label in (("icebeam_pipeline_s", "icebeam pipeline"), ("icebeam_process_s", "icebeam process"),
-                       ("spark_merge_s", "spark MERGE")):
-        s = summ[key]
-        print("  %-16s %12.2f %13.2f %10.2f" % (label, s["early"], s["late"], s["late_over_early"]))
-    for key, label in (("icebeam_pipeline_s", "icebeam pipeline"), ("icebeam_process_s", "icebeam process")):
-        s = summ[key]
-        print("  ratio %s / spark MERGE: rounds %s %.2f, rounds %s %.2f" % (label, er, s["over_spark_early"], lr, s["over_spark_late"]))
-    n = len(rounds)
-    for key, label in (("icebeam_pipeline_s", "icebeam pipeline"), ("spark_merge_s", "spark MERGE")):
-        summ[key]["mean_all"] = sum(r[key] for r in rounds) / n
-        summ[key]["mean_last_10"] = sum(r[key] for r in rounds[-10:]) / len(rounds[-10:])
-    print("  mean of all %d rounds: icebeam pipeline %.3fs, spark MERGE %.3fs, ratio %.2f; last 10 rounds: %.3fs, %.3fs, ratio %.2f"
-          % (n, summ["icebeam_pipeline_s"]["mean_all"], summ["spark_merge_s"]["mean_all"],
-             summ["icebeam_pipeline_s"]["mean_all"] / summ["spark_merge_s"]["mean_all"],
-             summ["icebeam_pipeline_s"]["mean_last_10"], summ["spark_merge_s"]["mean_last_10"],
-             summ["icebeam_pipeline_s"]["mean_last_10"] / summ["spark_merge_s"]["mean_last_10"]))
     maint = sum(r["icebeam_counters"].get("icebeam.maintenance_runs", 0) for r in rounds)
     if a.maintain:
         print("  icebeam maintenance runs: %d (rounds %s)" % (maint, ", ".join(
@@ -310,10 +371,13 @@ def main():
         print("  %-8s live data files %d, live delete files %d (in %d files), %d snapshots"
               % (name, f["data_files"], f["delete_files"], f["delete_file_paths"], f["snapshots"]))
 
-    ok, rep = verify(spark, a, model)
-    print("\nequality check (%.1fs): %s" % (rep["seconds"], "OK" if ok else "MISMATCH"))
+    check = a.check if a.check != "auto" else ("tables" if a.rows > 5_000_000 else "model")
+    ok, rep = verify(spark, a, model) if check == "model" else verify_tables(spark)
+    print("\nequality check against %s (%.1fs): %s" % ("the model" if check == "model" else "Spark's table",
+                                                       rep["seconds"], "OK" if ok else "MISMATCH"))
     for name in ("model", "icebeam", "spark"):
-        print("  %-8s %s" % (name, json.dumps(rep[name], sort_keys=True)))
+        if name in rep:
+            print("  %-8s %s" % (name, json.dumps(rep[name], sort_keys=True)))
     out = dict(args=vars(a), rounds=rounds, summary=summ, files=files, check=rep, ok=ok,
                seconds=round(time.time() - t_start, 1))
     with open(os.path.join(a.work, "bench_merge.json"), "w") as f:

@@ -26,6 +26,7 @@ import (
 	"reflect"
 	"runtime/pprof"
 	"runtime/trace"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -120,12 +121,33 @@ func countDead(ctx context.Context, d iceberg.DeadLetter) {
 }
 
 // Result is what morbatch prints: seconds to build the pipeline (TryWrite checks
-// the table), to run it on prism (the pipeline run time), and from process start.
+// the table), to run it on prism (the pipeline run time), and from process start;
+// the process's peak resident memory (prism runs the pipeline's workers in this
+// process); the icebeam and morbatch counters.
 type Result struct {
 	BuildSeconds    float64          `json:"build_s"`
 	PipelineSeconds float64          `json:"pipeline_s"`
 	TotalSeconds    float64          `json:"total_s"`
+	PeakRSSMB       float64          `json:"peak_rss_mb"`
 	Counters        map[string]int64 `json:"counters"`
+}
+
+// peakRSSMB returns the process's peak resident set size (VmHWM in /proc/self/status)
+// in MB, or 0 where that is not available.
+func peakRSSMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%f kB", &kb); err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return 0
 }
 
 func main() {
@@ -206,6 +228,7 @@ func run(start time.Time) error {
 		}
 	}
 	out.TotalSeconds = time.Since(start).Seconds()
+	out.PeakRSSMB = peakRSSMB()
 	if n := out.Counters["morbatch.bad_lines"] + out.Counters["morbatch.dead_letters"]; n != 0 {
 		return fmt.Errorf("%d bad lines or dead letters", n)
 	}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Scale bench (issue 27): bench_merge.sh at several table sizes, then one table of
+# icebeam against Spark MERGE INTO per (rows, batch size). A command to run and
+# report, not a test: run.sh and `make test` never call it. Run it with the machine
+# otherwise idle.
+#
+#   bash testing/interop/bench_scale.sh [--sizes 1000000,10000000,50000000] \
+#     [--batch 10000,100000] [--rounds 5] [--work DIR] [other bench_merge.py args]
+#
+# Each size runs in its own bench_merge.sh (its own tables, Spark JVM and warm-up,
+# work dir DIR/rows-N, results in DIR/rows-N/bench_merge.json); the initial tables
+# have one data file per 2M rows (at least 4). Above 5M rows the tables are checked
+# equal to each other (count, checksum, EXCEPT ALL) rather than to a model.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+sizes=1000000,10000000,50000000 batch=10000,100000 rounds=5 work="" args=()
+while (($#)); do
+  case "$1" in
+    --sizes) sizes="$2"; shift 2 ;;
+    --batch) batch="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+work="${work:-$(mktemp -d /tmp/icebeam-bench-scale.XXXXXX)}"
+mkdir -p "$work"
+status=0
+for n in ${sizes//,/ }; do
+  files=$((n / 2000000)); ((files >= 4)) || files=4
+  bash "$here/bench_merge.sh" --work "$work/rows-$n" --rows "$n" --files "$files" --batch "$batch" \
+    --rounds "$rounds" "${args[@]}" | tee "$work/rows-$n.log" || status=1
+done
+python3 "$here/bench_scale_summary.py" "$work" || status=1
+exit "$status"
