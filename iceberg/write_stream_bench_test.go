@@ -5,15 +5,16 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -41,15 +42,18 @@ var (
 		"BenchmarkStreamingMergeOnRead: maintenance_every_commits of the write, with expiry keeping 10 snapshots (0: no inline maintenance)")
 	streamBenchSeed = flag.Bool("stream_bench_seed", true,
 		"BenchmarkStreamingMergeOnRead: seed the table with every id of the key space (one batch write) before the stream, so that the first windows already write to a full-size table")
+	streamBenchKeys = flag.Int64("stream_bench_keys", 200_000,
+		"BenchmarkStreamingMergeOnRead: the key space the changes pick ids from, and with -stream_bench_seed the rows the table starts with (issue 27's scale run: 50000000)")
+	streamBenchBatch = flag.Bool("stream_bench_batch", true,
+		"BenchmarkStreamingMergeOnRead: also write the same changes as one batch to a second seeded table, the baseline of streaming/batch")
 )
 
 // The change stream of BenchmarkStreamingMergeOnRead: a tick every streamTickMs of
 // streamTickChanges changes, 10,000 changes per second of event time, over
-// streamKeySpace ids.
+// -stream_bench_keys ids.
 const (
 	streamTickMs      = 100
 	streamTickChanges = 1000
-	streamKeySpace    = 200_000
 	// Of every 20 changes of a tick, 10 insert a new key, 7 update (UPDATE_AFTER) and 3
 	// delete a key inserted before.
 	streamInsertsPer20 = 10
@@ -67,16 +71,16 @@ type BenchChange struct {
 // benchTickChanges calls fn with the changes of tick i, in sequence order, each with
 // its offset (ms) from the tick's timestamp. It depends on i (and seeded) alone, so
 // that the pipeline's ticks and the model agree whatever order the runner runs them
-// in. Inserts take the next new ids (modulo streamKeySpace); updates and deletes pick
-// ids inserted before them, some of which an earlier change has already deleted (an
-// upsert re-inserts those, a delete of them changes nothing). On a seeded table
+// in. Inserts take the next new ids (modulo keys, the key space); updates and deletes
+// pick ids inserted before them, some of which an earlier change has already deleted
+// (an upsert re-inserts those, a delete of them changes nothing). On a seeded table
 // (benchSeed) every id of the key space counts as inserted before the first tick.
-func benchTickChanges(i int64, seeded bool, fn func(c BenchChange, offsetMs int64)) {
+func benchTickChanges(i, keys int64, seeded bool, fn func(c BenchChange, offsetMs int64)) {
 	const insertsPerTick = streamTickChanges * streamInsertsPer20 / 20
 	rng := rand.New(rand.NewPCG(uint64(i), 0x5eed))
 	inserted := i * insertsPerTick // new ids handed out before this tick
 	if seeded {
-		inserted += streamKeySpace
+		inserted += keys
 	}
 	for j := range int64(streamTickChanges) {
 		seq := i*streamTickChanges + j + 1
@@ -84,38 +88,73 @@ func benchTickChanges(i int64, seeded bool, fn func(c BenchChange, offsetMs int6
 		op := "c"
 		switch r := j % 20; {
 		case r < streamInsertsPer20 || inserted == 0:
-			id = inserted % streamKeySpace
+			id = inserted % keys
 			inserted++
 		case r < streamInsertsPer20+streamUpdatesPer20:
-			id, op = rng.Int64N(inserted)%streamKeySpace, "u"
+			id, op = rng.Int64N(inserted)%keys, "u"
 		default:
-			id, op = rng.Int64N(inserted)%streamKeySpace, "d"
+			id, op = rng.Int64N(inserted)%keys, "d"
 		}
 		fn(BenchChange{ID: id, V: "v" + strconv.FormatInt(id, 10) + "." + strconv.FormatInt(seq, 10), Op: op, Seq: seq},
 			j*streamTickMs/streamTickChanges)
 	}
 }
 
-// benchModel returns the table ticks [0, n) must leave: the value of each live id
-// (upsert: the last change of an id decides; a delete removes it), after the seed
-// when seeded.
-func benchModel(n int64, seeded bool) map[int64]string {
-	live := map[int64]string{}
-	if seeded {
-		for id := range int64(streamKeySpace) {
-			live[id] = benchSeedValue(id)
-		}
-	}
+// benchWant is the table a run must leave: the seed (every id of the key space, when
+// seeded) under the last change of each id the changes touched (upsert: the last
+// change of an id decides; a delete removes it). It holds the touched ids only, so
+// that a table of 50M rows is checked without a model of 50M rows.
+type benchWant struct {
+	keys    int64
+	seeded  bool
+	changed map[int64]*string // the last value of each id changed; nil: deleted
+}
+
+// benchModel returns the table ticks [0, n) must leave.
+func benchModel(n, keys int64, seeded bool) benchWant {
+	w := benchWant{keys: keys, seeded: seeded, changed: map[int64]*string{}}
 	for i := range n {
-		benchTickChanges(i, seeded, func(c BenchChange, _ int64) {
+		benchTickChanges(i, keys, seeded, func(c BenchChange, _ int64) {
 			if c.Op == "d" {
-				delete(live, c.ID)
+				w.changed[c.ID] = nil
 			} else {
-				live[c.ID] = c.V
+				w.changed[c.ID] = &c.V
 			}
 		})
 	}
-	return live
+	return w
+}
+
+// value returns the value id must have, or false if id must not be in the table.
+func (w benchWant) value(id int64) (string, bool) {
+	if v, ok := w.changed[id]; ok {
+		if v == nil {
+			return "", false
+		}
+		return *v, true
+	}
+	if w.seeded && id >= 0 && id < w.keys {
+		return benchSeedValue(id), true
+	}
+	return "", false
+}
+
+// rows returns the number of rows the table must hold.
+func (w benchWant) rows() int64 {
+	var n int64
+	if w.seeded {
+		n = w.keys
+	}
+	for id, v := range w.changed {
+		_, seed := benchWant{keys: w.keys, seeded: w.seeded}.value(id)
+		switch {
+		case v == nil && seed:
+			n--
+		case v != nil && !seed:
+			n++
+		}
+	}
+	return n
 }
 
 // tickIndexFn turns a periodic impulse into its tick index: ticks start at StartMs,
@@ -130,39 +169,49 @@ func (f *tickIndexFn) ProcessElement(ts beam.EventTime, _ []byte) int64 {
 // before the tick's own timestamp).
 type expandTickFn struct {
 	StartMs int64
+	Keys    int64
 	Seeded  bool
 }
 
 func (f *expandTickFn) ProcessElement(i int64, emit func(beam.EventTime, BenchChange)) {
 	at := f.StartMs + i*streamTickMs
-	benchTickChanges(i, f.Seeded, func(c BenchChange, off int64) { emit(mtime.FromMilliseconds(at+off), c) })
+	benchTickChanges(i, f.Keys, f.Seeded, func(c BenchChange, off int64) { emit(mtime.FromMilliseconds(at+off), c) })
 }
 
 func benchSeedValue(id int64) string { return "seed" + strconv.FormatInt(id, 10) }
 
-// seedChunkFn emits the seed rows of ids [chunk*seedChunk, (chunk+1)*seedChunk).
-type seedChunkFn struct{}
+// BenchSeedRow is a row of the benchmark table's seed.
+type BenchSeedRow struct {
+	ID int64  `iceberg:"id"`
+	V  string `iceberg:"v"`
+}
+
+// seedChunkFn emits the seed rows of ids [chunk*seedChunk, (chunk+1)*seedChunk)
+// below Keys.
+type seedChunkFn struct{ Keys int64 }
 
 const seedChunk = 10_000
 
-func (*seedChunkFn) ProcessElement(chunk int64, emit func(BenchChange)) {
-	for id := chunk * seedChunk; id < (chunk+1)*seedChunk && id < streamKeySpace; id++ {
-		emit(BenchChange{ID: id, V: benchSeedValue(id), Op: "c"})
+func (f *seedChunkFn) ProcessElement(chunk int64, emit func(BenchSeedRow)) {
+	for id := chunk * seedChunk; id < (chunk+1)*seedChunk && id < f.Keys; id++ {
+		emit(BenchSeedRow{ID: id, V: benchSeedValue(id)})
 	}
 }
 
-// benchSeed writes every id of the key space to db.<name> in one batch
-// merge-on-read write of its own sink (creating the table), before the measured run.
-func benchSeed(b *testing.B, lc *icebergtest.LocalCatalog, name string) {
+// benchSeed writes every id of the key space to db.<name> in one batch append of its
+// own sink (creating the table with the columns the changes write), before the
+// measured run. An append rather than a merge-on-read write: the rows are all new,
+// and a seed of 50M rows then takes a minute, not several.
+func benchSeed(b *testing.B, lc *icebergtest.LocalCatalog, name string, keys int64) {
 	b.Helper()
 	p, s := beam.NewPipelineWithRoot()
 	var chunks []int64
-	for c := int64(0); c*seedChunk < streamKeySpace; c++ {
+	for c := int64(0); c*seedChunk < keys; c++ {
 		chunks = append(chunks, c)
 	}
-	rows := beam.ParDo(s, &seedChunkFn{}, beam.CreateList(s, chunks))
-	cfg := benchCDCConfig(lc, name)
-	cfg.SinkID = name + "-seed"
+	rows := beam.ParDo(s, &seedChunkFn{Keys: keys}, beam.CreateList(s, chunks))
+	cfg := iceberg.WriteConfig{Table: "db." + name, CatalogName: lc.Name, CatalogProperties: lc.Props,
+		SinkID: name + "-seed", Mode: iceberg.Append, TableProperties: map[string]string{"format-version": "3"}}
 	if _, err := iceberg.TryWrite(s, cfg, rows); err != nil {
 		b.Fatal(err)
 	}
@@ -225,8 +274,9 @@ func init() {
 	register.DoFn2x1[beam.EventTime, []byte, int64](&tickIndexFn{})
 	register.DoFn2x0[int64, func(beam.EventTime, BenchChange)](&expandTickFn{})
 	register.Emitter2[beam.EventTime, BenchChange]()
-	register.DoFn2x0[int64, func(BenchChange)](&seedChunkFn{})
-	register.Emitter1[BenchChange]()
+	beam.RegisterType(reflect.TypeFor[BenchSeedRow]())
+	register.DoFn2x0[int64, func(BenchSeedRow)](&seedChunkFn{})
+	register.Emitter1[BenchSeedRow]()
 	register.DoFn1x0[iceberg.SnapshotInfo](&recordTimedFn{})
 	register.DoFn1x0[iceberg.DeadLetter](&countDeadFn{})
 }
@@ -246,7 +296,7 @@ func benchCDCConfig(lc *icebergtest.LocalCatalog, name string) iceberg.WriteConf
 // checkBenchTable fails b unless db.<name> is valid (at most one live DV per data
 // file, summaries agree with the manifests) and holds exactly the rows of want. It
 // returns the table's live data files and deletion vectors.
-func checkBenchTable(b *testing.B, lc *icebergtest.LocalCatalog, name string, want map[int64]string) (dataFiles, dvs int) {
+func checkBenchTable(b *testing.B, lc *icebergtest.LocalCatalog, name string, want benchWant) (dataFiles, dvs int) {
 	b.Helper()
 	ctx := context.Background()
 	tbl, err := lc.Catalog.LoadTable(ctx, table.Identifier{"db", name})
@@ -256,15 +306,7 @@ func checkBenchTable(b *testing.B, lc *icebergtest.LocalCatalog, name string, wa
 	if err := icebergtest.CheckTable(ctx, tbl); err != nil {
 		b.Fatalf("db.%s: %v", name, err)
 	}
-	at := icebergtest.ReadAll(b, tbl, nil, "id", "v") // released at cleanup
-	got := icebergtest.RowStrings(at, []string{"id", "v"})
-	sort.Strings(got)
-	exp := make([]string, 0, len(want))
-	for id, v := range want {
-		exp = append(exp, fmt.Sprintf("{id=%d, v=%q}", id, v))
-	}
-	sort.Strings(exp)
-	if !slices.Equal(got, exp) {
+	if diff := diffBenchTable(ctx, tbl, want); diff != "" {
 		for _, snap := range tbl.Metadata().Snapshots() {
 			if snap.Summary != nil {
 				p := snap.Summary.Properties
@@ -273,7 +315,7 @@ func checkBenchTable(b *testing.B, lc *icebergtest.LocalCatalog, name string, wa
 					p["beam.cdc.max-committed-seq."+name], p[write.LatePaneKey(name)], p["added-records"], p["added-delete-files"], p["removed-delete-files"])
 			}
 		}
-		b.Fatalf("db.%s: %d rows, want %d (the model of the generated changes); %s", name, len(got), len(exp), diffRows(got, exp))
+		b.Fatalf("db.%s: not the rows of the model of the generated changes: %s", name, diff)
 	}
 	for _, d := range icebergtest.LiveDVs(b, tbl) {
 		dvs += len(d)
@@ -288,17 +330,22 @@ func checkBenchTable(b *testing.B, lc *icebergtest.LocalCatalog, name string, wa
 // merge-on-read with deletion vectors (format-version 3) to a SQLite catalog with
 // triggering_frequency_seconds -stream_bench_frequency (1 s). With
 // -stream_bench_seed (the default) the table first gets every id of the key space
-// (200,000 rows, one batch write of its own sink), so that the first windows write
-// to a table of full size and the last-5/first-5 latency ratio measures the cost of
-// the table's history rather than the table filling up. Expiry
+// (-stream_bench_keys, 200,000 rows; one batch append of its own sink), so that the
+// first windows write to a table of full size and the last-5/first-5 latency ratio
+// measures the cost of the table's history rather than the table filling up. Expiry
 // (-stream_bench_maintain) keeps the seed sink's token snapshot, not the snapshots
 // after it (see write.ExpireSnapshots). It reports each
 // window's commit latency (the wall time its SnapshotInfo arrives minus the window's
 // end) at p50, p95 and max, the windows committed, the late panes, the sustained
 // rate (changes committed over the time from the first tick to the last commit),
-// and the same changes written as one batch merge-on-read write in the same process
-// as the baseline (streaming/batch is the ratio of the two rates; the streaming rate
-// cannot exceed the source's 10,000 changes/s). It fails unless every window of the
+// the process's peak RSS during the stream (prism and its workers run in this
+// process; the peak is reset after the seed), the key-column bytes the shards read
+// per window and the time they spent building the key index (cold start), and, with
+// -stream_bench_batch, the same changes written as one batch merge-on-read write in
+// the same process as the baseline (streaming/batch is the ratio of the two rates;
+// the streaming rate cannot exceed the source's 10,000 changes/s). A scale run (issue
+// 27): -stream_bench_keys=50000000 -stream_bench_duration=60s
+// -stream_bench_maintain=10 -stream_bench_batch=false. It fails unless every window of the
 // stream was committed exactly once, nothing reached the dead letter output, and
 // both tables pass icebergtest.CheckTable and hold exactly the rows a model of the
 // changes predicts. Run with -benchtime=1x.
@@ -317,8 +364,11 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 	}
 	ticks := int64(dur / (streamTickMs * time.Millisecond))
 	changes := ticks * streamTickChanges
-	seeded := *streamBenchSeed
-	want := benchModel(ticks, seeded)
+	seeded, keys := *streamBenchSeed, *streamBenchKeys
+	if keys < streamTickChanges {
+		b.Fatalf("-stream_bench_keys %d: want at least %d", keys, streamTickChanges)
+	}
+	want := benchModel(ticks, keys, seeded)
 	b.ReportAllocs()
 	b.StopTimer() // ns/op is the streaming run alone
 	for n := range b.N {
@@ -329,14 +379,15 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 		// with the source.
 		name := fmt.Sprintf("stream_%d", n)
 		if seeded {
-			benchSeed(b, lc, name)
+			benchSeed(b, lc, name, keys)
 		}
+		resetPeakRSS(b)
 		start := time.Now().Add(2 * time.Second).Truncate(freq).Add(freq)
 		end := start.Add(dur)
 		p, s := beam.NewPipelineWithRoot()
 		imp := periodic.Impulse(s, start, end, streamTickMs*time.Millisecond, false)
 		idx := beam.ParDo(s, &tickIndexFn{StartMs: start.UnixMilli()}, imp)
-		rows := beam.ParDo(s, &expandTickFn{StartMs: start.UnixMilli(), Seeded: seeded}, idx)
+		rows := beam.ParDo(s, &expandTickFn{StartMs: start.UnixMilli(), Keys: keys, Seeded: seeded}, idx)
 		cfg := benchCDCConfig(lc, name).With(iceberg.WithTriggeringFrequency(freq))
 		if *streamBenchMaintain > 0 {
 			cfg = cfg.With(iceberg.WithMaintenanceEveryCommits(*streamBenchMaintain), iceberg.WithExpireSnapshots(0, 10))
@@ -348,11 +399,19 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 		beam.ParDo0(s, &recordTimedFn{Key: name}, res.Snapshots)
 		beam.ParDo0(s, &countDeadFn{Key: name}, res.DeadLetter)
 		b.StartTimer()
-		if err := ptest.Run(p); err != nil {
+		pr, err := ptest.RunWithMetrics(p)
+		if err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
+		peakMB := peakRSSMB(b)
 		snaps := takeTimed(name)
+		counters := map[string]int64{}
+		for _, c := range pr.Metrics().AllMetrics().Counters() {
+			if c.Key.Namespace == write.MetricsNamespace {
+				counters[c.Key.Name] += c.Result()
+			}
+		}
 
 		// Figures first, so that a failed check below still shows them.
 		var lat []float64
@@ -388,7 +447,7 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 		slices.Sort(sorted)
 		sustained := float64(changes) / last.Sub(start).Seconds()
 		b.Logf("streaming (seeded with %d rows: %v): %d changes in %d ticks, %d of %d windows of %s committed (%d late panes), p50 %.0f ms, p95 %.0f ms, max %.0f ms, %.0f changes/s; latencies (ms, in commit order) %v",
-			streamKeySpace, seeded, changes, ticks, len(lat), int(dur/freq), freq, late, percentile(sorted, 50), percentile(sorted, 95), sorted[len(sorted)-1], sustained, lat)
+			keys, seeded, changes, ticks, len(lat), int(dur/freq), freq, late, percentile(sorted, 50), percentile(sorted, 95), sorted[len(sorted)-1], sustained, lat)
 		if len(missing) > 0 {
 			b.Fatalf("windows ending %v were never committed (no SnapshotInfo, no snapshot):%s", missing, details.String())
 		}
@@ -401,34 +460,15 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 			}
 		}
 		files, dvs := checkBenchTable(b, lc, name, want)
-		b.Logf("streaming: %d data files and %d DVs at the end", files, dvs)
+		keyBytes := float64(counters["key_column_bytes_read"])
+		b.Logf("streaming: %d data files and %d DVs at the end; peak RSS %.0f MB; key columns read %.1f MB (%.1f MB per window), key index spill read %.1f MB, key index build %d ms",
+			files, dvs, peakMB, keyBytes/1e6, keyBytes/1e6/float64(len(lat)), float64(counters["key_index_spill_bytes_read"])/1e6, counters["key_index_build_ms"])
 
-		// Batch baseline: the same changes in the global window, one commit.
-		bname := fmt.Sprintf("batch_%d", n)
-		if seeded {
-			benchSeed(b, lc, bname)
+		if *streamBenchBatch {
+			batch := benchBatchBaseline(b, lc, fmt.Sprintf("batch_%d", n), ticks, want)
+			b.ReportMetric(batch, "batch-changes/s")
+			b.ReportMetric(sustained/batch, "streaming/batch")
 		}
-		p, s = beam.NewPipelineWithRoot()
-		idxs := make([]int64, ticks)
-		for i := range idxs {
-			idxs[i] = int64(i)
-		}
-		rows = beam.ParDo(s, &expandTickFn{StartMs: start.UnixMilli(), Seeded: seeded}, beam.CreateList(s, idxs))
-		if res, err = iceberg.TryWrite(s, benchCDCConfig(lc, bname), rows); err != nil {
-			b.Fatal(err)
-		}
-		beam.ParDo0(s, &recordTimedFn{Key: bname}, res.Snapshots)
-		bstart := time.Now()
-		if err := ptest.Run(p); err != nil {
-			b.Fatal(err)
-		}
-		batchSecs := time.Since(bstart).Seconds()
-		if got := takeTimed(bname); len(got) != 1 {
-			b.Fatalf("batch: %d snapshot infos, want 1", len(got))
-		}
-		checkBenchTable(b, lc, bname, want)
-		batch := float64(changes) / batchSecs
-
 		b.ReportMetric(percentile(sorted, 50), "p50-commit-latency-ms")
 		b.ReportMetric(percentile(sorted, 95), "p95-commit-latency-ms")
 		b.ReportMetric(sorted[len(sorted)-1], "max-commit-latency-ms")
@@ -448,11 +488,70 @@ func BenchmarkStreamingMergeOnRead(b *testing.B) {
 		b.ReportMetric(float64(len(lat)), "windows")
 		b.ReportMetric(float64(late), "late-panes")
 		b.ReportMetric(sustained, "changes/s")
-		b.ReportMetric(batch, "batch-changes/s")
-		b.ReportMetric(sustained/batch, "streaming/batch")
-		b.ReportMetric(float64(len(want)), "live-rows")
+		b.ReportMetric(float64(want.rows()), "live-rows")
 		b.ReportMetric(float64(files), "data-files")
+		b.ReportMetric(peakMB, "peak-rss-mb")
+		b.ReportMetric(keyBytes/1e6/float64(len(lat)), "key-MB-read/window")
+		b.ReportMetric(float64(counters["key_index_build_ms"]), "key-index-build-ms")
 	}
+}
+
+// benchBatchBaseline writes the changes of ticks [0, ticks) as one batch
+// merge-on-read write (the global window, one commit) to db.<name>, seeded like the
+// stream's table, checks the table against want and returns the rate in changes per
+// second.
+func benchBatchBaseline(b *testing.B, lc *icebergtest.LocalCatalog, name string, ticks int64, want benchWant) float64 {
+	b.Helper()
+	if want.seeded {
+		benchSeed(b, lc, name, want.keys)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	idxs := make([]int64, ticks)
+	for i := range idxs {
+		idxs[i] = int64(i)
+	}
+	rows := beam.ParDo(s, &expandTickFn{Keys: want.keys, Seeded: want.seeded}, beam.CreateList(s, idxs))
+	res, err := iceberg.TryWrite(s, benchCDCConfig(lc, name), rows)
+	if err != nil {
+		b.Fatal(err)
+	}
+	beam.ParDo0(s, &recordTimedFn{Key: name}, res.Snapshots)
+	start := time.Now()
+	if err := ptest.Run(p); err != nil {
+		b.Fatal(err)
+	}
+	secs := time.Since(start).Seconds()
+	if got := takeTimed(name); len(got) != 1 {
+		b.Fatalf("batch: %d snapshot infos, want 1", len(got))
+	}
+	checkBenchTable(b, lc, name, want)
+	return float64(ticks*streamTickChanges) / secs
+}
+
+// resetPeakRSS resets the process's peak resident set size (VmHWM), so that
+// peakRSSMB reports the peak from now on (Linux: /proc/self/clear_refs).
+func resetPeakRSS(b *testing.B) {
+	b.Helper()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Logf("peak RSS not reset (the figure covers the seed too): %v", err)
+	}
+}
+
+// peakRSSMB returns the process's peak resident set size in MB (VmHWM of
+// /proc/self/status), 0 where there is none.
+func peakRSSMB(b *testing.B) float64 {
+	b.Helper()
+	st, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(st)) {
+		if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 64)
+			return n / 1024
+		}
+	}
+	return 0
 }
 
 func meanOf(xs []float64) float64 {
@@ -463,25 +562,66 @@ func meanOf(xs []float64) float64 {
 	return sum / float64(len(xs))
 }
 
-// diffRows describes the first rows only in got and only in want (both sorted).
-func diffRows(got, want []string) string {
-	var extra, missing []string
-	i, j := 0, 0
-	for i < len(got) || j < len(want) {
-		switch {
-		case j == len(want) || (i < len(got) && got[i] < want[j]):
-			extra = append(extra, got[i])
-			i++
-		case i == len(got) || want[j] < got[i]:
-			missing = append(missing, want[j])
-			j++
-		default:
-			i++
-			j++
+// diffBenchTable reads tbl's rows (id, v) batch by batch through iceberg-go's scan
+// (which applies the deletion vectors) and describes how they differ from want: ids
+// read twice, rows not expected or with another value, a row count other than
+// want's (rows missing). "" if none.
+func diffBenchTable(ctx context.Context, tbl *table.Table, want benchWant) string {
+	_, batches, err := tbl.Scan(table.WithSelectedFields("id", "v")).ToArrowRecords(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	seen := map[int64]bool{} // ids read outside the seed's range
+	var seedSeen []uint64    // bit set of the ids read in [0, keys)
+	if want.seeded {
+		seedSeen = make([]uint64, (want.keys+63)/64)
+	}
+	var rows int64
+	var bad []string
+	note := func(format string, args ...any) {
+		if len(bad) < 10 {
+			bad = append(bad, fmt.Sprintf(format, args...))
 		}
 	}
-	return fmt.Sprintf("%d rows not expected (first %v), %d missing (first %v)",
-		len(extra), extra[:min(len(extra), 10)], len(missing), missing[:min(len(missing), 10)])
+	for rec, err := range batches {
+		if err != nil {
+			return err.Error()
+		}
+		ids, ok1 := rec.Column(0).(*array.Int64)
+		vs, ok2 := rec.Column(1).(interface{ Value(int) string })
+		if !ok1 || !ok2 {
+			rec.Release()
+			return fmt.Sprintf("columns of types %s, %s, want int64 and a string", rec.Column(0).DataType(), rec.Column(1).DataType())
+		}
+		for i := range int(rec.NumRows()) {
+			id, v := ids.Value(i), vs.Value(i)
+			rows++
+			dup := false
+			if want.seeded && id >= 0 && id < want.keys {
+				dup = seedSeen[id/64]&(1<<(id%64)) != 0
+				seedSeen[id/64] |= 1 << (id % 64)
+			} else {
+				dup, seen[id] = seen[id], true
+			}
+			exp, ok := want.value(id)
+			switch {
+			case dup:
+				note("id %d read twice", id)
+			case !ok:
+				note("id %d (%q) not expected", id, v)
+			case v != exp:
+				note("id %d: %q, want %q", id, v, exp)
+			}
+		}
+		rec.Release()
+	}
+	if n := want.rows(); rows != n {
+		note("%d rows, want %d", rows, n)
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return strings.Join(bad, "; ")
 }
 
 // percentile returns the p-th percentile (nearest rank) of sorted.
