@@ -5,21 +5,29 @@
 # otherwise idle.
 #
 #   bash testing/interop/bench_scale.sh [--sizes 1000000,10000000,50000000] \
-#     [--batch 10000,100000] [--rounds 5] [--work DIR] [other bench_merge.py args]
+#     [--batch 10000,100000] [--rounds 5] [--work DIR] [--stream ROWS] \
+#     [--stream-seconds 60] [other bench_merge.py args]
 #
 # Each size runs in its own bench_merge.sh (its own tables, Spark JVM and warm-up,
 # work dir DIR/rows-N, results in DIR/rows-N/bench_merge.json); the initial tables
 # have one data file per 2M rows (at least 4). Above 5M rows the tables are checked
 # equal to each other (count, checksum, EXCEPT ALL) rather than to a model.
+#
+# Then the streaming run (--stream ROWS, default the largest size; 0: none):
+# BenchmarkStreamingMergeOnRead on a table seeded with ROWS rows, --stream-seconds
+# one-second windows of 10,000 changes/s with inline maintenance every 10 commits,
+# checked against its model (output in DIR/stream.log). --sizes "" runs it alone.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-sizes=1000000,10000000,50000000 batch=10000,100000 rounds=5 work="" args=()
+sizes=1000000,10000000,50000000 batch=10000,100000 rounds=5 work="" stream="" stream_s=60 args=()
 while (($#)); do
   case "$1" in
     --sizes) sizes="$2"; shift 2 ;;
     --batch) batch="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
+    --stream) stream="$2"; shift 2 ;;
+    --stream-seconds) stream_s="$2"; shift 2 ;;
     *) args+=("$1"); shift ;;
   esac
 done
@@ -31,5 +39,14 @@ for n in ${sizes//,/ }; do
   bash "$here/bench_merge.sh" --work "$work/rows-$n" --rows "$n" --files "$files" --batch "$batch" \
     --rounds "$rounds" "${args[@]}" | tee "$work/rows-$n.log" || status=1
 done
+if [[ -z "$stream" ]]; then
+  stream=0
+  for n in ${sizes//,/ }; do ((n > stream)) && stream=$n; done
+fi
+if ((stream > 0)); then
+  (cd "$here/../.." && TMPDIR="$work" ${GO:-go} test -run '^$' -bench '^BenchmarkStreamingMergeOnRead$' -benchtime 1x \
+    -timeout 2h ./iceberg/ -args -stream_bench_keys="$stream" -stream_bench_duration="${stream_s}s" \
+    -stream_bench_maintain=10 -stream_bench_batch=false) 2>&1 | grep -v 'level=' | tee "$work/stream.log" || status=1
+fi
 python3 "$here/bench_scale_summary.py" "$work" || status=1
 exit "$status"
