@@ -146,7 +146,7 @@ func (w benchWant) rows() int64 {
 		n = w.keys
 	}
 	for id, v := range w.changed {
-		_, seed := benchWant{keys: w.keys, seeded: w.seeded}.value(id)
+		seed := w.seeded && id >= 0 && id < w.keys
 		switch {
 		case v == nil && seed:
 			n--
