@@ -2,6 +2,7 @@ package write
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -85,18 +86,41 @@ func bindSort(cols []sortColumn, sc *arrow.Schema) ([]compute.SortKey, error) {
 	return keys, nil
 }
 
+// sortMemoryLimit bounds the Arrow size of the rows of a group compaction sorts in
+// memory. A group is bounded by the target file size (PlanCompaction bins about
+// write.target-file-size-bytes of Parquet), but narrow, well-compressed rows take
+// ten to twenty times their Parquet size in Arrow: a group of 50M rows of a long
+// and a short string is about 2 GB. A group past the limit is rewritten unsorted by
+// iceberg-go, which streams its rows (the table's files then stay unsorted until a
+// smaller group rewrites them).
+var sortMemoryLimit int64 = 512 << 20
+
+// errSortLimit is sortRecords' error for a group past sortMemoryLimit.
+var errSortLimit = errors.New("group past the sort memory limit")
+
 // executeGroup rewrites group as table.ExecuteCompactionGroup does, with the rows
-// sorted by sortColumns (iceberg-go's own when there are none).
+// sorted by sortColumns (iceberg-go's own when there are none, or when the group's
+// rows are more than sortMemoryLimit).
 //
 // The group's live rows are held in memory to be sorted, and a sorted copy next to
-// them while it is written: about twice the group's Arrow size. A group is bounded
-// by the target file size (PlanCompaction bins about write.target-file-size-bytes of
-// Parquet), so this is a bounded multiple of the target size, not of the table.
+// them while it is written: about twice the group's Arrow size, at most twice
+// sortMemoryLimit plus one batch.
 func executeGroup(ctx context.Context, tbl *table.Table, group table.CompactionTaskGroup, target int64) (table.CompactionGroupResult, error) {
 	cols := sortColumns(tbl)
 	if len(cols) == 0 {
 		return table.ExecuteCompactionGroup(ctx, tbl, group, table.WithCompactionTargetFileSize(target))
 	}
+	out, err := executeSorted(ctx, tbl, group, target, cols)
+	if errors.Is(err, errSortLimit) {
+		log.Infof(ctx, "iceberg: compact group %s: its rows are more than %d MB in memory, rewritten unsorted", group.PartitionKey, sortMemoryLimit>>20)
+		return table.ExecuteCompactionGroup(ctx, tbl, group, table.WithCompactionTargetFileSize(target))
+	}
+	return out, err
+}
+
+// executeSorted is executeGroup with the rows sorted by cols; errSortLimit when they
+// are more than sortMemoryLimit.
+func executeSorted(ctx context.Context, tbl *table.Table, group table.CompactionTaskGroup, target int64, cols []sortColumn) (table.CompactionGroupResult, error) {
 	out := table.CompactionGroupResult{PartitionKey: group.PartitionKey}
 	lineage := tbl.Metadata().Version() >= 3 && allHaveLineage(ctx, group)
 	var scanOpts []table.ScanOption
@@ -111,7 +135,7 @@ func executeGroup(ctx context.Context, tbl *table.Table, group table.CompactionT
 	if err != nil {
 		return out, err
 	}
-	sorted, err := sortRecords(ctx, sc, records, keys)
+	sorted, err := sortRecords(ctx, sc, records, keys, sortMemoryLimit)
 	if err != nil {
 		return out, fmt.Errorf("sort compaction group %q: %w", group.PartitionKey, err)
 	}
@@ -160,17 +184,22 @@ func allHaveLineage(ctx context.Context, g table.CompactionTaskGroup) bool {
 }
 
 // sortRecords reads records (schema sc) into one table and returns it sorted by
-// keys (a stable sort: rows of equal keys keep their read order).
-func sortRecords(ctx context.Context, sc *arrow.Schema, records iter.Seq2[arrow.RecordBatch, error], keys []compute.SortKey) (arrow.Table, error) {
+// keys (a stable sort: rows of equal keys keep their read order); errSortLimit,
+// having stopped reading, once the records read are more than limit bytes.
+func sortRecords(ctx context.Context, sc *arrow.Schema, records iter.Seq2[arrow.RecordBatch, error], keys []compute.SortKey, limit int64) (arrow.Table, error) {
 	var recs []arrow.RecordBatch
 	defer func() {
 		for _, r := range recs {
 			r.Release()
 		}
 	}()
+	var size int64
 	for rec, err := range records {
 		if err != nil {
 			return nil, err
+		}
+		if size += int64(batchBytes(rec)); size > limit {
+			return nil, errSortLimit
 		}
 		rec.Retain() // the scan releases each batch after the loop body
 		recs = append(recs, rec)

@@ -140,6 +140,44 @@ func TestCompactSortsByIdentifierFields(t *testing.T) {
 	}
 }
 
+// TestCompactSortLimit: a group whose rows are more than sortMemoryLimit in memory
+// is rewritten unsorted, in iceberg-go's streaming rewrite, and loses no row; under
+// the limit the same table is sorted.
+func TestCompactSortLimit(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	for _, tc := range []struct {
+		name   string
+		limit  int64
+		sorted bool
+	}{{"over", 64 << 10, false}, {"under", 64 << 20, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(old int64) { sortMemoryLimit = old }(sortMemoryLimit)
+			sortMemoryLimit = tc.limit
+			props := catalog.WithProperties(ibg.Properties{"format-version": "3"})
+			tbl, live := shuffledTable(t, cat, "sort_limit_"+tc.name, 60000, 6, props) // about 1.4 MB in Arrow
+			compactAll(t, cat, tbl.Identifier(), CompactOptions{RewriteAll: true})
+			tbl, err := cat.LoadTable(ctx, tbl.Identifier())
+			if err != nil {
+				t.Fatal(err)
+			}
+			icebergtest.RequireValid(t, tbl)
+			files, _, _ := fileIDs(t, tbl)
+			var all []int64
+			for _, ids := range files {
+				all = append(all, ids...)
+			}
+			if got := slices.IsSorted(all); got != tc.sorted {
+				t.Errorf("limit %d: compacted ids sorted %v, want %v", tc.limit, got, tc.sorted)
+			}
+			slices.Sort(all)
+			if !slices.Equal(all, live) {
+				t.Fatalf("compacted table holds %d ids, want the %d live ones", len(all), len(live))
+			}
+		})
+	}
+}
+
 // compactOneGroup rewrites every live file of tbl as one group with target file
 // size target, and commits it.
 func compactOneGroup(t *testing.T, cat catalog.Catalog, tbl *table.Table, target int64) {

@@ -36,7 +36,9 @@ mkdir -p "$work"
 status=0
 for n in ${sizes//,/ }; do
   files=$((n / 2000000)); ((files >= 4)) || files=4
-  bash "$here/bench_merge.sh" --work "$work/rows-$n" --rows "$n" --files "$files" --batch "$batch" \
+  # Spark's MERGE over 50M rows runs out of direct buffer memory in a 3 GB driver.
+  mem=3g; ((n < 20000000)) || mem=8g
+  ICEBEAM_SPARK_DRIVER_MEMORY="${ICEBEAM_SPARK_DRIVER_MEMORY:-$mem}" bash "$here/bench_merge.sh" --work "$work/rows-$n" --rows "$n" --files "$files" --batch "$batch" \
     --rounds "$rounds" "${args[@]}" | tee "$work/rows-$n.log" || status=1
 done
 if [[ -z "$stream" ]]; then

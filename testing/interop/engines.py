@@ -59,7 +59,7 @@ def spark_session(work, jars):
             .config(c + ".jdbc.schema-version", "V1")
             .config(c + ".warehouse", "file://" + wh)
             .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.driver.memory", "3g")
+            .config("spark.driver.memory", os.environ.get("ICEBEAM_SPARK_DRIVER_MEMORY", "3g"))
             .config("spark.sql.shuffle.partitions", "4")
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
