@@ -553,18 +553,25 @@ func resetPeakRSS(b *testing.B) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		b.Logf("peak RSS not reset (the figure covers the seed too): %v", err)
 	}
+	b.Logf("RSS before the stream: %.0f MB", procStatusMB("VmRSS:"))
 }
 
 // peakRSSMB returns the process's peak resident set size in MB (VmHWM of
 // /proc/self/status), 0 where there is none.
 func peakRSSMB(b *testing.B) float64 {
 	b.Helper()
+	return procStatusMB("VmHWM:")
+}
+
+// procStatusMB returns the figure of /proc/self/status's line with prefix (in kB)
+// in MB, 0 where there is none.
+func procStatusMB(prefix string) float64 {
 	st, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for line := range strings.Lines(string(st)) {
-		if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if kb, ok := strings.CutPrefix(line, prefix); ok {
 			n, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 64)
 			return n / 1024
 		}
