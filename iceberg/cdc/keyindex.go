@@ -407,16 +407,20 @@ func (x *KeyIndex) reset() {
 	x.spill = nil
 }
 
+// minIndexBatch is the fewest rows add reads before routing their entries.
+var minIndexBatch int64 = 1 << 20
+
 // add reads the key columns of the data files of tasks, in parallel, and indexes
 // their live rows. Files are read in batches of about the budget's rows (at least
 // a million), whose entries go to their partitions before the next batch is read,
-// so that memory stays near the budget whatever the table's size. It returns the
-// key columns' stored size.
+// so that memory stays near the budget whatever the table's size; a file of more
+// rows than that is read alone, its entries going to their partitions a batch at a
+// time (addLarge). It returns the key columns' stored size.
 func (x *KeyIndex) add(ctx context.Context, fs iceio.IO, tasks []table.FileScanTask) (int64, error) {
 	if uint64(len(x.files))+uint64(len(tasks)) >= 1<<32-1 {
 		x.reset() // ordinals exhausted (never in practice): start over
 	}
-	batch := max(x.limit, 1<<20)
+	batch := max(x.limit, minIndexBatch)
 	var read int64
 	for lo := 0; lo < len(tasks); {
 		hi, rows := lo, int64(0)
@@ -424,7 +428,13 @@ func (x *KeyIndex) add(ctx context.Context, fs iceio.IO, tasks []table.FileScanT
 			rows += tasks[hi].File.Count()
 			hi++
 		}
-		n, err := x.addBatch(ctx, fs, tasks[lo:hi])
+		var n int64
+		var err error
+		if rows > batch {
+			n, err = x.addLarge(ctx, fs, tasks[lo], int(batch))
+		} else {
+			n, err = x.addBatch(ctx, fs, tasks[lo:hi])
+		}
 		read += n
 		if err != nil {
 			return read, err
@@ -445,7 +455,7 @@ func (x *KeyIndex) addBatch(ctx context.Context, fs iceio.IO, tasks []table.File
 	for i, t := range tasks {
 		g.Go(func() error {
 			var err error
-			parts[i], err = x.readFile(gctx, fs, t, uint64(base)+uint64(i), &read[i])
+			parts[i], err = x.readFile(gctx, fs, t, uint64(base)+uint64(i), &read[i], 0, nil)
 			sortEntries(parts[i])
 			return err
 		})
@@ -468,6 +478,33 @@ func (x *KeyIndex) addBatch(ctx context.Context, fs iceio.IO, tasks []table.File
 		}
 	}
 	return total, nil
+}
+
+// addLarge indexes the live rows of one data file of more than chunk rows: its
+// entries are sorted and go to their partitions chunk rows at a time (each chunk a
+// sorted run), so that a file of 50M rows holds about chunk entries in memory
+// beyond the budget, not 50M. On an error the index holds part of the file: the
+// caller resets it (see load).
+func (x *KeyIndex) addLarge(ctx context.Context, fs iceio.IO, t table.FileScanTask, chunk int) (int64, error) {
+	ord := uint32(len(x.files))
+	x.ordinal[t.File.FilePath()] = ord
+	x.files = append(x.files, indexFile{path: t.File.FilePath(), live: true})
+	var read int64
+	flush := func(es []indexEntry) error {
+		sortEntries(es)
+		x.files[ord].entries += int64(len(es))
+		for q, runs := range x.route([][]indexEntry{es}) {
+			if err := x.addRuns(q, runs); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rest, err := x.readFile(ctx, fs, t, uint64(ord), &read, chunk, flush)
+	if err == nil {
+		err = flush(rest)
+	}
+	return read, err
 }
 
 // route splits sorted runs by partition: the result's element q holds the
@@ -870,13 +907,30 @@ func mergeInto(out, a, b []indexEntry) {
 
 // readFile returns the index entries of the live rows of task's data file, whose
 // ordinal is ord, adding the key columns' stored size to *read.
-func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ord uint64, read *int64) ([]indexEntry, error) {
+//
+// With flush, readFile hands flush its entries each time they reach about chunk
+// (after a page or batch of rows) and returns the rest; flush may keep the slice.
+func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ord uint64, read *int64, chunk int, flush func([]indexEntry) error) ([]indexEntry, error) {
 	path := t.File.FilePath()
 	deleted, err := deletedPositions(fs, t)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]indexEntry, 0, max(0, t.File.Count()))
+	size := max(0, t.File.Count())
+	if flush != nil {
+		size = min(size, int64(chunk))
+	}
+	out := make([]indexEntry, 0, size)
+	flushed := false
+	emit := func() error {
+		if flush == nil || len(out) < chunk {
+			return nil
+		}
+		flushed = true
+		err := flush(out)
+		out = make([]indexEntry, 0, size)
+		return err
+	}
 	// live reports whether the row at pos is not deleted: one bit a row, set where
 	// the row is kept, instead of a bitmap lookup per row.
 	live := func(int64) bool { return true }
@@ -893,7 +947,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 						out = append(out, indexEntry{fp: uint64(v) ^ 1<<63, loc: ord<<32 | uint64(pos)})
 					}
 				}
-				return nil
+				return emit()
 			}
 			k := 0
 			for j, d := range defs {
@@ -905,10 +959,13 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 				}
 				k++
 			}
-			return nil
+			return emit()
 		})
 		if !errors.Is(err, errNotInt64) {
 			return out, err
+		}
+		if flushed { // never: the column's type is checked before its first page
+			return nil, fmt.Errorf("%s: key column %q not read as int64 after part of it was", path, x.codec.names[0])
 		}
 		out = out[:0]
 	}
@@ -921,7 +978,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 					out = append(out, indexEntry{fp: uint64(v) ^ 1<<63, loc: ord<<32 | uint64(pos)})
 				}
 			}
-			return nil
+			return emit()
 		}
 		var buf []byte
 	rows:
@@ -939,7 +996,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 			}
 			out = append(out, indexEntry{fp: x.fp(buf), loc: ord<<32 | uint64(pos)})
 		}
-		return nil
+		return emit()
 	})
 	return out, err
 }

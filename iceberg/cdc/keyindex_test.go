@@ -436,6 +436,66 @@ func TestGallop(t *testing.T) {
 	}
 }
 
+// TestKeyIndexLargeFile: a data file of more rows than an index batch goes to the
+// partitions a chunk at a time (addLarge): the index holds each live row once and
+// resolves keys exactly, with one partition or four, and follows a later commit.
+func TestKeyIndexLargeFile(t *testing.T) {
+	defer func(old int64) { minIndexBatch = old }(minIndexBatch)
+	minIndexBatch = 4000
+	for _, parts := range []int{1, 4} {
+		t.Run(fmt.Sprint(parts, " parts"), func(t *testing.T) {
+			// Pages of 500 rows, row groups of 1000: the index reads the file in steps.
+			f := newFixture(t, nil, fmt.Sprint("large", parts), tableProps(map[string]string{
+				table.ParquetPageRowLimitKey: "500", table.ParquetRowGroupLimitKey: "1000"}))
+			rows := cityRows(6000)
+			rand.New(rand.NewPCG(11, 12)).Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+			f.seed(t, rows, len(rows)) // one data file of 6000 rows: a chunk of 4000, then the rest
+			f.apply(t, []row.Row{change("d", 10, "", "", 1), change("d", 11, "", "", 1), change("d", 5000, "", "", 1)}, false)
+			tbl := f.table(t)
+			if n := len(icebergtest.DataFiles(t, tbl)); n != 1 {
+				t.Fatalf("%d data files, want the one seeded", n)
+			}
+			budget := int64(500) * IndexEntryBytes
+			r := Resolver{KeyColumns: []string{"id"}, IndexBytes: budget, IndexParts: parts}
+			rng := rand.New(rand.NewPCG(13, 14))
+			want := map[int64]bool{}
+			var keys [][]any
+			for range 500 {
+				id := int64(rng.IntN(6500))
+				want[id] = true
+				keys = append(keys, []any{id})
+			}
+			ctx := context.Background()
+			res, err := r.Resolve(ctx, tbl, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			samePositions(t, res.Positions(), bruteForce(t, tbl, func(id int64, _ string) bool { return want[id] }))
+			codec, err := newKeyCodec(tbl.Schema(), r.KeyColumns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := indexFor(tbl, codec, budget, parts)
+			if n := x.Entries(); n != 5997 {
+				t.Fatalf("index holds %d rows, want the 5997 live ones", n)
+			}
+
+			// A commit of one more data file: read alone, lookups exact.
+			f.apply(t, []row.Row{change("c", 9001, "n", "CA", 2), change("d", 12, "", "", 2), change("u", 13, "x", "CA", 2)}, false)
+			tbl = f.table(t)
+			want[9001], want[13], want[12] = true, true, true
+			keys = append(keys, []any{int64(9001)}, []any{int64(13)}, []any{int64(12)})
+			if res, err = r.Resolve(ctx, tbl, keys); err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Scanned) != 1 {
+				t.Fatalf("after a commit of one data file the index read %v", res.Scanned)
+			}
+			samePositions(t, res.Positions(), bruteForce(t, tbl, func(id int64, _ string) bool { return want[id] }))
+		})
+	}
+}
+
 // TestKeyIndexPartitionsPastBudget: an index in as many partitions as shards holds in
 // memory only the partitions of the keys a worker resolves (a key's partition is the
 // shard the sink gives it), and a table past the budget costs lookups in the local
