@@ -217,7 +217,6 @@ func TestCompactPlanRules(t *testing.T) {
 // files commits while the group is being rewritten. The rewrite is found stale, done
 // again from the new state, and the deleted rows stay deleted.
 func TestCompactSinkCommitsFirst(t *testing.T) {
-	ctx := context.Background()
 	inner := newTestCatalog(t)
 	tbl := seededChangeTable(t, inner, "sinkfirst")
 	ident := tbl.Identifier()
@@ -227,15 +226,11 @@ func TestCompactSinkCommitsFirst(t *testing.T) {
 	cat := &faultCatalog{Catalog: inner, before: func(int) {
 		once.Do(func() { churn(t, inner, ident, model, rand.New(rand.NewPCG(9, 10)), 6000) })
 	}}
-	tbl, _ = cat.LoadTable(ctx, ident)
-	groups, err := PlanCompaction(ctx, tbl, nil, CompactOptions{DeleteFileThreshold: 1})
-	if err != nil || len(groups) != 1 {
-		t.Fatalf("groups %+v, %v", groups, err)
+	results := compactAll(t, cat, ident, CompactOptions{DeleteFileThreshold: 1})
+	if len(results) != 1 {
+		t.Fatalf("%d groups compacted, want 1: %+v", len(results), results)
 	}
-	res, err := fastCommitter.CompactGroup(ctx, cat, ident, groups[0], CompactOptions{DeleteFileThreshold: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := results[0]
 	if res.Redos != 1 || res.Stale || res.SnapshotID == 0 {
 		t.Fatalf("result %+v, want one redo after the sink's commit", res)
 	}
@@ -677,18 +672,11 @@ func TestMaintenanceCommitFaults(t *testing.T) {
 		model := seedModel()
 		churn(t, inner, ident, model, rand.New(rand.NewPCG(3, 4)), 1000, 2000, 3000)
 		cat := &faultCatalog{Catalog: inner, after: lostFirstResponse}
-		tbl, err := cat.LoadTable(ctx, ident)
-		if err != nil {
-			t.Fatal(err)
+		results := compactAll(t, cat, ident, CompactOptions{DeleteFileThreshold: 1})
+		if len(results) != 1 {
+			t.Fatalf("%d groups compacted, want 1: %+v", len(results), results)
 		}
-		groups, err := PlanCompaction(ctx, tbl, nil, CompactOptions{DeleteFileThreshold: 1})
-		if err != nil || len(groups) != 1 {
-			t.Fatalf("groups %+v, %v", groups, err)
-		}
-		res, err := fastCommitter.CompactGroup(ctx, cat, ident, groups[0], CompactOptions{DeleteFileThreshold: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := results[0]
 		cur, err := inner.LoadTable(ctx, ident)
 		if err != nil {
 			t.Fatal(err)
