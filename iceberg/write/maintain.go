@@ -52,6 +52,15 @@ type CompactOptions struct {
 	DeleteFileThreshold int
 	// RewriteAll rewrites every data file selected, whatever its size and deletes.
 	RewriteAll bool
+	// Tiered leaves out of a group each file picked for its size alone (not for
+	// its deletes) that is larger than the group's other files together, largest
+	// first: a file is then rewritten only into one at least twice its size, so
+	// a row is rewritten about log2(target / first file size) times at most, as
+	// in size-tiered compaction. Without it a large file just under the small-file
+	// limit (a seed of 50M narrow rows, 300 MB for a 512 MB target) is rewritten
+	// with every handful of small files a stream adds. Inline maintenance sets it;
+	// Maintain keeps Spark's rules.
+	Tiered bool
 }
 
 func (o CompactOptions) target(tbl *table.Table) int64 {
@@ -111,7 +120,8 @@ func CountLiveFiles(ctx context.Context, tbl *table.Table) (LiveFiles, error) {
 // covering DefaultDeleteRatio of their rows) are bin-packed by iceberg-go's planner
 // into groups of about the target size. A group is kept when it has MinInputFiles
 // files, or more than one file and the target size, or a file with too many deletes
-// (Spark's rules; iceberg-go alone would drop a lone file full of deletes).
+// (Spark's rules; iceberg-go alone would drop a lone file full of deletes), after
+// CompactOptions.Tiered leaves out the files too large to rewrite for their size.
 func PlanCompaction(ctx context.Context, tbl *table.Table, filter ibg.BooleanExpression, o CompactOptions) ([]CompactionGroup, error) {
 	if tbl.CurrentSnapshot() == nil {
 		return nil, nil
@@ -158,6 +168,12 @@ func PlanCompaction(ctx context.Context, tbl *table.Table, filter ibg.BooleanExp
 	name := strings.Join(tbl.Identifier(), ".")
 	var groups []CompactionGroup
 	for _, bin := range bins {
+		if o.Tiered && !o.RewriteAll {
+			bin = tier(bin, tooManyDeletes)
+			if len(bin) == 0 {
+				continue
+			}
+		}
 		var bytes int64
 		for _, t := range bin {
 			bytes += t.File.FileSizeBytes()
@@ -174,6 +190,28 @@ func PlanCompaction(ctx context.Context, tbl *table.Table, filter ibg.BooleanExp
 		groups = append(groups, g)
 	}
 	return groups, nil
+}
+
+// tier drops from bin, largest first, the files that are not picked for their
+// deletes and are larger than the rest of the bin together (see
+// CompactOptions.Tiered). It keeps the order of the others.
+func tier(bin []table.FileScanTask, deletes func(table.FileScanTask) bool) []table.FileScanTask {
+	var total int64
+	for _, t := range bin {
+		total += t.File.FileSizeBytes()
+	}
+	bySize := slices.Clone(bin)
+	slices.SortStableFunc(bySize, func(a, b table.FileScanTask) int { return cmp.Compare(b.File.FileSizeBytes(), a.File.FileSizeBytes()) })
+	drop := map[string]bool{}
+	for _, t := range bySize {
+		size := t.File.FileSizeBytes()
+		if deletes(t) || size <= total-size {
+			break // every smaller file is at most the rest too
+		}
+		drop[t.File.FilePath()] = true
+		total -= size
+	}
+	return slices.DeleteFunc(slices.Clone(bin), func(t table.FileScanTask) bool { return drop[t.File.FilePath()] })
 }
 
 // packAll bin-packs every task of each partition, largest first, into bins of about

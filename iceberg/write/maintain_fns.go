@@ -252,9 +252,10 @@ func keyByTable(i SnapshotInfo) (string, SnapshotInfo) { return i.Table, i }
 // maintainFn counts each table's commits and, when the write's maintenance is due
 // (EveryCommits commits or Interval since its last run; a run's first commit to a
 // table reads both from the table's last compaction), compacts the table (small
-// files and files with many deletes, iceberg-go's planner with Spark's rules) and
-// expires snapshots if asked, keeping the sinks' tokens. A run that fails is logged
-// and retried at the next commit: maintenance never fails the write.
+// files and files with many deletes, iceberg-go's planner with Spark's rules,
+// tiered: see CompactOptions.Tiered) and expires snapshots if asked, keeping the
+// sinks' tokens. A run that fails is logged and retried at the next commit:
+// maintenance never fails the write.
 type maintainFn struct {
 	Spec Spec
 
@@ -358,7 +359,7 @@ func (f *maintainFn) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	opts := CompactOptions{TargetFileSize: f.Spec.TargetFileSizeBytes}
+	opts := CompactOptions{TargetFileSize: f.Spec.TargetFileSizeBytes, Tiered: true}
 	groups, err := PlanCompaction(ctx, tbl, nil, opts)
 	if err != nil {
 		return err

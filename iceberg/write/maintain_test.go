@@ -213,6 +213,71 @@ func TestCompactPlanRules(t *testing.T) {
 	}
 }
 
+// TestCompactTiered: with Tiered (inline maintenance), a file picked for its size
+// alone that is larger than the other files of its group together is left out of
+// the group, which still compacts the small files; Spark's rules (Maintain) rewrite
+// it with them; once a third of its rows are deleted, Tiered rewrites it too.
+func TestCompactTiered(t *testing.T) {
+	ctx := context.Background()
+	cat := newTestCatalog(t)
+	ident := createTestTable(t, cat, "tiered", idNameSchema()).Identifier()
+	commitOther(t, cat, ident, 0, 20_000) // the large file
+	for i := range int64(5) {
+		commitOther(t, cat, ident, 100_000+10*i, 10)
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var large string
+	for _, f := range icebergtest.DataFiles(t, tbl) {
+		if f.Count() == 20_000 {
+			large = f.FilePath()
+		}
+	}
+	plan := func(o CompactOptions) []CompactionGroup {
+		t.Helper()
+		tbl, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups, err := PlanCompaction(ctx, tbl, nil, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return groups
+	}
+	if g := plan(CompactOptions{}); len(g) != 1 || len(g[0].Files) != 6 {
+		t.Fatalf("Spark's rules: groups %+v, want the six files", g)
+	}
+	g := plan(CompactOptions{Tiered: true})
+	if len(g) != 1 || len(g[0].Files) != 5 || slices.Contains(g[0].Files, large) {
+		t.Fatalf("tiered: groups %+v, want the five small files without %s", g, large)
+	}
+	compactAll(t, cat, ident, CompactOptions{Tiered: true})
+	if n := liveFiles(t, cat, ident); n.DataFiles != 2 || n.Rows != 20_050 {
+		t.Fatalf("after the tiered compaction: %+v, want the large file and one of the 50 small rows", n)
+	}
+	if g := plan(CompactOptions{Tiered: true, MinInputFiles: 2}); len(g) != 0 {
+		t.Fatalf("tiered, the large file and one small one: groups %+v, want none", g)
+	}
+	// A third of the large file's rows deleted: its deletes pick it, whatever its size.
+	tbl, err = cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]int64, 7000)
+	for i := range keys {
+		keys[i] = int64(3 * i)
+	}
+	if _, err := fastCommitter.CommitChanges(ctx, cat, ident, deleteAndAdd(t, tbl, 1000, 1, keys, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if g := plan(CompactOptions{Tiered: true}); len(g) != 1 || !slices.Contains(g[0].Files, large) {
+		t.Fatalf("tiered, the large file with 35%% of its rows deleted: groups %+v, want it rewritten", g)
+	}
+}
+
 // TestCompactSinkCommitsFirst: a merge-on-read window that deletes rows of the group's
 // files commits while the group is being rewritten. The rewrite is found stale, done
 // again from the new state, and the deleted rows stay deleted.
