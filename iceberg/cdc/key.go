@@ -228,6 +228,22 @@ func hashKey(key []byte) uint64 {
 		h ^= uint64(c)
 		h *= 1099511628211
 	}
+	return mix(h)
+}
+
+// hashTop is hashKey of the first n (at most 8) bytes of v's big-endian
+// encoding, without encoding it.
+func hashTop(v uint64, n int) uint64 {
+	h := uint64(14695981039346656037)
+	for i := range n {
+		h ^= v >> (56 - 8*i) & 0xff
+		h *= 1099511628211
+	}
+	return mix(h)
+}
+
+// mix is hashKey's finalizer.
+func mix(h uint64) uint64 {
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd
 	h ^= h >> 33

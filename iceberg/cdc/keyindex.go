@@ -239,10 +239,8 @@ func (x *KeyIndex) partOf(fp uint64) int {
 	switch {
 	case x.parts == 1:
 		return 0
-	case x.exact:
-		var b [8]byte
-		binary.BigEndian.PutUint64(b[:], fp)
-		return Shard(b[:x.width], x.parts)
+	case x.exact: // Shard of the key's encoding, its first width bytes
+		return int(hashTop(fp, x.width) % uint64(x.parts))
 	}
 	return int(fp >> (64 - x.partBits))
 }
@@ -529,29 +527,71 @@ func (x *KeyIndex) route(runs [][]indexEntry) [][][]indexEntry {
 			continue
 		}
 		// Exact keys: a stable counting scatter keeps each partition's entries sorted.
-		qs := make([]uint32, len(r))
-		counts := make([]int, x.parts+1)
-		for i, e := range r {
-			q := x.partOf(e.fp)
-			qs[i] = uint32(q)
-			counts[q+1]++
-		}
-		for q := 1; q <= x.parts; q++ {
-			counts[q] += counts[q-1]
-		}
 		buf := make([]indexEntry, len(r))
-		next := slices.Clone(counts[:x.parts])
-		for i, e := range r {
-			buf[next[qs[i]]] = e
-			next[qs[i]]++
-		}
+		starts := x.scatter(r, buf)
 		for q := range x.parts {
-			if counts[q+1] > counts[q] {
-				out[q] = append(out[q], buf[counts[q]:counts[q+1]:counts[q+1]])
+			if starts[q+1] > starts[q] {
+				out[q] = append(out[q], buf[starts[q]:starts[q+1]:starts[q+1]])
 			}
 		}
 	}
 	return out
+}
+
+// scatter copies the entries of r (exact keys) into buf grouped by partition,
+// keeping their order within each, and returns where each partition starts
+// (element parts: len(r)). The partitions are hashed (the costly part: a hash
+// and a division per entry) and the entries copied by GOMAXPROCS goroutines, each
+// over a slice of r, writing to disjoint places of buf.
+func (x *KeyIndex) scatter(r, buf []indexEntry) []int {
+	workers := 1
+	if len(r) >= 1<<16 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	step := (len(r) + workers - 1) / workers
+	qs := make([]uint32, len(r))
+	counts := make([][]int, workers) // by worker, by partition
+	var wg sync.WaitGroup
+	for w := range workers {
+		counts[w] = make([]int, x.parts)
+		wg.Go(func() {
+			lo, hi := min(w*step, len(r)), min((w+1)*step, len(r))
+			for i := lo; i < hi; i++ {
+				q := x.partOf(r[i].fp)
+				qs[i] = uint32(q)
+				counts[w][q]++
+			}
+		})
+	}
+	wg.Wait()
+	// Worker w's entries of partition q go after those of partitions before q and
+	// those of workers before w in q.
+	starts := make([]int, x.parts+1)
+	next := make([][]int, workers)
+	for w := range next {
+		next[w] = make([]int, x.parts)
+	}
+	at := 0
+	for q := range x.parts {
+		starts[q] = at
+		for w := range workers {
+			next[w][q] = at
+			at += counts[w][q]
+		}
+	}
+	starts[x.parts] = at
+	for w := range workers {
+		wg.Go(func() {
+			lo, hi := min(w*step, len(r)), min((w+1)*step, len(r))
+			nw := next[w]
+			for i := lo; i < hi; i++ {
+				buf[nw[qs[i]]] = r[i]
+				nw[qs[i]]++
+			}
+		})
+	}
+	wg.Wait()
+	return starts
 }
 
 // addRuns adds sorted runs of entries to partition q: to its arrays when it is in

@@ -3,6 +3,7 @@ package cdc
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
@@ -568,6 +570,50 @@ func TestKeyIndexPartitionsPastBudget(t *testing.T) {
 		}
 		if held := x.Held(); held > budget/IndexEntryBytes {
 			t.Fatalf("round %d: %d rows in memory, past the budget of %d", round, held, budget/IndexEntryBytes)
+		}
+	}
+}
+
+// TestRouteExactKeys: the partition of an exact key's entry is the shard the sink
+// gives the key (Shard of its encoding), for keys of 8 and 4 bytes, and route
+// keeps each partition's entries in their order, whether one goroutine or several
+// (past 65,536 entries) scatter them.
+func TestRouteExactKeys(t *testing.T) {
+	for _, tc := range []struct {
+		typ   ibg.Type
+		width int
+	}{{ibg.PrimitiveTypes.Int64, 8}, {ibg.PrimitiveTypes.Int32, 4}} {
+		sc := ibg.NewSchema(0, ibg.NestedField{ID: 1, Name: "id", Type: tc.typ, Required: true})
+		codec, err := newKeyCodec(sc, []string{"id"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1000, 200_000} {
+			const parts = 7
+			x := newKeyIndex(codec, 1<<30, parts)
+			if !x.exact || x.width != tc.width {
+				t.Fatalf("%v: exact %v width %d", tc.typ, x.exact, x.width)
+			}
+			rng := rand.New(rand.NewPCG(uint64(n), 1))
+			es := make([]indexEntry, n)
+			want := make([][]indexEntry, parts)
+			for i := range es {
+				v := rng.Uint64()
+				if tc.width == 4 {
+					v &^= 1<<32 - 1 // a 4-byte key is left-aligned
+				}
+				es[i] = indexEntry{fp: v, loc: uint64(i)}
+				var b [8]byte
+				binary.BigEndian.PutUint64(b[:], v)
+				q := Shard(b[:tc.width], parts)
+				want[q] = append(want[q], es[i])
+			}
+			got := x.route([][]indexEntry{es})
+			for q := range parts {
+				if g := slices.Concat(got[q]...); !slices.Equal(g, want[q]) {
+					t.Fatalf("%v, %d entries: partition %d holds %d entries, want %d in order", tc.typ, n, q, len(g), len(want[q]))
+				}
+			}
 		}
 	}
 }
