@@ -410,72 +410,127 @@ var minIndexBatch int64 = 1 << 20
 
 // add reads the key columns of the data files of tasks, in parallel, and indexes
 // their live rows. Files are read in batches of about the budget's rows (at least
-// a million), whose entries go to their partitions before the next batch is read,
-// so that memory stays near the budget whatever the table's size; a file of more
-// rows than that is read alone, its entries going to their partitions a batch at a
-// time (addLarge). It returns the key columns' stored size.
+// a million), whose entries go to their partitions while the next batch is read
+// (so about two batches are in memory beyond the budget, whatever the table's
+// size); a file of more rows than that is read alone, its entries going to their
+// partitions a batch at a time (addLarge). It returns the key columns' stored
+// size.
 func (x *KeyIndex) add(ctx context.Context, fs iceio.IO, tasks []table.FileScanTask) (int64, error) {
 	if uint64(len(x.files))+uint64(len(tasks)) >= 1<<32-1 {
 		x.reset() // ordinals exhausted (never in practice): start over
 	}
 	batch := max(x.limit, minIndexBatch)
 	var read int64
+	var reading chan *batchRead // the batch being read, added after the next starts
+	settle := func() error {
+		if reading == nil {
+			return nil
+		}
+		b := <-reading
+		reading = nil
+		read += b.read
+		if b.err != nil {
+			return b.err
+		}
+		return x.addRead(b)
+	}
+	next := uint32(len(x.files)) // the ordinal of the next file read
 	for lo := 0; lo < len(tasks); {
 		hi, rows := lo, int64(0)
 		for hi < len(tasks) && (hi == lo || rows+tasks[hi].File.Count() <= batch) {
 			rows += tasks[hi].File.Count()
 			hi++
 		}
-		var n int64
-		var err error
 		if rows > batch {
-			n, err = x.addLarge(ctx, fs, tasks[lo], int(batch))
-		} else {
-			n, err = x.addBatch(ctx, fs, tasks[lo:hi])
+			if err := settle(); err != nil {
+				return read, err
+			}
+			n, err := x.addLarge(ctx, fs, tasks[lo], int(batch))
+			read += n
+			if err != nil {
+				return read, err
+			}
+			next++
+			lo = hi
+			continue
 		}
-		read += n
-		if err != nil {
+		c := make(chan *batchRead, 1)
+		go func(tasks []table.FileScanTask, base uint32) { c <- x.readBatch(ctx, fs, tasks, base) }(tasks[lo:hi], next)
+		next += uint32(hi - lo)
+		if err := settle(); err != nil {
+			<-c // the next batch's goroutines end before the caller resets the index
 			return read, err
 		}
+		reading = c
 		lo = hi
 	}
-	return read, nil
+	return read, settle()
 }
 
-func (x *KeyIndex) addBatch(ctx context.Context, fs iceio.IO, tasks []table.FileScanTask) (int64, error) {
-	base := uint32(len(x.files))
-	// Each file's entries are read and sorted by one goroutine (a file written in key
-	// order is checked, not sorted), then routed to their partitions.
-	parts := make([][]indexEntry, len(tasks))
-	read := make([]int64, len(tasks))
+// batchRead is a batch of data files read by readBatch, to be added by addRead.
+type batchRead struct {
+	tasks  []table.FileScanTask
+	base   uint32             // the first file's ordinal
+	routed [][][][]indexEntry // by file: route's result (by partition, sorted runs)
+	read   int64              // key columns' stored size
+	err    error
+}
+
+// readBatch reads the files of tasks, whose ordinals start at base, in parallel:
+// each file's entries are read, sorted (a file written in key order is checked,
+// not sorted) and routed to their partitions by one goroutine. It reads only the
+// index's fixed fields (codec, fingerprint, partitions), so it may run while
+// another batch is added.
+func (x *KeyIndex) readBatch(ctx context.Context, fs iceio.IO, tasks []table.FileScanTask, base uint32) *batchRead {
+	b := &batchRead{tasks: tasks, base: base, routed: make([][][][]indexEntry, len(tasks))}
+	reads := make([]int64, len(tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, t := range tasks {
 		g.Go(func() error {
-			var err error
-			parts[i], err = x.readFile(gctx, fs, t, uint64(base)+uint64(i), &read[i], 0, nil)
-			sortEntries(parts[i])
-			return err
+			es, err := x.readFile(gctx, fs, t, uint64(base)+uint64(i), &reads[i], 0, nil)
+			if err != nil {
+				return err
+			}
+			sortEntries(es)
+			b.routed[i] = x.route([][]indexEntry{es})
+			return nil
 		})
 	}
-	err := g.Wait()
-	var total int64
-	for _, n := range read {
-		total += n
+	b.err = g.Wait()
+	for _, n := range reads {
+		b.read += n
 	}
-	if err != nil {
-		return total, err
+	return b
+}
+
+// addRead registers the files of b, which must be the next ordinals, and adds
+// their entries to their partitions.
+func (x *KeyIndex) addRead(b *batchRead) error {
+	if b.base != uint32(len(x.files)) {
+		return fmt.Errorf("key index: a batch of files read as ordinals from %d added at %d", b.base, len(x.files))
 	}
-	for i, t := range tasks {
-		x.ordinal[t.File.FilePath()] = base + uint32(i)
-		x.files = append(x.files, indexFile{path: t.File.FilePath(), live: true, entries: int64(len(parts[i]))})
+	for i, t := range b.tasks {
+		var n int64
+		for _, runs := range b.routed[i] {
+			for _, r := range runs {
+				n += int64(len(r))
+			}
+		}
+		x.ordinal[t.File.FilePath()] = b.base + uint32(i)
+		x.files = append(x.files, indexFile{path: t.File.FilePath(), live: true, entries: n})
 	}
-	for q, runs := range x.route(parts) {
-		if err := x.addRuns(q, runs); err != nil {
-			return total, err
+	runs := make([][]indexEntry, 0, len(b.routed))
+	for q := range x.parts {
+		runs = runs[:0]
+		for _, f := range b.routed {
+			runs = append(runs, f[q]...)
+		}
+		if err := x.addRuns(q, slices.Clone(runs)); err != nil {
+			return err
 		}
 	}
-	return total, nil
+	return nil
 }
 
 // addLarge indexes the live rows of one data file of more than chunk rows: its

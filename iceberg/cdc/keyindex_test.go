@@ -498,6 +498,59 @@ func TestKeyIndexLargeFile(t *testing.T) {
 	}
 }
 
+// TestKeyIndexBatches: a table of more rows than an index batch is read a batch of
+// files at a time, each batch added while the next is read, with a file larger
+// than a batch read alone in between (addLarge): the index holds each live row once
+// under its file's ordinal and resolves keys exactly, with one partition or four.
+func TestKeyIndexBatches(t *testing.T) {
+	defer func(old int64) { minIndexBatch = old }(minIndexBatch)
+	minIndexBatch = 1000
+	for _, parts := range []int{1, 4} {
+		t.Run(fmt.Sprint(parts, " parts"), func(t *testing.T) {
+			f := newFixture(t, nil, fmt.Sprint("batches", parts))
+			rows := cityRows(6000)
+			rand.New(rand.NewPCG(15, 16)).Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+			f.seed(t, rows[:4000], 250) // 16 files: batches of four
+			f.seed(t, rows[4000:], 2000)
+			f.apply(t, []row.Row{change("d", 10, "", "", 1), change("d", 4000, "", "", 1)}, false)
+			tbl := f.table(t)
+			budget := int64(500) * IndexEntryBytes
+			r := Resolver{KeyColumns: []string{"id"}, IndexBytes: budget, IndexParts: parts}
+			rng := rand.New(rand.NewPCG(17, 18))
+			want := map[int64]bool{10: true, 4000: true}
+			keys := [][]any{{int64(10)}, {int64(4000)}}
+			for range 800 {
+				id := int64(rng.IntN(6500))
+				want[id] = true
+				keys = append(keys, []any{id})
+			}
+			res, err := r.Resolve(context.Background(), tbl, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			samePositions(t, res.Positions(), bruteForce(t, tbl, func(id int64, _ string) bool { return want[id] }))
+			codec, err := newKeyCodec(tbl.Schema(), r.KeyColumns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := indexFor(tbl, codec, budget, parts)
+			if n := x.Entries(); n != 5998 {
+				t.Fatalf("index holds %d rows, want the 5998 live ones", n)
+			}
+			files := icebergtest.DataFiles(t, tbl)
+			for _, df := range files {
+				ord, ok := x.ordinal[df.FilePath()]
+				if !ok || x.files[ord].path != df.FilePath() {
+					t.Fatalf("%s: ordinal %d (%v) names %q", df.FilePath(), ord, ok, x.files[ord].path)
+				}
+			}
+			if len(x.files) != len(files) {
+				t.Fatalf("index has %d files, the table %d", len(x.files), len(files))
+			}
+		})
+	}
+}
+
 // TestKeyIndexPartitionsPastBudget: an index in as many partitions as shards holds in
 // memory only the partitions of the keys a worker resolves (a key's partition is the
 // shard the sink gives it), and a table past the budget costs lookups in the local
