@@ -61,6 +61,11 @@ type CompactOptions struct {
 	// with every handful of small files a stream adds. Inline maintenance sets it;
 	// Maintain keeps Spark's rules.
 	Tiered bool
+	// KeyColumns are the columns a table without identifier fields is sorted by
+	// after its sort order (see executeGroup): inline maintenance gives the sink's
+	// equality_columns, so that a table created by another engine compacts into
+	// files of tight key ranges too.
+	KeyColumns []string
 }
 
 func (o CompactOptions) target(tbl *table.Table) int64 {
@@ -329,7 +334,7 @@ func (c Committer) CompactGroup(ctx context.Context, cat table.CatalogIO, ident 
 		for _, t := range tasks {
 			group.TotalSizeBytes += t.File.FileSizeBytes()
 		}
-		gr, err := executeGroup(ctx, tbl, group, o.target(tbl))
+		gr, err := executeGroup(ctx, tbl, group, o.target(tbl), o.KeyColumns)
 		if err != nil {
 			removeFiles(ctx, tbl, gr.NewDataFiles)
 			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)

@@ -359,7 +359,7 @@ func (f *maintainFn) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	opts := CompactOptions{TargetFileSize: f.Spec.TargetFileSizeBytes, Tiered: true}
+	opts := CompactOptions{TargetFileSize: f.Spec.TargetFileSizeBytes, Tiered: true, KeyColumns: f.Spec.EqualityColumns}
 	groups, err := PlanCompaction(ctx, tbl, nil, opts)
 	if err != nil {
 		return err

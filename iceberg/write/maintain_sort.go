@@ -17,7 +17,8 @@ import (
 
 // Compaction writes each group's rows as one sorted run: by the table's sort
 // order, then by its identifier fields (the equality columns of merge-on-read
-// sinks). A compacted file thus holds a contiguous key range, its manifest bounds
+// sinks), or, in a table without identifier fields, by the key columns it is
+// given (inline maintenance gives its sink's equality_columns). A compacted file thus holds a contiguous key range, its manifest bounds
 // on the key columns are tight, and the resolution of a window's keys skips the
 // files whose bounds hold none of them (cdc.Resolver); a cold key index reads
 // each such file's keys already in order.
@@ -28,7 +29,8 @@ import (
 // as their source column does; a bucket or void term is sorted by its source
 // column too): the group's order is then one that writer's per-batch sort keeps.
 // A sort order on a nested column is left to iceberg-go's rewrite (unsorted). A
-// table with neither a sort order nor identifier fields is not sorted.
+// table with neither a sort order nor identifier fields nor key columns is not
+// sorted.
 
 // sortColumn is a top-level column compaction sorts by, and how.
 type sortColumn struct {
@@ -36,9 +38,10 @@ type sortColumn struct {
 	key  compute.SortKey // its ColumnIndex set by bindSort
 }
 
-// sortColumns returns the columns compaction sorts tbl's rows by: nil when none,
-// or when the table's sort order cannot be honoured.
-func sortColumns(tbl *table.Table) []sortColumn {
+// sortColumns returns the columns compaction sorts tbl's rows by, keys standing
+// in for identifier fields the table lacks: nil when none, or when the table's
+// sort order cannot be honoured.
+func sortColumns(tbl *table.Table, keys []string) []sortColumn {
 	var cols []sortColumn
 	seen := map[int]bool{}
 	add := func(id int, key compute.SortKey) bool {
@@ -64,7 +67,17 @@ func sortColumns(tbl *table.Table) []sortColumn {
 			return nil
 		}
 	}
-	for _, id := range tbl.Schema().IdentifierFieldIDs {
+	ids := tbl.Schema().IdentifierFieldIDs
+	if len(ids) == 0 {
+		for _, k := range keys {
+			f, ok := tbl.Schema().FindFieldByName(k)
+			if !ok {
+				break
+			}
+			ids = append(ids, f.ID)
+		}
+	}
+	for _, id := range ids {
 		if !add(id, compute.SortKey{Order: compute.SortOrderAscending, NullPlacement: compute.SortNullsAtStart}) {
 			break // the sort so far still holds
 		}
@@ -99,14 +112,14 @@ var sortMemoryLimit int64 = 512 << 20
 var errSortLimit = errors.New("group past the sort memory limit")
 
 // executeGroup rewrites group as table.ExecuteCompactionGroup does, with the rows
-// sorted by sortColumns (iceberg-go's own when there are none, or when the group's
-// rows are more than sortMemoryLimit).
+// sorted by sortColumns with keys (iceberg-go's own when there are none, or when
+// the group's rows are more than sortMemoryLimit).
 //
 // The group's live rows are held in memory to be sorted, and a sorted copy next to
 // them while it is written: about twice the group's Arrow size, at most twice
 // sortMemoryLimit plus one batch.
-func executeGroup(ctx context.Context, tbl *table.Table, group table.CompactionTaskGroup, target int64) (table.CompactionGroupResult, error) {
-	cols := sortColumns(tbl)
+func executeGroup(ctx context.Context, tbl *table.Table, group table.CompactionTaskGroup, target int64, keys []string) (table.CompactionGroupResult, error) {
+	cols := sortColumns(tbl, keys)
 	if len(cols) == 0 {
 		return table.ExecuteCompactionGroup(ctx, tbl, group, table.WithCompactionTargetFileSize(target))
 	}

@@ -22,13 +22,13 @@ func keyedSchema() *ibg.Schema {
 	return ibg.NewSchemaWithIdentifiers(0, []int{1}, idNameSchema().Fields()...)
 }
 
-// shuffledTable creates db.<name> (keyedSchema) holding ids 0..n-1 shuffled over
+// shuffledTable creates db.<name> (sc) holding ids 0..n-1 shuffled over
 // files data files, one commit each, then deletes every tenth id with DVs. It
 // returns the table and the live ids.
-func shuffledTable(t *testing.T, cat catalog.Catalog, name string, n, files int, opts ...catalog.CreateTableOpt) (*table.Table, []int64) {
+func shuffledTable(t *testing.T, cat catalog.Catalog, name string, sc *ibg.Schema, n, files int, opts ...catalog.CreateTableOpt) (*table.Table, []int64) {
 	t.Helper()
 	ctx := context.Background()
-	tbl := createTestTable(t, cat, name, keyedSchema(), opts...)
+	tbl := createTestTable(t, cat, name, sc, opts...)
 	ids := make([]int64, n)
 	for i := range ids {
 		ids[i] = int64(i)
@@ -92,8 +92,10 @@ func fileIDs(t *testing.T, tbl *table.Table) (ids [][]int64, lower, upper []int6
 
 // TestCompactSortsByIdentifierFields: compaction of a table whose ids are shuffled
 // over several files (with DVs) writes each file's rows sorted by the identifier
-// field, so that files of one group hold disjoint, tight id ranges; the table holds
-// the same live ids and passes the invariant checks.
+// field, or by the key columns it is given when the table has none (inline
+// maintenance: the sink's equality columns), so that files of one group hold
+// disjoint, tight id ranges; the table holds the same live ids and passes the
+// invariant checks.
 func TestCompactSortsByIdentifierFields(t *testing.T) {
 	ctx := context.Background()
 	cat := newTestCatalog(t)
@@ -101,15 +103,20 @@ func TestCompactSortsByIdentifierFields(t *testing.T) {
 		name   string
 		target int64 // compaction target file size: small makes one group write several files
 		minOut int
-	}{{"one file", 0, 1}, {"several files", 16 << 10, 3}} {
+		keys   []string // compaction's key columns; set: a table without identifier fields
+	}{{"one file", 0, 1, nil}, {"several files", 16 << 10, 3, nil}, {"sink keys", 16 << 10, 3, []string{"id"}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Row groups of 4096 rows: the writer rolls files on flushed bytes.
 			props := catalog.WithProperties(ibg.Properties{"format-version": "3", table.ParquetRowGroupLimitKey: "4096"})
-			tbl, live := shuffledTable(t, cat, "sorted_"+strings.ReplaceAll(tc.name, " ", "_"), 60000, 6, props)
+			sc := keyedSchema()
+			if tc.keys != nil {
+				sc = idNameSchema()
+			}
+			tbl, live := shuffledTable(t, cat, "sorted_"+strings.ReplaceAll(tc.name, " ", "_"), sc, 60000, 6, props)
 			if tc.target == 0 {
 				compactAll(t, cat, tbl.Identifier(), CompactOptions{RewriteAll: true})
 			} else {
-				compactOneGroup(t, cat, tbl, tc.target)
+				compactOneGroup(t, cat, tbl, CompactOptions{RewriteAll: true, TargetFileSize: tc.target, KeyColumns: tc.keys})
 			}
 			tbl, err := cat.LoadTable(ctx, tbl.Identifier())
 			if err != nil {
@@ -155,7 +162,7 @@ func TestCompactSortLimit(t *testing.T) {
 			defer func(old int64) { sortMemoryLimit = old }(sortMemoryLimit)
 			sortMemoryLimit = tc.limit
 			props := catalog.WithProperties(ibg.Properties{"format-version": "3"})
-			tbl, live := shuffledTable(t, cat, "sort_limit_"+tc.name, 60000, 6, props) // about 1.4 MB in Arrow
+			tbl, live := shuffledTable(t, cat, "sort_limit_"+tc.name, keyedSchema(), 60000, 6, props) // about 1.4 MB in Arrow
 			compactAll(t, cat, tbl.Identifier(), CompactOptions{RewriteAll: true})
 			tbl, err := cat.LoadTable(ctx, tbl.Identifier())
 			if err != nil {
@@ -180,7 +187,7 @@ func TestCompactSortLimit(t *testing.T) {
 
 // compactOneGroup rewrites every live file of tbl as one group with target file
 // size target, and commits it.
-func compactOneGroup(t *testing.T, cat catalog.Catalog, tbl *table.Table, target int64) {
+func compactOneGroup(t *testing.T, cat catalog.Catalog, tbl *table.Table, o CompactOptions) {
 	t.Helper()
 	ctx := context.Background()
 	tasks, err := tbl.Scan().PlanFiles(ctx)
@@ -192,14 +199,15 @@ func compactOneGroup(t *testing.T, cat catalog.Catalog, tbl *table.Table, target
 		g.Files = append(g.Files, task.File.FilePath())
 		g.Bytes += task.File.FileSizeBytes()
 	}
-	if _, err := fastCommitter.CompactGroup(ctx, cat, tbl.Identifier(), g, CompactOptions{RewriteAll: true, TargetFileSize: target}); err != nil {
+	if _, err := fastCommitter.CompactGroup(ctx, cat, tbl.Identifier(), g, o); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // TestCompactionSortColumns: the table's sort order sorts first, each term by its
 // source column as iceberg-go's writer sorts batches (bucket and void terms too),
-// and the identifier fields break its ties.
+// and the identifier fields (or, in a table without them, the key columns given)
+// break its ties.
 func TestCompactionSortColumns(t *testing.T) {
 	cat := newTestCatalog(t)
 	order := func(fields ...table.SortField) catalog.CreateTableOpt {
@@ -216,17 +224,21 @@ func TestCompactionSortColumns(t *testing.T) {
 		name string
 		sc   *ibg.Schema
 		opts []catalog.CreateTableOpt
+		keys []string
 		want string
 	}{
-		{"identifier", keyedSchema(), nil, "id asc first"},
-		{"no identifier", idNameSchema(), nil, ""},
-		{"order then identifier", keyedSchema(), []catalog.CreateTableOpt{order(name(ibg.TruncateTransform{Width: 2}, table.SortDESC, table.NullsLast))}, "name desc last, id asc first"},
-		{"bucket", keyedSchema(), []catalog.CreateTableOpt{order(name(ibg.BucketTransform{NumBuckets: 4}, table.SortASC, table.NullsFirst))}, "name asc first, id asc first"},
+		{"identifier", keyedSchema(), nil, nil, "id asc first"},
+		{"identifier over keys", keyedSchema(), nil, []string{"name"}, "id asc first"},
+		{"no identifier", idNameSchema(), nil, nil, ""},
+		{"no identifier, keys", idNameSchema(), nil, []string{"name", "id"}, "name asc first, id asc first"},
+		{"order then identifier", keyedSchema(), []catalog.CreateTableOpt{order(name(ibg.TruncateTransform{Width: 2}, table.SortDESC, table.NullsLast))}, nil, "name desc last, id asc first"},
+		{"order then keys", idNameSchema(), []catalog.CreateTableOpt{order(name(ibg.TruncateTransform{Width: 2}, table.SortDESC, table.NullsLast))}, []string{"id"}, "name desc last, id asc first"},
+		{"bucket", keyedSchema(), []catalog.CreateTableOpt{order(name(ibg.BucketTransform{NumBuckets: 4}, table.SortASC, table.NullsFirst))}, nil, "name asc first, id asc first"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tbl := createTestTable(t, cat, "cols_"+strings.ReplaceAll(tc.name, " ", "_"), tc.sc, tc.opts...)
 			var got []string
-			for _, c := range sortColumns(tbl) {
+			for _, c := range sortColumns(tbl, tc.keys) {
 				s := c.name + " asc"
 				if c.key.Order == compute.SortOrderDescending {
 					s = c.name + " desc"
