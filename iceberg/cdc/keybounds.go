@@ -58,12 +58,17 @@ func (r *keyRanges) mayHold(f ibg.DataFile) bool {
 }
 
 // bound decodes b, a bound of key column i in Iceberg's single-value
-// serialization, and encodes it as the column's values are.
+// serialization, and encodes it as the column's values are. A long column
+// promoted from int has int bounds (4 bytes) in the files written before.
 func (r *keyRanges) bound(i int, b []byte) (string, bool) {
 	if b == nil {
 		return "", false
 	}
-	lit, err := ibg.LiteralFromBytes(r.codec.types[i], b)
+	typ := r.codec.types[i]
+	if _, long := typ.(ibg.Int64Type); long && len(b) == 4 {
+		typ = ibg.PrimitiveTypes.Int32
+	}
+	lit, err := ibg.LiteralFromBytes(typ, b)
 	if err != nil {
 		return "", false
 	}

@@ -111,6 +111,18 @@ func TestKeyBoundsDecode(t *testing.T) {
 			t.Errorf("%s bound of %v: %x %v, want %x", codec.types[i], v, got, ok, want)
 		}
 	}
+	// A long column promoted from int: the bounds of files written before are ints
+	// (4 bytes), read as the longs they are.
+	for _, v := range []int32{-7, 0, 1 << 30} {
+		b, err := ibg.Int32Literal(v).MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := r.bound(1, b)
+		if want, _ := codec.appendValue(nil, 1, int64(v)); !ok || got != string(want) {
+			t.Errorf("int bound %d of a long column: %x %v, want %x", v, got, ok, want)
+		}
+	}
 }
 
 // TestKeyIndexWarmInterleaved: a warm-up that reads one file at a time, with
