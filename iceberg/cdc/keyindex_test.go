@@ -438,6 +438,22 @@ func TestGallop(t *testing.T) {
 	}
 }
 
+// resolveChecked resolves keys (ids) in tbl with r and requires exactly the live
+// rows of the ids in want; it returns the resolution and the worker's index it used.
+func resolveChecked(t *testing.T, r Resolver, tbl *table.Table, keys [][]any, want map[int64]bool) (*Resolution, *KeyIndex) {
+	t.Helper()
+	res, err := r.Resolve(context.Background(), tbl, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samePositions(t, res.Positions(), bruteForce(t, tbl, func(id int64, _ string) bool { return want[id] }))
+	codec, err := newKeyCodec(tbl.Schema(), r.KeyColumns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, indexFor(tbl, codec, r.IndexBytes, max(r.IndexParts, 1))
+}
+
 // TestKeyIndexLargeFile: a data file of more rows than an index batch goes to the
 // partitions a chunk at a time (addLarge): the index holds each live row once and
 // resolves keys exactly, with one partition or four, and follows a later commit.
@@ -467,17 +483,7 @@ func TestKeyIndexLargeFile(t *testing.T) {
 				want[id] = true
 				keys = append(keys, []any{id})
 			}
-			ctx := context.Background()
-			res, err := r.Resolve(ctx, tbl, keys)
-			if err != nil {
-				t.Fatal(err)
-			}
-			samePositions(t, res.Positions(), bruteForce(t, tbl, func(id int64, _ string) bool { return want[id] }))
-			codec, err := newKeyCodec(tbl.Schema(), r.KeyColumns)
-			if err != nil {
-				t.Fatal(err)
-			}
-			x := indexFor(tbl, codec, budget, parts)
+			_, x := resolveChecked(t, r, tbl, keys, want)
 			if n := x.Entries(); n != 5997 {
 				t.Fatalf("index holds %d rows, want the 5997 live ones", n)
 			}
@@ -487,13 +493,9 @@ func TestKeyIndexLargeFile(t *testing.T) {
 			tbl = f.table(t)
 			want[9001], want[13], want[12] = true, true, true
 			keys = append(keys, []any{int64(9001)}, []any{int64(13)}, []any{int64(12)})
-			if res, err = r.Resolve(ctx, tbl, keys); err != nil {
-				t.Fatal(err)
-			}
-			if len(res.Scanned) != 1 {
+			if res, _ := resolveChecked(t, r, tbl, keys, want); len(res.Scanned) != 1 {
 				t.Fatalf("after a commit of one data file the index read %v", res.Scanned)
 			}
-			samePositions(t, res.Positions(), bruteForce(t, tbl, func(id int64, _ string) bool { return want[id] }))
 		})
 	}
 }
@@ -524,16 +526,7 @@ func TestKeyIndexBatches(t *testing.T) {
 				want[id] = true
 				keys = append(keys, []any{id})
 			}
-			res, err := r.Resolve(context.Background(), tbl, keys)
-			if err != nil {
-				t.Fatal(err)
-			}
-			samePositions(t, res.Positions(), bruteForce(t, tbl, func(id int64, _ string) bool { return want[id] }))
-			codec, err := newKeyCodec(tbl.Schema(), r.KeyColumns)
-			if err != nil {
-				t.Fatal(err)
-			}
-			x := indexFor(tbl, codec, budget, parts)
+			_, x := resolveChecked(t, r, tbl, keys, want)
 			if n := x.Entries(); n != 5998 {
 				t.Fatalf("index holds %d rows, want the 5998 live ones", n)
 			}

@@ -100,8 +100,8 @@ func seedModel() map[int64]bool {
 	return m
 }
 
-// compactAll plans and compacts table ident once.
-func compactAll(t testing.TB, cat table.CatalogIO, ident table.Identifier, o CompactOptions) []CompactResult {
+// planGroups plans the compaction of table ident's current state.
+func planGroups(t testing.TB, cat table.CatalogIO, ident table.Identifier, o CompactOptions) []CompactionGroup {
 	t.Helper()
 	ctx := context.Background()
 	tbl, err := cat.LoadTable(ctx, ident)
@@ -112,9 +112,15 @@ func compactAll(t testing.TB, cat table.CatalogIO, ident table.Identifier, o Com
 	if err != nil {
 		t.Fatal(err)
 	}
+	return groups
+}
+
+// compactAll plans and compacts table ident once.
+func compactAll(t testing.TB, cat table.CatalogIO, ident table.Identifier, o CompactOptions) []CompactResult {
+	t.Helper()
 	var out []CompactResult
-	for _, g := range groups {
-		res, err := fastCommitter.CompactGroup(ctx, cat, ident, g, o)
+	for _, g := range planGroups(t, cat, ident, o) {
+		res, err := fastCommitter.CompactGroup(context.Background(), cat, ident, g, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,18 +241,7 @@ func TestCompactTiered(t *testing.T) {
 			large = f.FilePath()
 		}
 	}
-	plan := func(o CompactOptions) []CompactionGroup {
-		t.Helper()
-		tbl, err := cat.LoadTable(ctx, ident)
-		if err != nil {
-			t.Fatal(err)
-		}
-		groups, err := PlanCompaction(ctx, tbl, nil, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return groups
-	}
+	plan := func(o CompactOptions) []CompactionGroup { return planGroups(t, cat, ident, o) }
 	if g := plan(CompactOptions{}); len(g) != 1 || len(g[0].Files) != 6 {
 		t.Fatalf("Spark's rules: groups %+v, want the six files", g)
 	}
