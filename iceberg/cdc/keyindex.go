@@ -520,13 +520,12 @@ func (x *KeyIndex) addRead(b *batchRead) error {
 		x.ordinal[t.File.FilePath()] = b.base + uint32(i)
 		x.files = append(x.files, indexFile{path: t.File.FilePath(), live: true, entries: n})
 	}
-	runs := make([][]indexEntry, 0, len(b.routed))
 	for q := range x.parts {
-		runs = runs[:0]
+		var runs [][]indexEntry
 		for _, f := range b.routed {
 			runs = append(runs, f[q]...)
 		}
-		if err := x.addRuns(q, slices.Clone(runs)); err != nil {
+		if err := x.addRuns(q, runs); err != nil {
 			return err
 		}
 	}

@@ -32,13 +32,7 @@ func TestKeyIndexMatchesBruteForce(t *testing.T) {
 	tbl := f.table(t)
 	files := len(icebergtest.DataFiles(t, tbl))
 	rng := rand.New(rand.NewPCG(5, 6))
-	want := map[int64]bool{10: true, 5000: true}
-	keys := [][]any{{int64(10)}, {int64(5000)}, {int64(10)}}
-	for range 700 {
-		id := int64(rng.IntN(7000))
-		want[id] = true
-		keys = append(keys, []any{id})
-	}
+	keys, want := randomIDKeys(rng, 700, 7000, 10, 5000, 10)
 	r := Resolver{KeyColumns: []string{"id"}, IndexBytes: 64 << 20}
 	ctx := context.Background()
 	res, err := r.Resolve(ctx, tbl, keys)
@@ -438,6 +432,24 @@ func TestGallop(t *testing.T) {
 	}
 }
 
+// randomIDKeys returns the keys of ids (one long column each), then of n ids drawn
+// from [0, below), and the set of all of them.
+func randomIDKeys(rng *rand.Rand, n, below int, ids ...int64) ([][]any, map[int64]bool) {
+	want := map[int64]bool{}
+	var keys [][]any
+	add := func(id int64) {
+		want[id] = true
+		keys = append(keys, []any{id})
+	}
+	for _, id := range ids {
+		add(id)
+	}
+	for range n {
+		add(int64(rng.IntN(below)))
+	}
+	return keys, want
+}
+
 // resolveChecked resolves keys (ids) in tbl with r and requires exactly the live
 // rows of the ids in want; it returns the resolution and the worker's index it used.
 func resolveChecked(t *testing.T, r Resolver, tbl *table.Table, keys [][]any, want map[int64]bool) (*Resolution, *KeyIndex) {
@@ -475,14 +487,7 @@ func TestKeyIndexLargeFile(t *testing.T) {
 			}
 			budget := int64(500) * IndexEntryBytes
 			r := Resolver{KeyColumns: []string{"id"}, IndexBytes: budget, IndexParts: parts}
-			rng := rand.New(rand.NewPCG(13, 14))
-			want := map[int64]bool{}
-			var keys [][]any
-			for range 500 {
-				id := int64(rng.IntN(6500))
-				want[id] = true
-				keys = append(keys, []any{id})
-			}
+			keys, want := randomIDKeys(rand.New(rand.NewPCG(13, 14)), 500, 6500)
 			_, x := resolveChecked(t, r, tbl, keys, want)
 			if n := x.Entries(); n != 5997 {
 				t.Fatalf("index holds %d rows, want the 5997 live ones", n)
@@ -518,14 +523,7 @@ func TestKeyIndexBatches(t *testing.T) {
 			tbl := f.table(t)
 			budget := int64(500) * IndexEntryBytes
 			r := Resolver{KeyColumns: []string{"id"}, IndexBytes: budget, IndexParts: parts}
-			rng := rand.New(rand.NewPCG(17, 18))
-			want := map[int64]bool{10: true, 4000: true}
-			keys := [][]any{{int64(10)}, {int64(4000)}}
-			for range 800 {
-				id := int64(rng.IntN(6500))
-				want[id] = true
-				keys = append(keys, []any{id})
-			}
+			keys, want := randomIDKeys(rand.New(rand.NewPCG(17, 18)), 800, 6500, 10, 4000)
 			_, x := resolveChecked(t, r, tbl, keys, want)
 			if n := x.Entries(); n != 5998 {
 				t.Fatalf("index holds %d rows, want the 5998 live ones", n)

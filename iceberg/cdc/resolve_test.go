@@ -85,13 +85,7 @@ func TestResolveMatchesBruteForce(t *testing.T) {
 		t.Fatalf("%d data files, want many", n)
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	want := map[int64]bool{}
-	var keys [][]any
-	for range 700 {
-		id := int64(rng.IntN(7000)) // some absent (> 6000)
-		want[id] = true
-		keys = append(keys, []any{id})
-	}
+	keys, want := randomIDKeys(rng, 700, 7000)                                  // some absent (> 6000)
 	keys = append(keys, []any{int64(10)}, []any{int64(5000)}, []any{int64(10)}) // deleted, and a duplicate
 	want[10], want[5000] = true, true
 	res, err := Resolver{KeyColumns: []string{"id"}, ChunkKeys: 50}.Resolve(context.Background(), tbl, keys)

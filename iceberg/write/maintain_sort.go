@@ -18,10 +18,11 @@ import (
 // Compaction writes each group's rows as one sorted run: by the table's sort
 // order, then by its identifier fields (the equality columns of merge-on-read
 // sinks), or, in a table without identifier fields, by the key columns it is
-// given (inline maintenance gives its sink's equality_columns). A compacted file thus holds a contiguous key range, its manifest bounds
-// on the key columns are tight, and the resolution of a window's keys skips the
-// files whose bounds hold none of them (cdc.Resolver); a cold key index reads
-// each such file's keys already in order.
+// given (inline maintenance gives its sink's equality_columns). A compacted file
+// thus holds a contiguous key range, its manifest bounds on the key columns are
+// tight, and the resolution of a window's keys skips the files whose bounds hold
+// none of them (cdc.Resolver); a cold key index reads each such file's keys
+// already in order.
 //
 // The table's sort order takes precedence, and the identifier fields break its
 // ties. Each term sorts by its source column, as iceberg-go's writer sorts every
