@@ -47,7 +47,8 @@ const IndexEntryBytes = 16
 // One index serves every shard of a table in a worker process (see indexFor): a
 // data file's key columns are read once per process, whatever the number of
 // shards. A restarted worker rebuilds it from the live data files on its first
-// resolution.
+// resolution. A batch pipeline's worker, which resolves one window, does not
+// build it: see Expected.
 //
 // The index is partitioned by the hash that assigns keys to shards (Shard(key,
 // parts), parts being num_shards when shards_per_partition does not restrict
@@ -147,19 +148,14 @@ var indexes = struct {
 // all tables together hold more than the largest budget in memory, the least
 // recently used others are dropped.
 func indexFor(tbl *table.Table, codec *keyCodec, limitBytes int64, parts int) *KeyIndex {
-	var id strings.Builder
-	id.WriteString(tbl.Metadata().TableUUID().String())
-	for i, n := range codec.names {
-		fmt.Fprintf(&id, "\x00%s:%d:%s", n, codec.ids[i], codec.types[i])
-	}
-	fmt.Fprintf(&id, "\x00parts:%d", parts)
+	id := fmt.Sprintf("%s\x00parts:%d", tableKeyID(tbl, codec), parts)
 	indexes.Lock()
 	defer indexes.Unlock()
 	indexes.tick++
-	x := indexes.m[id.String()]
+	x := indexes.m[id]
 	if x == nil {
 		x = newKeyIndex(codec, limitBytes, parts)
-		indexes.m[id.String()] = x
+		indexes.m[id] = x
 	}
 	if l := limitBytes / IndexEntryBytes; l != x.limit {
 		// Another budget (another sink's config): judged afresh at the next sync.
@@ -189,6 +185,17 @@ func indexFor(tbl *table.Table, codec *keyCodec, limitBytes int64, parts int) *K
 		}
 	}
 	return x
+}
+
+// tableKeyID identifies tbl's keys (codec) in the process: the table's UUID and
+// the key columns' names, ids and types.
+func tableKeyID(tbl *table.Table, codec *keyCodec) string {
+	var id strings.Builder
+	id.WriteString(tbl.Metadata().TableUUID().String())
+	for i, n := range codec.names {
+		fmt.Fprintf(&id, "\x00%s:%d:%s", n, codec.ids[i], codec.types[i])
+	}
+	return id.String()
 }
 
 func newKeyIndex(codec *keyCodec, limitBytes int64, parts int) *KeyIndex {
@@ -1298,7 +1305,7 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 			}
 		}
 	}
-	res = &Resolution{SnapshotID: x.snapID, Keys: ks.keys, Scanned: read, KeyBytes: readBytes, SpillBytes: l.read,
+	res = &Resolution{SnapshotID: x.snapID, Keys: ks.keys, Scanned: read, FilesRead: len(read), KeyBytes: readBytes, SpillBytes: l.read,
 		IndexTime: built, tasks: map[string]table.FileScanTask{}}
 	for _, p := range sortedKeys(files) {
 		h := files[p]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 	"strconv"
@@ -57,6 +58,9 @@ type Resolution struct {
 	// (by the key index's build or update, or by reading candidate files), plus
 	// those Resolver.Refresh read since.
 	KeyBytes int64
+	// FilesRead is the number of data files whose key columns were read to make
+	// the resolution (Scanned may also name files read for an earlier one).
+	FilesRead int
 	// SpillBytes is the size of the key index blocks read from its local spill file
 	// (partitions not in memory) to make the resolution.
 	SpillBytes int64
@@ -136,7 +140,11 @@ type keySet struct {
 	enc    []string         // encoded, by key index
 	index  map[string]int32 // encoded -> key index
 	single map[int64]int32  // fast path for one long (or int-like) key column
-	order  []int32          // key indexes in encoded order
+	// seen filters values of single before the map lookup: bit
+	// seenBit(v) is set for each key (one hash; about 3% of absent values pass).
+	seen      []uint64
+	seenShift uint
+	order     []int32 // key indexes in encoded order
 }
 
 func newKeySet(codec *keyCodec, keys [][]any) (*keySet, error) {
@@ -171,16 +179,30 @@ func newKeySet(codec *keyCodec, keys [][]any) (*keySet, error) {
 		ks.order[i] = int32(i)
 	}
 	sort.Slice(ks.order, func(a, b int) bool { return ks.enc[ks.order[a]] < ks.enc[ks.order[b]] })
-	if len(codec.types) == 1 {
-		if _, ok := codec.types[0].(ibg.Int64Type); ok {
+	ks.setSingle()
+	return ks, nil
+}
+
+// setSingle sets the lookup of ks's keys by value when they are one long column.
+func (ks *keySet) setSingle() {
+	if len(ks.codec.types) == 1 {
+		if _, ok := ks.codec.types[0].(ibg.Int64Type); ok {
 			ks.single = make(map[int64]int32, len(ks.keys))
+			// About 32 bits per key, at least 4 KiB, at most 8 MiB.
+			b := min(max(bits.Len(uint(len(ks.keys))*32), 15), 26)
+			ks.seen, ks.seenShift = make([]uint64, 1<<(b-6)), uint(64-b)
 			for i, k := range ks.keys {
-				ks.single[k[0].(int64)] = int32(i)
+				v := k[0].(int64)
+				ks.single[v] = int32(i)
+				h := ks.seenBit(v)
+				ks.seen[h>>6] |= 1 << (h & 63)
 			}
 		}
 	}
-	return ks, nil
 }
+
+// seenBit is v's bit in ks.seen (multiplicative hashing).
+func (ks *keySet) seenBit(v int64) uint64 { return uint64(v) * 0x9E3779B97F4A7C15 >> ks.seenShift }
 
 // predicate returns the planning filter of the keys at order[lo:hi].
 func (ks *keySet) predicate(lo, hi int) (ibg.BooleanExpression, error) {
@@ -280,6 +302,15 @@ func (r Resolver) Resolve(ctx context.Context, tbl *table.Table, keys [][]any) (
 		return fail(err)
 	}
 	if r.IndexBytes > 0 {
+		if e := expectedFor(tbl, codec, 0, false); e != nil {
+			res, ok, err := e.resolve(ctx, tbl, ks)
+			if err != nil {
+				return fail(err)
+			}
+			if ok {
+				return res, nil
+			}
+		}
 		res, ok, err := r.index(tbl, codec).resolve(ctx, tbl, ks, true)
 		if err != nil {
 			return fail(err)
@@ -301,12 +332,17 @@ func (r Resolver) Resolve(ctx context.Context, tbl *table.Table, keys [][]any) (
 	if err != nil {
 		return fail(err)
 	}
-	for _, p := range sortedPaths(tasks) {
-		h, err := scanFile(ctx, fs, tasks[p], ks, &res.KeyBytes)
-		if err != nil {
-			return fail(err)
-		}
-		res.Scanned = append(res.Scanned, p)
+	paths := sortedPaths(tasks)
+	list := make([]table.FileScanTask, len(paths))
+	for i, p := range paths {
+		list[i] = tasks[p]
+	}
+	hits, read, err := scanFiles(ctx, fs, list, ks)
+	if err != nil {
+		return fail(err)
+	}
+	res.Scanned, res.FilesRead, res.KeyBytes = paths, len(paths), read
+	for _, h := range hits {
 		if len(h.Positions) > 0 {
 			res.Files = append(res.Files, h)
 		}
@@ -350,6 +386,12 @@ func (r Resolver) Refresh(ctx context.Context, tbl *table.Table, res *Resolution
 			if tasks, ok := idx.tasksFor(head, res.Files); ok {
 				res.tasks = tasks
 				return false, nil
+			}
+			if e := expectedFor(tbl, codec, 0, false); e != nil {
+				if tasks, ok := e.tasksFor(head, res.Files); ok {
+					res.tasks = tasks
+					return false, nil
+				}
 			}
 		}
 		// The committer's refresh looks keys up without bringing their partitions
@@ -692,6 +734,41 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 		return h, err
 	}
 	live := func(pos int64) bool { return deleted == nil || !deleted.Contains(uint64(pos)) }
+	if ks.single != nil {
+		// One long column: read straight from the pages; most values fail the
+		// bit filter before a map lookup.
+		seen := ks.seen
+		check := func(v, pos int64) {
+			if k, ok := ks.single[v]; ok && live(pos) {
+				h.Positions = append(h.Positions, pos)
+				h.KeyIndexes = append(h.KeyIndexes, k)
+			}
+		}
+		err := readInt64Key(ctx, fs, path, ks.codec, read, func(vals []int64, defs []int16, maxDef int16, base int64) error {
+			if defs == nil {
+				for j, v := range vals {
+					if b := ks.seenBit(v); seen[b>>6]&(1<<(b&63)) != 0 {
+						check(v, base+int64(j))
+					}
+				}
+				return nil
+			}
+			k := 0
+			for j, d := range defs {
+				if d != maxDef {
+					continue // a null key
+				}
+				if v := vals[k]; seen[ks.seenBit(v)>>6]&(1<<(ks.seenBit(v)&63)) != 0 {
+					check(v, base+int64(j))
+				}
+				k++
+			}
+			return nil
+		})
+		if !errors.Is(err, errNotInt64) {
+			return h, err
+		}
+	}
 	err = readKeyColumns(ctx, fs, path, ks.codec, read, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {
 		n := cols[0].Len()
 		if ks.single != nil {
@@ -700,8 +777,12 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 				return fmt.Errorf("%s: key column %q is %s, want int64", path, ks.codec.names[0], cols[0].DataType())
 			}
 			vals := a.Int64Values()
-			for j := range n {
-				if k, ok := ks.single[vals[j]]; ok && a.IsValid(j) && live(base+int64(j)) {
+			seen := ks.seen
+			for j, v := range vals[:n] {
+				if h := ks.seenBit(v); seen[h>>6]&(1<<(h&63)) == 0 {
+					continue
+				}
+				if k, ok := ks.single[v]; ok && a.IsValid(j) && live(base+int64(j)) {
 					h.Positions = append(h.Positions, base+int64(j))
 					h.KeyIndexes = append(h.KeyIndexes, k)
 				}

@@ -100,7 +100,7 @@ type ShardStats struct {
 	Spills       int
 	SpilledBytes int64
 	// KeyFilesRead, KeyBytesRead, KeySpillRead and KeyIndexTime are the
-	// Resolution's Scanned files, KeyBytes, SpillBytes and IndexTime.
+	// Resolution's FilesRead, KeyBytes, SpillBytes and IndexTime.
 	KeyFilesRead               int
 	KeyBytesRead, KeySpillRead int64
 	KeyIndexTime               time.Duration
@@ -176,7 +176,7 @@ func (w *ShardWindow) Run(ctx context.Context, packets iter.Seq[[]byte], out Sha
 		return res, err
 	}
 	res.Resolution = r
-	res.Stats.KeyFilesRead, res.Stats.KeyBytesRead, res.Stats.KeySpillRead = len(r.Scanned), r.KeyBytes, r.SpillBytes
+	res.Stats.KeyFilesRead, res.Stats.KeyBytesRead, res.Stats.KeySpillRead = r.FilesRead, r.KeyBytes, r.SpillBytes
 	res.Stats.KeyIndexTime = r.IndexTime
 	if updates != nil && len(updates.keys) > 0 {
 		return res, w.update(ctx, r, len(keys), updates, out)

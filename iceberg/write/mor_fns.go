@@ -41,6 +41,10 @@ type changeParseFn struct {
 	gate    *LateGate
 	parser  *cdc.Parser
 	sharder *cdc.Sharder
+	// expect collects the keys parsed by a batch pipeline's worker, which its
+	// shards then resolve by one scan of the table (cdc.Expected); nil in a
+	// streaming one, whose worker builds its key index instead.
+	expect  *cdc.Expected
 	packets map[packetKey][]byte
 	kb      []byte
 	body    []byte
@@ -107,9 +111,17 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 	}
 	f.tbl = tbl
 	if format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns); err == nil && format == config.DeleteFormatDV {
-		// The shards resolve keys with the worker's key index: build it while the
-		// window's changes are parsed and shuffled (a cold worker's first window).
-		f.Spec.resolver().Warm(tbl)
+		// A batch pipeline's shards resolve the keys its workers parse (one window)
+		// by one scan of the table. A streaming one's resolve with the worker's key
+		// index: build it while the first window's changes are parsed and shuffled.
+		if !f.Spec.Windowed {
+			if f.expect, err = f.Spec.resolver().Expect(tbl); err != nil {
+				return nil, config.WrapOp("write", name, err)
+			}
+		}
+		if f.expect == nil {
+			f.Spec.resolver().Warm(tbl)
+		}
 	}
 	return nil, nil
 }
@@ -190,6 +202,10 @@ func (f *changeParseFn) add(ctx context.Context, r row.Row, win int64, emit func
 	if err != nil {
 		dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: err.Error()})
 		return nil
+	}
+	if f.expect != nil && f.expect.Add(f.kb, c.Key) {
+		// More keys than the index budget holds: build the index instead.
+		f.Spec.resolver().Warm(f.tbl)
 	}
 	key := packetKey{win: win, shard: f.sharder.Shard(f.kb, c.Key)}
 	p, ok := f.packets[key]
