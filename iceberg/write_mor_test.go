@@ -25,6 +25,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
+	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/internal/runnertest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
@@ -221,6 +222,16 @@ func TestMergeOnReadSeed(t *testing.T) {
 				if sum[k] != want {
 					t.Errorf("summary %s = %q, want %q", k, sum[k], want)
 				}
+			}
+			// A batch write: the worker's shards resolved the keys it parsed (1, 5000)
+			// by one scan (cdc.Expected), not with a key index, of the one seed file
+			// whose id bounds hold them.
+			e, err := cdc.Resolver{KeyColumns: []string{"id"}, IndexBytes: iceberg.DefaultKeyIndexMemoryMB << 20}.Expect(tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if files, ok := e.Scanned(); !ok || len(files) != 1 {
+				t.Errorf("expected keys' scan: ran %v, read %v, want the first seed file", ok, files)
 			}
 			positions, _ := strconv.ParseInt(sum["added-position-deletes"], 10, 64)
 			if si := snaps[0]; si.DeleteFilesAdded < 1 || si.PositionsDeleted != positions || si.DVsRemoved != 0 || si.EqualityDeletesAdded != 0 {

@@ -213,6 +213,18 @@ func (e *Expected) scan(ctx context.Context, tbl *table.Table) error {
 	return nil
 }
 
+// Scanned returns the data files the scan of the expected keys read, and whether
+// it has run (a resolution was served by it) since the last set began.
+func (e *Expected) Scanned() ([]string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ok := e.probed && !e.over
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(e.scanned), true
+}
+
 // tasksFor returns the planned tasks of the data files of hits when the scan was
 // made at snapshot snapID and read them all.
 func (e *Expected) tasksFor(snapID int64, hits []FileHits) (map[string]table.FileScanTask, bool) {
