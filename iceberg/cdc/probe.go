@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	iceio "github.com/apache/iceberg-go/io"
@@ -31,8 +32,9 @@ const ExpectedKeyBytes = 128
 // Shards whose keys are not all expected (parsed by another worker, or a window
 // resolved at another snapshot) resolve with the key index as before, and the
 // scan's result serves resolutions at the snapshot it read only. The keys are
-// held up to the budget of the key index (ExpectedKeyBytes each); past it the
-// worker builds the index instead (Add reports it).
+// held up to the budget of the key index (ExpectedKeyBytes each), counting the
+// keys expected in every table of the process; past it the worker builds the
+// index instead (Add reports it).
 type Expected struct {
 	mu     sync.Mutex
 	limit  int
@@ -49,10 +51,13 @@ type Expected struct {
 	took    time.Duration
 }
 
-// expectations are the process's expected keys, by table and key columns.
+// expectations are the process's expected keys, by table and key columns, and
+// their number across tables (bounded by the largest limit, as the key indexes
+// of all tables are by the largest budget).
 var expectations = struct {
 	sync.Mutex
-	m map[string]*Expected
+	m    map[string]*Expected
+	keys atomic.Int64
 }{m: map[string]*Expected{}}
 
 // Expect returns the worker's expected keys of tbl for r's key columns, made on
@@ -85,6 +90,9 @@ func expectedFor(tbl *table.Table, codec *keyCodec, limit int, create bool) *Exp
 }
 
 func (e *Expected) restart(codec *keyCodec) {
+	if e.ks != nil {
+		expectations.keys.Add(-int64(len(e.ks.keys)))
+	}
 	e.ks = &keySet{codec: codec, index: map[string]int32{}}
 	e.over, e.probed, e.snapID = false, false, 0
 	e.hits, e.scanned, e.tasks, e.read, e.took = nil, nil, nil, 0, 0
@@ -107,11 +115,13 @@ func (e *Expected) Add(enc []byte, key []any) bool {
 	if _, ok := e.ks.index[string(enc)]; ok {
 		return false
 	}
-	if len(e.ks.keys) >= e.limit {
+	if len(e.ks.keys) >= e.limit || expectations.keys.Load() >= int64(e.limit) {
 		e.over = true
+		expectations.keys.Add(-int64(len(e.ks.keys)))
 		e.ks = &keySet{codec: e.ks.codec, index: map[string]int32{}}
 		return true
 	}
+	expectations.keys.Add(1)
 	s := string(enc)
 	e.ks.index[s] = int32(len(e.ks.keys))
 	e.ks.keys = append(e.ks.keys, slices.Clone(key))

@@ -157,3 +157,36 @@ func TestExpectedPastLimit(t *testing.T) {
 		t.Fatalf("the next run's Add: over %v, %d keys", e.over, len(e.ks.keys))
 	}
 }
+
+// TestExpectedBoundAcrossTables: the keys expected in all tables of a process
+// count against one limit: a second table's set goes past it when the first's
+// keys fill it, and releases its keys when it does.
+func TestExpectedBoundAcrossTables(t *testing.T) {
+	fa := newFixture(t, nil, "expecta", indexed(64<<20))
+	fa.seed(t, cityRows(50), 50)
+	fb := newFixture(t, nil, "expectb", indexed(64<<20))
+	fb.seed(t, cityRows(50), 50)
+	base := expectations.keys.Load() // sets other tests left
+	r := Resolver{KeyColumns: []string{"id"}, IndexBytes: (base + 10) * ExpectedKeyBytes}
+	add := func(e *Expected, id int64) bool {
+		k := []any{id}
+		b, _ := e.ks.codec.append(nil, k)
+		return e.Add(b, k)
+	}
+	ea := expectKeys(t, r, fa, [][]any{{int64(1)}, {int64(2)}, {int64(3)}, {int64(4)}, {int64(5)}, {int64(6)}})
+	eb, err := r.Expect(fb.table(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range int64(4) {
+		if add(eb, id+1) {
+			t.Fatalf("table b went past the limit at its key %d", id+1)
+		}
+	}
+	if !add(eb, 5) || !eb.over || ea.over {
+		t.Fatalf("10 keys expected in two tables: b over %v, a over %v; want b past the limit", eb.over, ea.over)
+	}
+	if got := expectations.keys.Load(); got != base+6 {
+		t.Fatalf("%d keys counted after b went over, want %d (a's)", got-base, 6)
+	}
+}
