@@ -52,8 +52,8 @@ type Expected struct {
 }
 
 // expectations are the process's expected keys, by table and key columns, and
-// their number across tables (bounded by the largest limit, as the key indexes
-// of all tables are by the largest budget).
+// their number across tables: a set goes past its limit when the keys expected
+// in all tables reach it.
 var expectations = struct {
 	sync.Mutex
 	m    map[string]*Expected
