@@ -1360,9 +1360,15 @@ func (x *KeyIndex) tasksFor(snapID int64, hits []FileHits) (map[string]table.Fil
 	if x.tasks == nil || x.snapID != snapID || x.disabled {
 		return nil, false
 	}
+	return tasksOf(x.tasks, hits)
+}
+
+// tasksOf returns the tasks of the data files of hits, false when one is not in
+// tasks.
+func tasksOf(tasks map[string]table.FileScanTask, hits []FileHits) (map[string]table.FileScanTask, bool) {
 	out := make(map[string]table.FileScanTask, len(hits))
 	for _, h := range hits {
-		t, ok := x.tasks[h.Path]
+		t, ok := tasks[h.Path]
 		if !ok {
 			return nil, false
 		}

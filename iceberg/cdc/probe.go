@@ -243,15 +243,7 @@ func (e *Expected) tasksFor(snapID int64, hits []FileHits) (map[string]table.Fil
 	if !e.probed || e.snapID != snapID {
 		return nil, false
 	}
-	out := make(map[string]table.FileScanTask, len(hits))
-	for _, h := range hits {
-		t, ok := e.tasks[h.Path]
-		if !ok {
-			return nil, false
-		}
-		out[h.Path] = t
-	}
-	return out, true
+	return tasksOf(e.tasks, hits)
 }
 
 // scanFiles reads the key columns of the data files of tasks, GOMAXPROCS at a
