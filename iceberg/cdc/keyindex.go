@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -99,6 +100,9 @@ type KeyIndex struct {
 	warmed      []string
 	warmedBytes int64
 	warmedTime  time.Duration
+
+	// halted stops a warm-up after the batch it is reading (see halt).
+	halted atomic.Bool
 
 	// fingerprint may be replaced by tests (collisions).
 	fingerprint func(enc []byte) uint64
@@ -1328,6 +1332,7 @@ func (x *KeyIndex) warm(tbl *table.Table) {
 	if !x.mu.TryLock() {
 		return
 	}
+	x.halted.Store(false)
 	go func() {
 		// An error is left to the next resolution, which syncs again and reports it.
 		ctx := context.Background()
@@ -1341,7 +1346,7 @@ func (x *KeyIndex) warm(tbl *table.Table) {
 			x.warmed = append(x.warmed, read...)
 			x.warmedBytes += n
 			x.warmedTime += time.Since(start)
-			done := err != nil || len(x.pending) == 0
+			done := err != nil || len(x.pending) == 0 || x.halted.Load()
 			x.mu.Unlock()
 			if done {
 				return
@@ -1351,6 +1356,10 @@ func (x *KeyIndex) warm(tbl *table.Table) {
 		}
 	}()
 }
+
+// halt stops a warm-up after the batch it is reading, leaving the files it has
+// not read pending (a later resolution reads them).
+func (x *KeyIndex) halt() { x.halted.Store(true) }
 
 // tasksFor returns the planned tasks of the data files of hits when the index
 // follows snapshot snapID and holds them all.

@@ -29,12 +29,14 @@ const ExpectedKeyBytes = 128
 // index of a 50M-row table costs sorting, partitioning and spilling 50M entries;
 // the scan only probes them against the expected keys.
 //
-// Shards whose keys are not all expected (parsed by another worker, or a window
+// The scan stops a warm-up of the key index (Resolver.Warm, started by the
+// parse stage for the workers whose shards' keys another worker parsed). Shards
+// whose keys are not all expected (parsed by another worker, or a window
 // resolved at another snapshot) resolve with the key index as before, and the
 // scan's result serves resolutions at the snapshot it read only. The keys are
 // held up to the budget of the key index (ExpectedKeyBytes each), counting the
-// keys expected in every table of the process; past it the worker builds the
-// index instead (Add reports it).
+// keys expected in every table of the process; past it the key index resolves
+// them (Add reports it).
 type Expected struct {
 	mu     sync.Mutex
 	limit  int
@@ -101,8 +103,8 @@ func (e *Expected) restart(codec *keyCodec) {
 // Add expects key, whose values are normalized to the table's types and enc their
 // encoding (Parser.AppendKey). Once a scan has served resolutions, the next Add
 // starts a new set (the next batch run of a process). It returns true when the
-// keys have just gone past the limit: the worker's key index is to be built
-// (Resolver.Warm), as without expected keys.
+// keys have just gone past the limit: from then on the worker's key index
+// resolves them, as without expected keys.
 func (e *Expected) Add(enc []byte, key []any) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -132,7 +134,7 @@ func (e *Expected) Add(enc []byte, key []any) bool {
 // resolve returns ks's resolution from the scan of the expected keys at tbl's
 // current snapshot (scanning on the first call), or false when a key of ks is not
 // expected or the scan was made at another snapshot.
-func (e *Expected) resolve(ctx context.Context, tbl *table.Table, ks *keySet) (*Resolution, bool, error) {
+func (e *Expected) resolve(ctx context.Context, tbl *table.Table, ks *keySet, scanning func()) (*Resolution, bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	snapID := int64(0)
@@ -158,6 +160,7 @@ func (e *Expected) resolve(ctx context.Context, tbl *table.Table, ks *keySet) (*
 	}
 	res := &Resolution{SnapshotID: snapID, Keys: ks.keys, Scanned: e.scanned, tasks: map[string]table.FileScanTask{}}
 	if !e.probed {
+		scanning()
 		if err := e.scan(ctx, tbl); err != nil {
 			return nil, false, err
 		}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -188,5 +189,30 @@ func TestExpectedBoundAcrossTables(t *testing.T) {
 	}
 	if got := expectations.keys.Load(); got != base+6 {
 		t.Fatalf("%d keys counted after b went over, want %d (a's)", got-base, 6)
+	}
+}
+
+// TestExpectedHaltsWarm: a warm-up started while the changes were parsed stops
+// when the expected keys' scan resolves the window (it would only take the
+// processors the window's other work needs): files are left pending.
+func TestExpectedHaltsWarm(t *testing.T) {
+	defer func(old int64) { warmBatchRows = old }(warmBatchRows)
+	warmBatchRows = 100 // one file per warm-up batch
+	f := newFixture(t, nil, "expecthalt", indexed(64<<20))
+	f.seed(t, cityRows(3000), 100)
+	tbl := f.table(t)
+	r := Resolver{KeyColumns: []string{"id"}, IndexBytes: 64 << 20}
+	keys := [][]any{{int64(5)}, {int64(2900)}}
+	expectKeys(t, r, f, keys)
+	r.Warm(tbl)
+	resolveChecked(t, r, tbl, keys, map[int64]bool{5: true, 2900: true})
+	codec, _ := newKeyCodec(tbl.Schema(), r.KeyColumns)
+	x := indexFor(tbl, codec, r.IndexBytes, 1)
+	time.Sleep(200 * time.Millisecond) // the warm-up ends its last batch
+	x.mu.Lock()
+	pending := len(x.pending)
+	x.mu.Unlock()
+	if pending == 0 {
+		t.Fatalf("the warm-up read all %d files after the expected keys' scan", len(icebergtest.DataFiles(t, tbl)))
 	}
 }

@@ -303,7 +303,8 @@ func (r Resolver) Resolve(ctx context.Context, tbl *table.Table, keys [][]any) (
 	}
 	if r.IndexBytes > 0 {
 		if e := expectedFor(tbl, codec, 0, false); e != nil {
-			res, ok, err := e.resolve(ctx, tbl, ks)
+			// Resolved without the index: a warm-up stops before the scan.
+			res, ok, err := e.resolve(ctx, tbl, ks, r.index(tbl, codec).halt)
 			if err != nil {
 				return fail(err)
 			}

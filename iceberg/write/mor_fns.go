@@ -111,17 +111,16 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 	}
 	f.tbl = tbl
 	if format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns); err == nil && format == config.DeleteFormatDV {
-		// A batch pipeline's shards resolve the keys its workers parse (one window)
-		// by one scan of the table. A streaming one's resolve with the worker's key
-		// index: build it while the first window's changes are parsed and shuffled.
+		// The shards resolve keys with the worker's key index: build it while the
+		// first window's changes are parsed and shuffled. A batch pipeline's worker
+		// also expects the keys it parses: shards whose keys it parsed all resolve
+		// them by one scan of the table, which stops the build (cdc.Expected).
 		if !f.Spec.Windowed {
 			if f.expect, err = f.Spec.resolver().Expect(tbl); err != nil {
 				return nil, config.WrapOp("write", name, err)
 			}
 		}
-		if f.expect == nil {
-			f.Spec.resolver().Warm(tbl)
-		}
+		f.Spec.resolver().Warm(tbl)
 	}
 	return nil, nil
 }
@@ -203,9 +202,8 @@ func (f *changeParseFn) add(ctx context.Context, r row.Row, win int64, emit func
 		dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: err.Error()})
 		return nil
 	}
-	if f.expect != nil && f.expect.Add(f.kb, c.Key) {
-		// More keys than the index budget holds: build the index instead.
-		f.Spec.resolver().Warm(f.tbl)
+	if f.expect != nil {
+		f.expect.Add(f.kb, c.Key) // past its limit, the key index (warming) resolves them
 	}
 	key := packetKey{win: win, shard: f.sharder.Shard(f.kb, c.Key)}
 	p, ok := f.packets[key]
