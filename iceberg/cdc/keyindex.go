@@ -48,8 +48,8 @@ const IndexEntryBytes = 16
 // One index serves every shard of a table in a worker process (see indexFor): a
 // data file's key columns are read once per process, whatever the number of
 // shards. A restarted worker rebuilds it from the live data files on its first
-// resolution. A batch pipeline's worker, which resolves one window, does not
-// build it: see Expected.
+// resolution. A batch pipeline's worker, which resolves one window, stops
+// building it when one scan resolves the window's keys: see Expected.
 //
 // The index is partitioned by the hash that assigns keys to shards (Shard(key,
 // parts), parts being num_shards when shards_per_partition does not restrict

@@ -24,11 +24,7 @@ import (
 // follows the table through commits: at the same snapshot no data file is read, and
 // after a commit only the files it added.
 func TestKeyIndexMatchesBruteForce(t *testing.T) {
-	f := newFixture(t, nil, "index", partitioned(), indexed(64<<20))
-	rows := cityRows(6000)
-	rand.New(rand.NewPCG(3, 4)).Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
-	f.seed(t, rows, 400)
-	f.apply(t, []row.Row{change("d", 10, "", "", 1), change("d", 11, "", "", 1), change("d", 5000, "", "", 1)}, false)
+	f := shuffledCities(t, "index", 3)
 	tbl := f.table(t)
 	files := len(icebergtest.DataFiles(t, tbl))
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -430,6 +426,18 @@ func TestGallop(t *testing.T) {
 	if len(got) != len(es) {
 		t.Fatalf("find reported %d locations, want 5000", len(got))
 	}
+}
+
+// shuffledCities is a partitioned, indexed fixture of 6,000 city rows in a
+// shuffled order (by seed), 400 a file, whose ids 10, 11 and 5000 were deleted.
+func shuffledCities(t *testing.T, name string, seed uint64) *fixture {
+	t.Helper()
+	f := newFixture(t, nil, name, partitioned(), indexed(64<<20))
+	rows := cityRows(6000)
+	rand.New(rand.NewPCG(seed, seed+1)).Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	f.seed(t, rows, 400)
+	f.apply(t, []row.Row{change("d", 10, "", "", 1), change("d", 11, "", "", 1), change("d", 5000, "", "", 1)}, false)
+	return f
 }
 
 // randomIDKeys returns the keys of ids (one long column each), then of n ids drawn

@@ -158,15 +158,16 @@ func (e *Expected) resolve(ctx context.Context, tbl *table.Table, ks *keySet, sc
 		}
 		to[i] = int32(k)
 	}
-	res := &Resolution{SnapshotID: snapID, Keys: ks.keys, Scanned: e.scanned, tasks: map[string]table.FileScanTask{}}
+	res := &Resolution{SnapshotID: snapID, Keys: ks.keys, tasks: map[string]table.FileScanTask{}}
 	if !e.probed {
 		scanning()
 		if err := e.scan(ctx, tbl); err != nil {
 			return nil, false, err
 		}
 		e.probed, e.snapID = true, snapID
-		res.Scanned, res.FilesRead, res.KeyBytes, res.IndexTime = e.scanned, len(e.scanned), e.read, e.took
+		res.FilesRead, res.KeyBytes, res.IndexTime = len(e.scanned), e.read, e.took
 	}
+	res.Scanned = e.scanned
 	for _, h := range e.hits {
 		f := FileHits{Path: h.Path, Deletes: h.Deletes}
 		for j, i := range h.KeyIndexes {

@@ -39,11 +39,7 @@ func expectKeys(t *testing.T, r Resolver, f *fixture, keys [][]any) *Expected {
 // that snapshot. A key not expected, or a resolution at a later snapshot, goes to
 // the key index; the next Add after the scan starts a new set.
 func TestExpectedResolvesByOneScan(t *testing.T) {
-	f := newFixture(t, nil, "expect", partitioned(), indexed(64<<20))
-	rows := cityRows(6000)
-	rand.New(rand.NewPCG(7, 8)).Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
-	f.seed(t, rows, 400)
-	f.apply(t, []row.Row{change("d", 10, "", "", 1), change("d", 11, "", "", 1), change("d", 5000, "", "", 1)}, false)
+	f := shuffledCities(t, "expect", 7)
 	tbl := f.table(t)
 	files := len(icebergtest.DataFiles(t, tbl))
 	keys, _ := randomIDKeys(rand.New(rand.NewPCG(9, 10)), 800, 7000, 10, 11, 5000, 6)

@@ -194,8 +194,8 @@ func (ks *keySet) setSingle() {
 			for i, k := range ks.keys {
 				v := k[0].(int64)
 				ks.single[v] = int32(i)
-				h := ks.seenBit(v)
-				ks.seen[h>>6] |= 1 << (h & 63)
+				b := ks.seenBit(v)
+				ks.seen[b>>6] |= 1 << (b & 63)
 			}
 		}
 	}
@@ -203,6 +203,12 @@ func (ks *keySet) setSingle() {
 
 // seenBit is v's bit in ks.seen (multiplicative hashing).
 func (ks *keySet) seenBit(v int64) uint64 { return uint64(v) * 0x9E3779B97F4A7C15 >> ks.seenShift }
+
+// maybeKey reports whether v may be a key of single (its bit in seen is set).
+func (ks *keySet) maybeKey(v int64) bool {
+	b := ks.seenBit(v)
+	return ks.seen[b>>6]&(1<<(b&63)) != 0
+}
 
 // predicate returns the planning filter of the keys at order[lo:hi].
 func (ks *keySet) predicate(lo, hi int) (ibg.BooleanExpression, error) {
@@ -738,7 +744,6 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 	if ks.single != nil {
 		// One long column: read straight from the pages; most values fail the
 		// bit filter before a map lookup.
-		seen := ks.seen
 		check := func(v, pos int64) {
 			if k, ok := ks.single[v]; ok && live(pos) {
 				h.Positions = append(h.Positions, pos)
@@ -748,7 +753,7 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 		err := readInt64Key(ctx, fs, path, ks.codec, read, func(vals []int64, defs []int16, maxDef int16, base int64) error {
 			if defs == nil {
 				for j, v := range vals {
-					if b := ks.seenBit(v); seen[b>>6]&(1<<(b&63)) != 0 {
+					if ks.maybeKey(v) {
 						check(v, base+int64(j))
 					}
 				}
@@ -759,7 +764,7 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 				if d != maxDef {
 					continue // a null key
 				}
-				if v := vals[k]; seen[ks.seenBit(v)>>6]&(1<<(ks.seenBit(v)&63)) != 0 {
+				if v := vals[k]; ks.maybeKey(v) {
 					check(v, base+int64(j))
 				}
 				k++
@@ -778,9 +783,8 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 				return fmt.Errorf("%s: key column %q is %s, want int64", path, ks.codec.names[0], cols[0].DataType())
 			}
 			vals := a.Int64Values()
-			seen := ks.seen
 			for j, v := range vals[:n] {
-				if h := ks.seenBit(v); seen[h>>6]&(1<<(h&63)) == 0 {
+				if !ks.maybeKey(v) {
 					continue
 				}
 				if k, ok := ks.single[v]; ok && a.IsValid(j) && live(base+int64(j)) {
