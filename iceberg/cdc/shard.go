@@ -122,7 +122,8 @@ type ShardWindow struct {
 	lineage      bool
 	maxCommitted int64
 	priorMax     int64
-	sorter       *Sorter
+	sorter       *Sorter // the changes added, nil before the first Add and once closed
+	res          ShardResult
 	schemas      map[int]*row.Schema // older schemas of packets, by id
 	conv         []byte
 }
@@ -144,16 +145,49 @@ func NewShardWindow(cfg ShardConfig) *ShardWindow {
 func (w *ShardWindow) Lineage() bool { return w.lineage }
 
 // Run applies the changes of packets (see NewPacket) and returns the window's
-// result. Its Stats are counted also when it fails.
+// result: Add, then Finish. Its Stats are counted also when it fails.
 func (w *ShardWindow) Run(ctx context.Context, packets iter.Seq[[]byte], out ShardOutput) (ShardResult, error) {
-	res := ShardResult{MinSeq: math.MaxInt64}
-	w.sorter = NewSorter(w.cfg.SorterMemory, "")
-	defer w.sorter.Close()
 	for p := range packets {
-		if err := w.addPacket(p, &res, out); err != nil {
-			return res, err
+		if err := w.Add(p, out); err != nil {
+			w.Close()
+			return w.res, err
 		}
 	}
+	return w.Finish(ctx, out)
+}
+
+// Add sorts the changes of packet p (see NewPacket), but replayed and late ones
+// (see Committed), which go to out.Dead. After the last packet, Finish applies them;
+// Close frees a window that will not be finished.
+func (w *ShardWindow) Add(p []byte, out ShardOutput) error {
+	w.begin()
+	return w.addPacket(p, &w.res, out)
+}
+
+// begin starts the window's sort, on its first Add (or a Finish without one).
+func (w *ShardWindow) begin() {
+	if w.sorter == nil {
+		w.res = ShardResult{MinSeq: math.MaxInt64}
+		w.sorter = NewSorter(w.cfg.SorterMemory, "")
+	}
+}
+
+// Close frees the sorted changes of a window that was not finished.
+func (w *ShardWindow) Close() {
+	if w.sorter != nil {
+		w.sorter.Close()
+		w.sorter = nil
+	}
+}
+
+// Finish applies the changes added (see Add) and returns the window's result: it
+// collapses each key to its net effect, hands the new rows to out and, with
+// deletion vectors, resolves the keys to delete to row positions. Its Stats are
+// counted also when it fails. Finish may run on another goroutine than Add.
+func (w *ShardWindow) Finish(ctx context.Context, out ShardOutput) (ShardResult, error) {
+	w.begin()
+	defer w.Close()
+	res := w.res
 	var updates *heldUpdates
 	if w.lineage {
 		updates = &heldUpdates{rows: NewSorter(w.cfg.SorterMemory, "")}

@@ -6,15 +6,16 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"iter"
 	"maps"
 	"math"
 	"reflect"
+	goruntime "runtime"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	ibg "github.com/apache/iceberg-go"
@@ -292,10 +293,20 @@ type ShardResult struct {
 // new rows are emitted, keyed by table, as shardOut. It finds what the sink has
 // committed of the window (its token, see committed): a window the sink has
 // already committed is not written again.
+//
+// In a batch pipeline the shards of a bundle run side by side (shardJobs): each
+// shard's changes are sorted on the bundle's goroutine, as its packets are read,
+// then the rest of its window (collapse, resolve, new rows) runs on a goroutine of
+// its own, up to GOMAXPROCS at once, and its outputs are emitted by the bundle's
+// goroutine in a later call of the bundle (FinishBundle at the latest). A runner
+// that runs a bundle's shards one after the other (prism does) would otherwise use
+// one core. In a windowed pipeline (or rows in windows of their own) each shard
+// runs inline, so its outputs keep the window and pane of its input.
 type changeShardFn struct {
 	Spec Spec
 
-	rt *runtime
+	rt   *runtime
+	jobs *shardJobs
 }
 
 func (f *changeShardFn) Setup(ctx context.Context) error {
@@ -304,10 +315,25 @@ func (f *changeShardFn) Setup(ctx context.Context) error {
 	return err
 }
 
+func (f *changeShardFn) StartBundle(ctx context.Context, _ func(string, shardOut), _ func(DeadLetter)) {
+	if f.jobs != nil {
+		f.jobs.abandon() // a failed bundle's jobs
+	}
+	f.jobs = newShardJobs()
+}
+
 func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard int, packets func(*[]byte) bool, emit func(string, shardOut), dead func(DeadLetter)) error {
 	win := WindowEnd(w)
 	fail := func(err error) error {
 		return config.OpErrorf("write", f.Spec.Table, "shard %d of the window ending %d: %w", shard, win, err)
+	}
+	// Outputs emitted in FinishBundle are in the global window: only shards of the
+	// global window in a batch pipeline run on goroutines.
+	_, global := w.(window.GlobalWindow)
+	f.jobs.async = global && !f.Spec.Windowed
+	handle := f.handler(ctx, emit, dead)
+	if err := f.jobs.ready(handle); err != nil {
+		return err
 	}
 	refresh := f.rt.refresh
 	if f.Spec.EvolveSchema {
@@ -317,26 +343,46 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 	if err != nil {
 		return fail(err)
 	}
-	out := ShardResult{MinSeq: math.MaxInt64, BaseSeq: noSeq}
+	out := &ShardResult{MinSeq: math.MaxInt64, BaseSeq: noSeq}
 	committed, skip, err := f.committed(ctx, tbl, win, &out.BaseSeq)
 	if err != nil {
 		return fail(err)
 	}
 	if skip {
-		emit(f.Spec.Table, shardOut{Result: Part{Changes: &out}})
+		emit(f.Spec.Table, shardOut{Result: Part{Changes: out}})
 		return nil
 	}
-	seq := func(yield func([]byte) bool) {
-		var p []byte
-		for packets(&p) && yield(p) {
-		}
-	}
-	part, err := f.run(ctx, tbl, committed, seq, &out, emit, dead)
+	sw, parser, err := f.sort(tbl, committed, packets, dead)
 	if err != nil {
 		return fail(err)
 	}
-	emit(f.Spec.Table, shardOut{Result: part})
-	return nil
+	return f.jobs.run(func(send func(shardEvent)) error {
+		part, err := f.finish(ctx, tbl, sw, parser, out, send)
+		if err != nil {
+			return fail(err)
+		}
+		send(shardEvent{out: &shardOut{Result: part}})
+		return nil
+	}, handle)
+}
+
+// FinishBundle emits the outputs of the bundle's shards still running.
+func (f *changeShardFn) FinishBundle(ctx context.Context, emit func(string, shardOut), dead func(DeadLetter)) error {
+	return f.jobs.wait(f.handler(ctx, emit, dead))
+}
+
+// handler returns the function that emits a shard's outputs through emit and dead.
+func (f *changeShardFn) handler(ctx context.Context, emit func(string, shardOut), dead func(DeadLetter)) func(shardEvent) {
+	return func(e shardEvent) {
+		switch {
+		case e.out != nil:
+			emit(f.Spec.Table, *e.out)
+		case e.dead != nil:
+			dead(*e.dead)
+		case e.stats != nil:
+			countShard(ctx, *e.stats)
+		}
+	}
 }
 
 // committed returns what the sink has committed of the window ending win, for
@@ -372,24 +418,42 @@ func (f *changeShardFn) committed(ctx context.Context, tbl *table.Table, win int
 	return c, false, nil
 }
 
-// run runs the shard's window (cdc.ShardWindow) on packets: its new rows go to the
-// table's writer or the shard's own files (shardRows), its dead letters to dead. It
-// fills out and returns the Part of the shard's result.
-func (f *changeShardFn) run(ctx context.Context, tbl *table.Table, committed *cdc.Committed, packets iter.Seq[[]byte], out *ShardResult, emit func(string, shardOut), dead func(DeadLetter)) (Part, error) {
-	sc := tbl.Schema()
-	parser, err := cdc.NewParser(f.Spec.Table, sc, f.rt.changes)
+// sort starts the shard's window (cdc.ShardWindow) and sorts the changes of
+// packets into it; late changes go to dead.
+func (f *changeShardFn) sort(tbl *table.Table, committed *cdc.Committed, packets func(*[]byte) bool, dead func(DeadLetter)) (*cdc.ShardWindow, *cdc.Parser, error) {
+	parser, err := cdc.NewParser(f.Spec.Table, tbl.Schema(), f.rt.changes)
 	if err != nil {
-		return Part{}, err
+		return nil, nil, err
 	}
 	sw := cdc.NewShardWindow(cdc.ShardConfig{Table: tbl, Parser: parser, Upsert: f.Spec.Upsert,
 		DeleteFormat: config.DeleteFormat(f.Spec.DeleteFormat), Resolver: f.Spec.resolver(),
 		SorterMemory: int64(f.Spec.SorterMemoryMB) << 20, Committed: committed, SinkID: f.Spec.SinkID})
+	out := cdc.ShardOutput{Dead: func(r row.Row, reason string) {
+		dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: reason})
+	}}
+	var p []byte
+	for packets(&p) {
+		if err := sw.Add(p, out); err != nil {
+			sw.Close()
+			return nil, nil, err
+		}
+	}
+	return sw, parser, nil
+}
+
+// finish finishes the shard's window sw: its new rows go to the table's writer or
+// the shard's own files (shardRows), they and its dead letters and counts to send.
+// It fills out and returns the Part of the shard's result.
+func (f *changeShardFn) finish(ctx context.Context, tbl *table.Table, sw *cdc.ShardWindow, parser *cdc.Parser, out *ShardResult, send func(shardEvent)) (Part, error) {
+	sc := tbl.Schema()
 	rows := &shardRows{ctx: ctx, spec: f.Spec, rt: f.rt, tbl: tbl, rs: parser.Schema(), lineage: sw.Lineage(),
-		emit: func(p []byte) { emit(f.Spec.Table, shardOut{Rows: p}) }}
+		emit: func(p []byte) { send(shardEvent{out: &shardOut{Rows: p}}) }}
 	defer rows.release()
-	res, err := sw.Run(ctx, packets, cdc.ShardOutput{Write: rows.add, Update: rows.addUpdate,
-		Dead: func(r row.Row, reason string) { dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: reason}) }})
-	countShard(ctx, res.Stats)
+	res, err := sw.Finish(ctx, cdc.ShardOutput{Write: rows.add, Update: rows.addUpdate,
+		Dead: func(r row.Row, reason string) {
+			send(shardEvent{dead: &DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: reason}})
+		}})
+	send(shardEvent{stats: &res.Stats})
 	if err != nil {
 		return Part{}, err
 	}
@@ -411,6 +475,105 @@ func (f *changeShardFn) run(ctx context.Context, tbl *table.Table, committed *cd
 	}
 	files, err := EncodeDataFiles(tbl.Metadata(), written)
 	return Part{Files: files, Changes: out}, err
+}
+
+// shardEvent is one output of a shard's window for the bundle's goroutine to
+// emit (out, dead, or stats to count), or the end of its job (done, with its
+// error).
+type shardEvent struct {
+	out   *shardOut
+	dead  *DeadLetter
+	stats *cdc.ShardStats
+	done  bool
+	err   error
+}
+
+// shardJobs runs the shard windows of one bundle of changeShardFn: on goroutines,
+// up to GOMAXPROCS at once, when async (set for each element), else inline. Outputs of the goroutines
+// reach the bundle's goroutine as shardEvents (Beam's emitters are not safe for
+// concurrent use), which hands them to the handler of its current call.
+type shardJobs struct {
+	async   bool
+	limit   int
+	running int
+	events  chan shardEvent
+	err     error // the first job's error
+}
+
+func newShardJobs() *shardJobs {
+	return &shardJobs{limit: goruntime.GOMAXPROCS(0), events: make(chan shardEvent, 64)}
+}
+
+// ready waits until a job can start: until fewer than limit run, handling the
+// outputs sent meanwhile. It returns the error of a job that failed (after waiting
+// for the others): then no job may start.
+func (j *shardJobs) ready(handle func(shardEvent)) error {
+	if !j.async {
+		return nil
+	}
+	for j.running >= j.limit && j.err == nil {
+		j.handle(<-j.events, handle)
+	}
+	for j.err == nil {
+		select {
+		case e := <-j.events:
+			j.handle(e, handle)
+			continue
+		default:
+		}
+		return nil
+	}
+	return j.wait(handle)
+}
+
+// run runs job, which sends its outputs with send: on a goroutine when async
+// (call ready first), else inline, straight to handle.
+func (j *shardJobs) run(job func(send func(shardEvent)) error, handle func(shardEvent)) error {
+	if !j.async {
+		return job(handle)
+	}
+	j.running++
+	go func() {
+		err := job(func(e shardEvent) { j.events <- e })
+		j.events <- shardEvent{done: true, err: err}
+	}()
+	return nil
+}
+
+// wait handles the outputs of the running jobs until they are all done, and
+// returns the first error of a job.
+func (j *shardJobs) wait(handle func(shardEvent)) error {
+	for j.running > 0 {
+		j.handle(<-j.events, handle)
+	}
+	err := j.err
+	j.err = nil
+	return err
+}
+
+func (j *shardJobs) handle(e shardEvent, handle func(shardEvent)) {
+	if !e.done {
+		handle(e)
+		return
+	}
+	j.running--
+	if e.err != nil && j.err == nil {
+		j.err = e.err
+	}
+}
+
+// abandon lets the jobs of a bundle that failed end: their outputs are dropped.
+func (j *shardJobs) abandon() {
+	if j.running == 0 {
+		return
+	}
+	go func() {
+		for j.running > 0 {
+			if e := <-j.events; e.done {
+				j.running--
+			}
+		}
+	}()
 }
 
 // countShard adds a shard window's counts to the write's metrics.
