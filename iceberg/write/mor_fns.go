@@ -611,10 +611,9 @@ type shardRows struct {
 	lineage bool // rows may carry _row_id: the shard's own files store it
 	emit    func([]byte)
 	sent    int64
-	packet  []byte      // rows in rs
-	lpacket []byte      // rows in lineageSchema
-	lrs     *row.Schema // lineageSchema's
-	lbody   []byte
+	packet  []byte            // rows in rs
+	lpacket []byte            // rows in lineageSchema
+	lrs     *row.Schema       // lineageSchema's
 	bb      *row.BatchBuilder // direct writes, once past shardRowsToWriters
 	fw      *FileWriter
 }
@@ -700,10 +699,6 @@ func (s *shardRows) addUpdate(body []byte, rowID int64, hasID bool) error {
 	if !s.lineage {
 		return errors.New("row lineage: an update without lineage")
 	}
-	r, _, err := row.DecodeBody(s.rs, body)
-	if err != nil {
-		return err
-	}
 	if s.lrs == nil {
 		s.lrs = row.SchemaOf(lineageSchema(s.tbl.Schema()))
 	}
@@ -711,17 +706,21 @@ func (s *shardRows) addUpdate(body []byte, rowID int64, hasID bool) error {
 	if hasID {
 		id = rowID
 	}
-	lr := row.Of(s.lrs, append(slices.Clip(r.Values()), id))
 	if s.bb != nil {
-		return s.write(lr)
-	}
-	if s.lbody, err = row.AppendBody(s.lbody[:0], lr); err != nil {
-		return err
+		r, _, err := row.DecodeBody(s.rs, body)
+		if err != nil {
+			return err
+		}
+		return s.write(row.Of(s.lrs, append(slices.Clip(r.Values()), id)))
 	}
 	if s.lpacket == nil {
 		s.lpacket = packetHeader(s.tbl.Schema().ID, true)
 	}
-	s.lpacket = append(s.lpacket, s.lbody...)
+	// The packed row with its _row_id appended, as lineageSchema's last column.
+	var err error
+	if s.lpacket, err = row.AppendBodyWith(s.lpacket, body, s.lrs, id); err != nil {
+		return err
+	}
 	return s.sendFull(&s.lpacket)
 }
 

@@ -3,6 +3,7 @@ package row
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -144,6 +145,59 @@ func TestBodyRoundTrip(t *testing.T) {
 	}
 	if _, err := AppendBody(nil, Row{}); !errors.Is(err, ErrTypeMismatch) {
 		t.Errorf("zero row: err = %v", err)
+	}
+}
+
+// TestAppendBodyWith: a body with one more column appended is the body of the row
+// with that value, for bodies whose presence bytes grow (8 columns to 9) or not,
+// and a null value; a value of the wrong type is refused, naming the column.
+func TestAppendBodyWith(t *testing.T) {
+	for _, cols := range []int{1, 4, 7, 8, 9, 16} {
+		names := make([]string, cols+1)
+		types := make([]ibg.Type, cols+1)
+		for i := range names {
+			names[i], types[i] = fmt.Sprintf("c%d", i), ibg.PrimitiveTypes.Int64
+		}
+		types[1%cols] = ibg.PrimitiveTypes.String
+		all := NewSchema(names, types)
+		head := NewSchema(names[:cols], types[:cols])
+		for _, last := range []any{int64(-70000), nil} {
+			vals := make([]any, cols+1)
+			for i := range cols {
+				switch {
+				case i%3 == 2:
+					// null
+				case types[i] == ibg.PrimitiveTypes.String:
+					vals[i] = fmt.Sprintf("s%d", i)
+				default:
+					vals[i] = int64(i * 1000)
+				}
+			}
+			vals[cols] = last
+			body, err := AppendBody(nil, Of(head, vals[:cols]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := AppendBody([]byte{0xAB}, Of(all, vals))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := AppendBodyWith([]byte{0xAB}, body, all, last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%d columns and %v: %x, want %x", cols, last, got, want)
+			}
+			r, _, err := DecodeBody(all, got[1:])
+			if err != nil || !Equal(r, Of(all, vals)) {
+				t.Fatalf("%d columns and %v: decoded %v (%v), want %v", cols, last, r, err, vals)
+			}
+		}
+	}
+	s := NewSchema([]string{"a", "_row_id"}, []ibg.Type{ibg.PrimitiveTypes.Int64, ibg.PrimitiveTypes.Int64})
+	if _, err := AppendBodyWith(nil, []byte{0}, s, "x"); !errors.Is(err, ErrTypeMismatch) || !strings.Contains(err.Error(), "_row_id") {
+		t.Errorf("a string for a long column: %v", err)
 	}
 }
 

@@ -73,6 +73,36 @@ func appendBody(b []byte, p *plan, r Row) ([]byte, error) {
 	return b, nil
 }
 
+// AppendBodyWith appends to dst the body (see AppendBody) of a row of s whose
+// columns but the last hold the values packed in body, a body of those columns,
+// and whose last column holds v (nil: null), without decoding body.
+func AppendBodyWith(dst, body []byte, s *Schema, v any) ([]byte, error) {
+	p, _, err := s.state()
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: encode row: %w", err)
+	}
+	n := len(p.cols)
+	if n == 0 {
+		return nil, fmt.Errorf("iceberg: encode row: %w: a schema without columns", ErrTypeMismatch)
+	}
+	had, has := (n-1+7)/8, (n+7)/8 // presence bytes of body, and of the row
+	if len(body) < had {
+		return nil, fmt.Errorf("iceberg: encode row: %w: a body of %d bytes for %d columns", ErrTypeMismatch, len(body), n-1)
+	}
+	start := len(dst)
+	dst = append(dst, body[:had]...)
+	dst = appendZeros(dst, has-had)
+	dst = append(dst, body[had:]...)
+	if v == nil {
+		return dst, nil
+	}
+	dst[start+(n-1)/8] |= 1 << ((n - 1) % 8)
+	if dst, err = appendValue(dst, p.cols[n-1], v); err != nil {
+		return nil, fmt.Errorf("iceberg: encode row: %w", inColumn(s.names[n-1], err))
+	}
+	return dst, nil
+}
+
 func appendZeros(b []byte, n int) []byte {
 	for range n {
 		b = append(b, 0)
