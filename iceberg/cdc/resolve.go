@@ -379,6 +379,19 @@ func (r Resolver) Refresh(ctx context.Context, tbl *table.Table, res *Resolution
 	if err != nil {
 		return fail(err)
 	}
+	if r.IndexBytes > 0 && head == res.SnapshotID {
+		// Resolved at this very snapshot (by a shard): only the tasks are missing.
+		if tasks, ok := r.index(tbl, codec).tasksFor(head, res.Files); ok {
+			res.tasks = tasks
+			return false, nil
+		}
+		if e := expectedFor(tbl, codec, 0, false); e != nil {
+			if tasks, ok := e.tasksFor(head, res.Files); ok {
+				res.tasks = tasks
+				return false, nil
+			}
+		}
+	}
 	ks, err := newKeySet(codec, res.Keys)
 	if err != nil {
 		return fail(err)
@@ -388,19 +401,6 @@ func (r Resolver) Refresh(ctx context.Context, tbl *table.Table, res *Resolution
 	}
 	if r.IndexBytes > 0 {
 		idx := r.index(tbl, codec)
-		if head == res.SnapshotID {
-			// Resolved at this very snapshot (by a shard): only the tasks are missing.
-			if tasks, ok := idx.tasksFor(head, res.Files); ok {
-				res.tasks = tasks
-				return false, nil
-			}
-			if e := expectedFor(tbl, codec, 0, false); e != nil {
-				if tasks, ok := e.tasksFor(head, res.Files); ok {
-					res.tasks = tasks
-					return false, nil
-				}
-			}
-		}
 		// The committer's refresh looks keys up without bringing their partitions
 		// into memory (those on local disk stay there).
 		fresh, ok, err := idx.resolve(ctx, tbl, ks, false)
