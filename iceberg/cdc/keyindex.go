@@ -18,6 +18,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
 	ibg "github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -1071,6 +1072,26 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 		}
 		if flushed { // never: the column's type is checked before its first page
 			return nil, fmt.Errorf("%s: key column %q not read as int64 after part of it was", path, x.codec.names[0])
+		}
+		out = out[:0]
+	}
+	if len(x.codec.types) == 1 && isBytesType(x.codec.types[0]) {
+		// One string or binary column: read straight from the pages.
+		var buf []byte
+		err := readByteArrayKey(ctx, fs, path, x.codec, read, func(vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
+			eachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
+				if live(pos) {
+					buf = appendEscaped(buf[:0], v)
+					out = append(out, indexEntry{fp: x.fp(buf), loc: ord<<32 | uint64(pos)})
+				}
+			})
+			return emit()
+		})
+		if !errors.Is(err, errNotByteArray) {
+			return out, err
+		}
+		if flushed { // never: the column's type is checked before its first page
+			return nil, fmt.Errorf("%s: key column %q not read as bytes after part of it was", path, x.codec.names[0])
 		}
 		out = out[:0]
 	}

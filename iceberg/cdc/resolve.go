@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math/bits"
 	"slices"
 	"sort"
@@ -144,6 +145,9 @@ type keySet struct {
 	// seenBit(v) is set for each key (one hash; about 3% of absent values pass).
 	seen      []uint64
 	seenShift uint
+	// bytesSeed is set for one string or binary key column: seen then holds the
+	// bit of each key's raw bytes (see maybeBytes).
+	bytesSeed *maphash.Seed
 	order     []int32 // key indexes in encoded order
 }
 
@@ -185,20 +189,54 @@ func newKeySet(codec *keyCodec, keys [][]any) (*keySet, error) {
 
 // setSingle sets the lookup of ks's keys by value when they are one long column.
 func (ks *keySet) setSingle() {
-	if len(ks.codec.types) == 1 {
-		if _, ok := ks.codec.types[0].(ibg.Int64Type); ok {
-			ks.single = make(map[int64]int32, len(ks.keys))
-			// About 32 bits per key, at least 4 KiB, at most 8 MiB.
-			b := min(max(bits.Len(uint(len(ks.keys))*32), 15), 26)
-			ks.seen, ks.seenShift = make([]uint64, 1<<(b-6)), uint(64-b)
-			for i, k := range ks.keys {
-				v := k[0].(int64)
-				ks.single[v] = int32(i)
-				b := ks.seenBit(v)
-				ks.seen[b>>6] |= 1 << (b & 63)
+	if len(ks.codec.types) != 1 {
+		return
+	}
+	// About 32 bits per key, at least 4 KiB, at most 8 MiB.
+	b := min(max(bits.Len(uint(len(ks.keys))*32), 15), 26)
+	switch ks.codec.types[0].(type) {
+	case ibg.Int64Type:
+		ks.single = make(map[int64]int32, len(ks.keys))
+		ks.seen, ks.seenShift = make([]uint64, 1<<(b-6)), uint(64-b)
+		for i, k := range ks.keys {
+			v := k[0].(int64)
+			ks.single[v] = int32(i)
+			b := ks.seenBit(v)
+			ks.seen[b>>6] |= 1 << (b & 63)
+		}
+	case ibg.StringType, ibg.BinaryType: // isBytesType
+		seed := maphash.MakeSeed()
+		ks.bytesSeed = &seed
+		ks.seen, ks.seenShift = make([]uint64, 1<<(b-6)), uint(64-b)
+		for _, k := range ks.keys {
+			var h uint64
+			switch v := k[0].(type) {
+			case string:
+				h = maphash.String(seed, v)
+			case []byte:
+				h = maphash.Bytes(seed, v)
 			}
+			b := h >> ks.seenShift
+			ks.seen[b>>6] |= 1 << (b & 63)
 		}
 	}
+}
+
+// isBytesType reports whether a key column of type t is stored as BYTE_ARRAY and
+// encoded escaped (appendEscaped): a string or binary column.
+func isBytesType(t ibg.Type) bool {
+	switch t.(type) {
+	case ibg.StringType, ibg.BinaryType:
+		return true
+	}
+	return false
+}
+
+// maybeBytes reports whether v, the raw bytes of a value of a single string or
+// binary key column, may be a key (its bit in seen is set; see setSingle).
+func (ks *keySet) maybeBytes(v []byte) bool {
+	b := maphash.Bytes(*ks.bytesSeed, v) >> ks.seenShift
+	return ks.seen[b>>6]&(1<<(b&63)) != 0
 }
 
 // seenBit is v's bit in ks.seen (multiplicative hashing).
@@ -636,12 +674,81 @@ func readInt64Key(ctx context.Context, fs iceio.IO, path string, codec *keyCodec
 // readInt64Leaf reads the int64 leaf column leaf of pr as readInt64Key describes.
 func readInt64Leaf(ctx context.Context, pr *file.Reader, path string, leaf int,
 	fn func(vals []int64, defs []int16, maxDef int16, base int64) error) error {
-	if pr.MetaData().Schema.Column(leaf).PhysicalType() != parquet.Types.Int64 {
-		return errNotInt64
+	return readLeaf(ctx, pr, path, leaf, parquet.Types.Int64, errNotInt64,
+		func(cr file.ColumnChunkReader, n int64, vals []int64, defs []int16) (int64, int, bool, error) {
+			ir, ok := cr.(*file.Int64ColumnChunkReader)
+			if !ok {
+				return 0, 0, false, nil
+			}
+			rows, read, err := ir.ReadBatch(n, vals, defs, nil)
+			return rows, read, true, err
+		}, fn)
+}
+
+// errNotByteArray is returned by readByteArrayKey for a key column not stored as
+// BYTE_ARRAY.
+var errNotByteArray = errors.New("key column is not stored as BYTE_ARRAY")
+
+// readByteArrayKey is readInt64Key for a single key column stored as BYTE_ARRAY (a
+// string or binary column): fn gets each batch's values as slices of the decoded
+// page, valid during the call only. It returns errNotByteArray when the column is
+// stored otherwise.
+func readByteArrayKey(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64,
+	fn func(vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error) error {
+	return withParquet(fs, path, func(pr *file.Reader) error {
+		leaves, err := keyLeaves(pr, codec)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if pr.MetaData().Schema.Column(leaves[0]).PhysicalType() == parquet.Types.ByteArray {
+			*read += chunkBytes(pr, leaves)
+		}
+		return readLeaf(ctx, pr, path, leaves[0], parquet.Types.ByteArray, errNotByteArray,
+			func(cr file.ColumnChunkReader, n int64, vals []parquet.ByteArray, defs []int16) (int64, int, bool, error) {
+				br, ok := cr.(*file.ByteArrayColumnChunkReader)
+				if !ok {
+					return 0, 0, false, nil
+				}
+				// One page at a time: the values alias the page (ReadBatch copies them).
+				rows, read, err := br.ReadBatchInPage(n, vals, defs, nil)
+				return rows, read, true, err
+			}, fn)
+	})
+}
+
+// eachValue calls fn with each value of a batch of readLeaf (null keys have none)
+// and the position of its row.
+func eachValue[T any](vals []T, defs []int16, maxDef int16, base int64, fn func(v T, pos int64)) {
+	if defs == nil {
+		for j, v := range vals {
+			fn(v, base+int64(j))
+		}
+		return
 	}
-	maxDef := pr.MetaData().Schema.Column(leaf).MaxDefinitionLevel()
+	k := 0
+	for j, d := range defs {
+		if d == maxDef {
+			fn(vals[k], base+int64(j))
+			k++
+		}
+	}
+}
+
+// readLeaf reads the leaf column leaf of pr, of physical type typ (else errNot),
+// in batches of reused buffers through readBatch, which reports false for a column
+// chunk reader of another type: fn gets each batch's non-null values, in row order,
+// with the position of the batch's first row and, when the column can hold nulls,
+// its definition levels (a row holds a value where its level is maxDef).
+func readLeaf[T any](ctx context.Context, pr *file.Reader, path string, leaf int, typ parquet.Type, errNot error,
+	readBatch func(cr file.ColumnChunkReader, n int64, vals []T, defs []int16) (rows int64, read int, ok bool, err error),
+	fn func(vals []T, defs []int16, maxDef int16, base int64) error) error {
+	col := pr.MetaData().Schema.Column(leaf)
+	if col.PhysicalType() != typ {
+		return errNot
+	}
+	maxDef := col.MaxDefinitionLevel()
 	const batch = 1 << 16
-	vals := make([]int64, batch)
+	vals := make([]T, batch)
 	var defs []int16
 	if maxDef > 0 {
 		defs = make([]int16, batch)
@@ -652,15 +759,14 @@ func readInt64Leaf(ctx context.Context, pr *file.Reader, path string, leaf int,
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
 		}
-		ir, ok := cr.(*file.Int64ColumnChunkReader)
-		if !ok {
-			return errNotInt64
-		}
-		for ir.HasNext() {
+		for cr.HasNext() {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			rows, n, err := ir.ReadBatch(batch, vals, defs, nil)
+			rows, n, ok, err := readBatch(cr, batch, vals, defs)
+			if !ok {
+				return errNot
+			}
 			if err != nil {
 				return fmt.Errorf("read %s: %w", path, err)
 			}
@@ -772,6 +878,29 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 			return nil
 		})
 		if !errors.Is(err, errNotInt64) {
+			return h, err
+		}
+	}
+	if ks.bytesSeed != nil {
+		// One string or binary column: read straight from the pages; most values
+		// fail the bit filter before they are encoded and looked up.
+		var buf []byte
+		check := func(v []byte, pos int64) {
+			buf = appendEscaped(buf[:0], v)
+			if k, ok := ks.index[string(buf)]; ok && live(pos) {
+				h.Positions = append(h.Positions, pos)
+				h.KeyIndexes = append(h.KeyIndexes, k)
+			}
+		}
+		err := readByteArrayKey(ctx, fs, path, ks.codec, read, func(vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
+			eachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
+				if ks.maybeBytes(v) {
+					check(v, pos)
+				}
+			})
+			return nil
+		})
+		if !errors.Is(err, errNotByteArray) {
 			return h, err
 		}
 	}

@@ -138,3 +138,54 @@ func TestResolveMatchesBruteForce(t *testing.T) {
 		t.Fatalf("empty table: %v %+v", err, none)
 	}
 }
+
+// TestResolveStringKey: a single string key column is read straight from its
+// Parquet pages (readByteArrayKey, the raw-bytes bit filter): the positions found
+// are those of a brute-force read, with null keys skipped (their rows hold no
+// value in the page), keys holding 0x00 (escaped in the encoding) found, absent
+// keys not, through the scan and through the key index.
+func TestResolveStringKey(t *testing.T) {
+	f := newFixture(t, nil, "resolve_string")
+	city := func(id int64) any {
+		switch {
+		case id%7 == 0:
+			return nil
+		case id%11 == 0:
+			return fmt.Sprintf("a\x00b-%d", id%3)
+		}
+		return fmt.Sprintf("city-%d", id)
+	}
+	rows := make([][]any, 5000)
+	for i := range rows {
+		id := int64(i + 1)
+		rows[i] = []any{id, city(id), "CA"}
+	}
+	f.seed(t, rows, 900)
+	f.apply(t, []row.Row{change("d", 12, "", "", 1)}, false) // deleted: city-12 is not found again
+	tbl := f.table(t)
+	want := map[string]bool{"a\x00b-1": true, "city-12": true, "city-4999": true, "nowhere": true, "": true}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 300 {
+		if c, ok := city(int64(rng.IntN(5000) + 1)).(string); ok {
+			want[c] = true
+		}
+	}
+	var keys [][]any
+	for c := range want {
+		keys = append(keys, []any{c})
+	}
+	bf := bruteForce(t, tbl, func(id int64, _ string) bool {
+		c, ok := city(id).(string)
+		return ok && want[c]
+	})
+	for _, r := range []Resolver{{KeyColumns: []string{"city"}}, {KeyColumns: []string{"city"}, IndexBytes: 64 << 20}} {
+		res, err := r.Resolve(context.Background(), tbl, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		samePositions(t, res.Positions(), bf)
+		if res.Found() < 100 {
+			t.Fatalf("index %d: found %d keys", r.IndexBytes, res.Found())
+		}
+	}
+}
