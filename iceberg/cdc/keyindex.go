@@ -1044,9 +1044,11 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 		keep := deleted.KeepMaskBytes(t.File.Count())
 		live = func(pos int64) bool { return pos >= int64(len(keep))*8 || keep[pos>>3]&(1<<(pos&7)) != 0 }
 	}
+	// One long column (its own fingerprint), or one string or binary column: read
+	// straight from the pages, unless the column is stored otherwise.
+	err = errNotDirect
 	if _, long := x.codec.types[0].(ibg.Int64Type); long && len(x.codec.types) == 1 && x.exact {
-		// One long column, its own fingerprint: read straight from the pages.
-		err := readInt64Key(ctx, fs, path, x.codec, read, func(vals []int64, defs []int16, maxDef int16, base int64) error {
+		err = readInt64Key(ctx, fs, path, x.codec, read, func(vals []int64, defs []int16, maxDef int16, base int64) error {
 			if defs == nil {
 				for j, v := range vals {
 					if pos := base + int64(j); live(pos) {
@@ -1067,18 +1069,9 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 			}
 			return emit()
 		})
-		if !errors.Is(err, errNotInt64) {
-			return out, err
-		}
-		if flushed { // never: the column's type is checked before its first page
-			return nil, fmt.Errorf("%s: key column %q not read as int64 after part of it was", path, x.codec.names[0])
-		}
-		out = out[:0]
-	}
-	if len(x.codec.types) == 1 && isBytesType(x.codec.types[0]) {
-		// One string or binary column: read straight from the pages.
+	} else if len(x.codec.types) == 1 && isBytesType(x.codec.types[0]) {
 		var buf []byte
-		err := readByteArrayKey(ctx, fs, path, x.codec, read, func(vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
+		err = readByteArrayKey(ctx, fs, path, x.codec, read, func(vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
 			eachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
 				if live(pos) {
 					buf = appendEscaped(buf[:0], v)
@@ -1087,14 +1080,14 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 			})
 			return emit()
 		})
-		if !errors.Is(err, errNotByteArray) {
-			return out, err
-		}
-		if flushed { // never: the column's type is checked before its first page
-			return nil, fmt.Errorf("%s: key column %q not read as bytes after part of it was", path, x.codec.names[0])
-		}
-		out = out[:0]
 	}
+	if !errors.Is(err, errNotDirect) {
+		return out, err
+	}
+	if flushed { // never: the column's type is checked before its first page
+		return nil, fmt.Errorf("%s: key column %q not read directly after part of it was", path, x.codec.names[0])
+	}
+	out = out[:0]
 	err = readKeyColumns(ctx, fs, path, x.codec, read, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {
 		if a, ok := cols[0].(*array.Int64); ok && len(cols) == 1 && x.exact {
 			nulls := a.NullN() > 0

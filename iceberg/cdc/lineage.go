@@ -194,7 +194,7 @@ func readRowIDs(ctx context.Context, fs iceio.IO, path string) ([]int64, error) 
 	switch {
 	case errors.Is(err, errNoRowIDColumn):
 		return nil, nil
-	case errors.Is(err, errNotInt64):
+	case errors.Is(err, errNotDirect):
 		return nil, fmt.Errorf("row ids: %s: _row_id is not stored as int64", path)
 	case err != nil:
 		return nil, fmt.Errorf("row ids: %w", err)

@@ -648,71 +648,69 @@ func keyLeaves(pr *file.Reader, codec *keyCodec) ([]int, error) {
 	return out, nil
 }
 
-// errNotInt64 is returned by readInt64Key for a key column not stored as INT64.
-var errNotInt64 = errors.New("key column is not stored as INT64")
+// errNotDirect is returned by a direct read of a key column (readInt64Key,
+// readByteArrayKey) stored as another physical type: the caller then reads it
+// through Arrow.
+var errNotDirect = errors.New("key column is not stored as the direct read's type")
 
 // readInt64Key reads the single key column (codec) of the data file at path
 // straight from its Parquet pages, into one reused buffer, without building Arrow
 // arrays: fn gets each batch's non-null values, in row order, with the position of
 // the batch's first row and, when the column can hold nulls, its definition levels
-// (a row holds a value where its level is maxDef). It returns errNotInt64 when the
-// column is stored otherwise (the caller then reads it through Arrow).
+// (a row holds a value where its level is maxDef). It returns errNotDirect when the
+// column is not stored as INT64.
 func readInt64Key(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64,
 	fn func(vals []int64, defs []int16, maxDef int16, base int64) error) error {
-	return withParquet(fs, path, func(pr *file.Reader) error {
-		leaves, err := keyLeaves(pr, codec)
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if pr.MetaData().Schema.Column(leaves[0]).PhysicalType() == parquet.Types.Int64 {
-			*read += chunkBytes(pr, leaves)
-		}
-		return readInt64Leaf(ctx, pr, path, leaves[0], fn)
-	})
+	return readKey(ctx, fs, path, codec, read, parquet.Types.Int64, int64Batch, fn)
+}
+
+// readByteArrayKey is readInt64Key for a single key column stored as BYTE_ARRAY (a
+// string or binary column): fn gets each batch's values as slices of the decoded
+// page, valid during the call only.
+func readByteArrayKey(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64,
+	fn func(vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error) error {
+	return readKey(ctx, fs, path, codec, read, parquet.Types.ByteArray, byteArrayBatch, fn)
 }
 
 // readInt64Leaf reads the int64 leaf column leaf of pr as readInt64Key describes.
 func readInt64Leaf(ctx context.Context, pr *file.Reader, path string, leaf int,
 	fn func(vals []int64, defs []int16, maxDef int16, base int64) error) error {
-	return readLeaf(ctx, pr, path, leaf, parquet.Types.Int64, errNotInt64,
-		func(cr file.ColumnChunkReader, n int64, vals []int64, defs []int16) (int64, int, bool, error) {
-			ir, ok := cr.(*file.Int64ColumnChunkReader)
-			if !ok {
-				return 0, 0, false, nil
-			}
-			rows, read, err := ir.ReadBatch(n, vals, defs, nil)
-			return rows, read, true, err
-		}, fn)
+	return readLeaf(ctx, pr, path, leaf, parquet.Types.Int64, int64Batch, fn)
 }
 
-// errNotByteArray is returned by readByteArrayKey for a key column not stored as
-// BYTE_ARRAY.
-var errNotByteArray = errors.New("key column is not stored as BYTE_ARRAY")
+func int64Batch(cr file.ColumnChunkReader, n int64, vals []int64, defs []int16) (int64, int, bool, error) {
+	ir, ok := cr.(*file.Int64ColumnChunkReader)
+	if !ok {
+		return 0, 0, false, nil
+	}
+	rows, read, err := ir.ReadBatch(n, vals, defs, nil)
+	return rows, read, true, err
+}
 
-// readByteArrayKey is readInt64Key for a single key column stored as BYTE_ARRAY (a
-// string or binary column): fn gets each batch's values as slices of the decoded
-// page, valid during the call only. It returns errNotByteArray when the column is
-// stored otherwise.
-func readByteArrayKey(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64,
-	fn func(vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error) error {
+func byteArrayBatch(cr file.ColumnChunkReader, n int64, vals []parquet.ByteArray, defs []int16) (int64, int, bool, error) {
+	br, ok := cr.(*file.ByteArrayColumnChunkReader)
+	if !ok {
+		return 0, 0, false, nil
+	}
+	// One page at a time: the values alias the page (ReadBatch copies them).
+	rows, read, err := br.ReadBatchInPage(n, vals, defs, nil)
+	return rows, read, true, err
+}
+
+// readKey reads the single key column (codec) of the data file at path, stored
+// as typ, with readLeaf.
+func readKey[T any](ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64, typ parquet.Type,
+	readBatch func(cr file.ColumnChunkReader, n int64, vals []T, defs []int16) (int64, int, bool, error),
+	fn func(vals []T, defs []int16, maxDef int16, base int64) error) error {
 	return withParquet(fs, path, func(pr *file.Reader) error {
 		leaves, err := keyLeaves(pr, codec)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if pr.MetaData().Schema.Column(leaves[0]).PhysicalType() == parquet.Types.ByteArray {
+		if pr.MetaData().Schema.Column(leaves[0]).PhysicalType() == typ {
 			*read += chunkBytes(pr, leaves)
 		}
-		return readLeaf(ctx, pr, path, leaves[0], parquet.Types.ByteArray, errNotByteArray,
-			func(cr file.ColumnChunkReader, n int64, vals []parquet.ByteArray, defs []int16) (int64, int, bool, error) {
-				br, ok := cr.(*file.ByteArrayColumnChunkReader)
-				if !ok {
-					return 0, 0, false, nil
-				}
-				// One page at a time: the values alias the page (ReadBatch copies them).
-				rows, read, err := br.ReadBatchInPage(n, vals, defs, nil)
-				return rows, read, true, err
-			}, fn)
+		return readLeaf(ctx, pr, path, leaves[0], typ, readBatch, fn)
 	})
 }
 
@@ -734,17 +732,17 @@ func eachValue[T any](vals []T, defs []int16, maxDef int16, base int64, fn func(
 	}
 }
 
-// readLeaf reads the leaf column leaf of pr, of physical type typ (else errNot),
-// in batches of reused buffers through readBatch, which reports false for a column
-// chunk reader of another type: fn gets each batch's non-null values, in row order,
+// readLeaf reads the leaf column leaf of pr, of physical type typ (else
+// errNotDirect), in batches of reused buffers through readBatch, which reports false
+// for a column chunk reader of another type: fn gets each batch's non-null values, in row order,
 // with the position of the batch's first row and, when the column can hold nulls,
 // its definition levels (a row holds a value where its level is maxDef).
-func readLeaf[T any](ctx context.Context, pr *file.Reader, path string, leaf int, typ parquet.Type, errNot error,
+func readLeaf[T any](ctx context.Context, pr *file.Reader, path string, leaf int, typ parquet.Type,
 	readBatch func(cr file.ColumnChunkReader, n int64, vals []T, defs []int16) (rows int64, read int, ok bool, err error),
 	fn func(vals []T, defs []int16, maxDef int16, base int64) error) error {
 	col := pr.MetaData().Schema.Column(leaf)
 	if col.PhysicalType() != typ {
-		return errNot
+		return errNotDirect
 	}
 	maxDef := col.MaxDefinitionLevel()
 	const batch = 1 << 16
@@ -765,7 +763,7 @@ func readLeaf[T any](ctx context.Context, pr *file.Reader, path string, leaf int
 			}
 			rows, n, ok, err := readBatch(cr, batch, vals, defs)
 			if !ok {
-				return errNot
+				return errNotDirect
 			}
 			if err != nil {
 				return fmt.Errorf("read %s: %w", path, err)
@@ -877,7 +875,7 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 			}
 			return nil
 		})
-		if !errors.Is(err, errNotInt64) {
+		if !errors.Is(err, errNotDirect) {
 			return h, err
 		}
 	}
@@ -900,7 +898,7 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 			})
 			return nil
 		})
-		if !errors.Is(err, errNotByteArray) {
+		if !errors.Is(err, errNotDirect) {
 			return h, err
 		}
 	}
