@@ -10,6 +10,7 @@ import (
 	"math"
 	"reflect"
 	goruntime "runtime"
+	"runtime/debug"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -324,9 +325,6 @@ func (f *changeShardFn) StartBundle(ctx context.Context, _ func(string, shardOut
 
 func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard int, packets func(*[]byte) bool, emit func(string, shardOut), dead func(DeadLetter)) error {
 	win := WindowEnd(w)
-	fail := func(err error) error {
-		return config.OpErrorf("write", f.Spec.Table, "shard %d of the window ending %d: %w", shard, win, err)
-	}
 	// Outputs emitted in FinishBundle are in the global window: only shards of the
 	// global window in a batch pipeline run on goroutines.
 	_, global := w.(window.GlobalWindow)
@@ -334,6 +332,13 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 	handle := f.handler(ctx, emit, dead)
 	if err := f.jobs.ready(handle); err != nil {
 		return err
+	}
+	wrap := func(err error) error {
+		return config.OpErrorf("write", f.Spec.Table, "shard %d of the window ending %d: %w", shard, win, err)
+	}
+	fail := func(err error) error {
+		f.jobs.wait(handle) // the bundle fails: the other shards' jobs end first
+		return wrap(err)
 	}
 	refresh := f.rt.refresh
 	if f.Spec.EvolveSchema {
@@ -359,7 +364,7 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 	return f.jobs.run(func(send func(shardEvent)) error {
 		part, err := f.finish(ctx, tbl, sw, parser, out, send)
 		if err != nil {
-			return fail(err)
+			return wrap(err)
 		}
 		send(shardEvent{out: &shardOut{Result: part}})
 		return nil
@@ -534,8 +539,16 @@ func (j *shardJobs) run(job func(send func(shardEvent)) error, handle func(shard
 	}
 	j.running++
 	go func() {
-		err := job(func(e shardEvent) { j.events <- e })
-		j.events <- shardEvent{done: true, err: err}
+		var err error
+		defer func() {
+			// A panic fails the bundle, as on the bundle's goroutine, rather than
+			// the worker process.
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panic in a shard window: %v\n%s", p, debug.Stack())
+			}
+			j.events <- shardEvent{done: true, err: err}
+		}()
+		err = job(func(e shardEvent) { j.events <- e })
 	}()
 	return nil
 }

@@ -2,6 +2,7 @@ package write
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,6 +79,15 @@ func TestShardJobsRunSideBySide(t *testing.T) {
 	}
 	if j.running != 0 || !ran {
 		t.Fatalf("%d jobs still running (the blocked one ran: %v) when the error was returned", j.running, ran)
+	}
+
+	// A job that panics fails the bundle with the panic, not the process.
+	if err := j.ready(handle); err != nil {
+		t.Fatal(err)
+	}
+	j.run(func(send func(shardEvent)) error { panic("shard went wrong") }, handle)
+	if err := j.wait(handle); err == nil || !strings.Contains(err.Error(), "shard went wrong") {
+		t.Fatalf("a job's panic: %v", err)
 	}
 }
 
