@@ -187,15 +187,16 @@ func newKeySet(codec *keyCodec, keys [][]any) (*keySet, error) {
 	return ks, nil
 }
 
-// setSingle sets the lookup of ks's keys by value when they are one long column.
+// setSingle sets the lookup of ks's keys by value and its bit filter (seen) when
+// they are one long column, or the bit filter of their raw bytes (maybeBytes) when
+// they are one string or binary column.
 func (ks *keySet) setSingle() {
 	if len(ks.codec.types) != 1 {
 		return
 	}
 	// About 32 bits per key, at least 4 KiB, at most 8 MiB.
 	b := min(max(bits.Len(uint(len(ks.keys))*32), 15), 26)
-	switch ks.codec.types[0].(type) {
-	case ibg.Int64Type:
+	if _, long := ks.codec.types[0].(ibg.Int64Type); long {
 		ks.single = make(map[int64]int32, len(ks.keys))
 		ks.seen, ks.seenShift = make([]uint64, 1<<(b-6)), uint(64-b)
 		for i, k := range ks.keys {
@@ -204,7 +205,7 @@ func (ks *keySet) setSingle() {
 			b := ks.seenBit(v)
 			ks.seen[b>>6] |= 1 << (b & 63)
 		}
-	case ibg.StringType, ibg.BinaryType: // isBytesType
+	} else if isBytesType(ks.codec.types[0]) {
 		seed := maphash.MakeSeed()
 		ks.bytesSeed = &seed
 		ks.seen, ks.seenShift = make([]uint64, 1<<(b-6)), uint(64-b)
@@ -733,10 +734,11 @@ func eachValue[T any](vals []T, defs []int16, maxDef int16, base int64, fn func(
 }
 
 // readLeaf reads the leaf column leaf of pr, of physical type typ (else
-// errNotDirect), in batches of reused buffers through readBatch, which reports false
-// for a column chunk reader of another type: fn gets each batch's non-null values, in row order,
-// with the position of the batch's first row and, when the column can hold nulls,
-// its definition levels (a row holds a value where its level is maxDef).
+// errNotDirect), in batches of reused buffers through readBatch, which reports
+// false for a column chunk reader of another type: fn gets each batch's non-null
+// values, in row order, with the position of the batch's first row and, when the
+// column can hold nulls, its definition levels (a row holds a value where its
+// level is maxDef).
 func readLeaf[T any](ctx context.Context, pr *file.Reader, path string, leaf int, typ parquet.Type,
 	readBatch func(cr file.ColumnChunkReader, n int64, vals []T, defs []int16) (rows int64, read int, ok bool, err error),
 	fn func(vals []T, defs []int16, maxDef int16, base int64) error) error {

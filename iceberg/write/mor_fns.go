@@ -494,9 +494,10 @@ type shardEvent struct {
 }
 
 // shardJobs runs the shard windows of one bundle of changeShardFn: on goroutines,
-// up to GOMAXPROCS at once, when async (set for each element), else inline. Outputs of the goroutines
-// reach the bundle's goroutine as shardEvents (Beam's emitters are not safe for
-// concurrent use), which hands them to the handler of its current call.
+// up to GOMAXPROCS at once, when async (set for each element), else inline.
+// Outputs of the goroutines reach the bundle's goroutine as shardEvents (Beam's
+// emitters are not safe for concurrent use), which hands them to the handler of
+// its current call.
 type shardJobs struct {
 	async   bool
 	limit   int
@@ -519,16 +520,18 @@ func (j *shardJobs) ready(handle func(shardEvent)) error {
 	for j.running >= j.limit && j.err == nil {
 		j.handle(<-j.events, handle)
 	}
-	for j.err == nil {
+	for drained := false; !drained && j.err == nil; {
 		select {
 		case e := <-j.events:
 			j.handle(e, handle)
-			continue
 		default:
+			drained = true
 		}
-		return nil
 	}
-	return j.wait(handle)
+	if j.err != nil {
+		return j.wait(handle)
+	}
+	return nil
 }
 
 // run runs job, which sends its outputs with send: on a goroutine when async
