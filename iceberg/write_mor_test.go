@@ -79,6 +79,7 @@ func init() {
 	register.Function2x0(stampFn)
 	register.Emitter2[beam.EventTime, DebeziumChange]()
 	beam.RegisterType(reflect.TypeFor[DebeziumChange]())
+	beam.RegisterType(reflect.TypeFor[*DebeziumChange]())
 	beam.RegisterType(reflect.TypeFor[timedChange]())
 }
 
@@ -458,6 +459,39 @@ func TestMergeOnReadDeadLetter(t *testing.T) {
 	// 100 rows - id 10 + id 500; id 11 updated.
 	if len(got) != 100 || got[10] != "" || got[11] != "city-11|NY" || got[500] != "city-500|WA" || got[3] != "city-3|CA" {
 		t.Fatalf("%d rows; 10=%q 11=%q 500=%q 3=%q", len(got), got[10], got[11], got[500], got[3])
+	}
+}
+
+// TestMergeOnReadStructDeadLetter: a merge-on-read write of struct pointers turns
+// each into a row in its parse step; a struct with an unknown change type goes to
+// the dead letter output naming the table and the struct's row, and the other
+// changes commit.
+func TestMergeOnReadStructDeadLetter(t *testing.T) {
+	lc := icebergtest.NewLocalCatalog(t)
+	seedCities(t, lc, "sdl", 100, 3)
+	cfg := iceberg.WriteConfig{Table: "db.sdl", CatalogName: lc.Name, CatalogProperties: lc.Props,
+		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "op", Upsert: true,
+		ChangeTypeMap: map[string]string{"c": iceberg.ChangeInsert, "u": iceberg.ChangeUpdateAfter, "d": iceberg.ChangeDelete},
+		EqualityColumns: []string{"id"}, SinkID: "sdl"}
+	in := []*DebeziumChange{
+		{Op: "d", ID: 10, Seq: 1},
+		{Op: "u", ID: 11, City: "city-11", State: "NY", Seq: 2},
+		{Op: "x", ID: 12, City: "city-12", State: "NY", Seq: 3},
+		{Op: "c", ID: 500, City: "city-500", State: "WA", Seq: 4},
+	}
+	snaps, dead := runMOR(t, cfg, func(s beam.Scope) beam.PCollection { return beam.CreateList(s, in) })
+	if len(dead) != 1 {
+		t.Fatalf("%d dead letters, want 1: %+v", len(dead), dead)
+	}
+	if d := dead[0]; d.Table != "db.sdl" || !strings.Contains(d.Reason, `unknown value "x"`) || !strings.Contains(d.Row, "city-12") {
+		t.Errorf("dead letter %+v: want the unknown op's, naming db.sdl", d)
+	}
+	if len(snaps) != 1 || snaps[0].RowsAdded != 2 {
+		t.Fatalf("snapshots %+v", snaps)
+	}
+	got, _ := cityContents(t, lc, "sdl")
+	if len(got) != 100 || got[10] != "" || got[11] != "city-11|NY" || got[12] != "city-12|CA" || got[500] != "city-500|WA" {
+		t.Fatalf("%d rows; 10=%q 11=%q 12=%q 500=%q", len(got), got[10], got[11], got[12], got[500])
 	}
 }
 

@@ -91,6 +91,7 @@ type Parser struct {
 	out        *row.Schema
 	lastIn     *row.Schema
 	lastLayout layout
+	vals, key  []any // ParseReusing's
 }
 
 // layout maps one row image schema onto the output.
@@ -180,7 +181,7 @@ func (p *Parser) invalid(format string, args ...any) error {
 
 // Validate checks r without building the parsed change: the same checks as Parse.
 func (p *Parser) Validate(r row.Row) error {
-	_, err := p.Parse(r)
+	_, err := p.ParseReusing(r)
 	return err
 }
 
@@ -191,6 +192,23 @@ func (p *Parser) Validate(r row.Row) error {
 // value of the wrong type, a column the table does not have, or a null in a
 // required column of a row to write (INSERT or UPDATE_AFTER).
 func (p *Parser) Parse(r row.Row) (Change, error) {
+	return p.parse(r, make([]any, p.out.Len()), make([]any, len(p.keyIdx)))
+}
+
+// ParseReusing is Parse for a caller done with each change before it parses the next
+// row (it encodes it, say): the change's Row and Key hold slices of the parser that
+// the next call to ParseReusing or Validate overwrites.
+func (p *Parser) ParseReusing(r row.Row) (Change, error) {
+	if p.vals == nil {
+		p.vals, p.key = make([]any, p.out.Len()), make([]any, len(p.keyIdx))
+	}
+	clear(p.vals)
+	return p.parse(r, p.vals, p.key)
+}
+
+// parse is Parse, filling vals (of Schema's length, all nil) and key (one per
+// equality column).
+func (p *Parser) parse(r row.Row, vals, key []any) (Change, error) {
 	kind, seq, img, err := p.env.Open(r)
 	if err != nil {
 		return Change{}, err
@@ -201,7 +219,6 @@ func (p *Parser) Parse(r row.Row) (Change, error) {
 	}
 	c := Change{Kind: kind, Seq: seq}
 	types := p.out.Types()
-	vals := make([]any, p.out.Len())
 	for i, src := range l.src {
 		if src < 0 {
 			continue
@@ -219,7 +236,7 @@ func (p *Parser) Parse(r row.Row) (Change, error) {
 			}
 		}
 	}
-	c.Key = make([]any, len(p.keyIdx))
+	c.Key = key
 	for j, i := range p.keyIdx {
 		if vals[i] == nil {
 			return Change{}, p.invalid("equality column %q is null", p.out.Names()[i])

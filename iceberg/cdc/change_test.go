@@ -114,6 +114,35 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseReusing: ParseReusing gives Parse's change, and a row that lacks a
+// column does not keep the previous row's value in it (the slices are reused).
+func TestParseReusing(t *testing.T) {
+	p, err := NewParser("db.t", citySchema(), debeziumConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := row.New([]string{"op", "id", "city", "state", "seq"}, []any{"u", int64(7), "Austin", "TX", int64(3)})
+	part := row.New([]string{"op", "id", "seq"}, []any{"c", 9, int64(4)})
+	for _, r := range []row.Row{full, part, full} {
+		want, err := p.Parse(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.ParseReusing(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Kind != want.Kind || got.Seq != want.Seq || !slices.Equal(got.Key, want.Key) || !row.Equal(got.Row, want.Row) {
+			t.Fatalf("ParseReusing(%s) = %+v, Parse = %+v", r, got, want)
+		}
+	}
+	a, _ := p.ParseReusing(full)
+	b, _ := p.ParseReusing(part)
+	if &a.Key[0] != &b.Key[0] || b.Row.Value(1) != nil {
+		t.Fatalf("the second call did not reuse the slices, or kept city %v", b.Row.Value(1))
+	}
+}
+
 func TestNewParserErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string

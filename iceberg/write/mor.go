@@ -10,7 +10,8 @@ import (
 // or of one struct type, carrying the control columns) to s. Call PrepareTable on
 // spec first. The pipeline:
 //
-//  1. Parse (changeParseFn): each row is validated (rejects go to the dead letter output
+//  1. Parse (changeParseFn; structChangeParseFn for structs, which become Rows
+//     first): each row is validated (rejects go to the dead letter output
 //     with the reason; tombstones are skipped and counted) and parsed, its row image
 //     taken from the change envelope (cdc.Envelope) and projected by keep or drop;
 //     its key picks a shard (cdc.Sharder); parsed changes
@@ -52,19 +53,19 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if err := CheckWindows(spec.Table, rows); err != nil {
 		return fail(err)
 	}
-	rows, structDead, err := ToRows(s, spec, rows)
+	// Structs become Rows inside the parse DoFn (structChangeParseFn).
+	var parse any = &changeParseFn{Spec: spec}
+	if rows.Type().Type() != rowType {
+		if err := checkStructs(spec.Table, rows); err != nil {
+			return fail(err)
+		}
+		parse = &structChangeParseFn{Spec: spec}
+	}
+	outs, err := beam.TryParDo(s.Scope("ParseChangesIntoShardPackets"), parse, rows)
 	if err != nil {
 		return fail(err)
 	}
-	var deads []beam.PCollection
-	if structDead.IsValid() {
-		deads = append(deads, structDead)
-	}
-	outs, err := beam.TryParDo(s.Scope("ParseChangesIntoShardPackets"), &changeParseFn{Spec: spec}, rows)
-	if err != nil {
-		return fail(err)
-	}
-	deads = append(deads, outs[1])
+	deads := []beam.PCollection{outs[1]}
 	shards := beam.GroupByKey(s.Scope("GroupPacketsByShard"), Rewindow(s, rows, outs[0]))
 	results, err := beam.TryParDo(s.Scope("CollapseAndResolveShardKeys"), &changeShardFn{Spec: spec}, shards)
 	if err != nil {

@@ -184,14 +184,15 @@ type pendingRow struct {
 // add parses r and adds it to its packet, or dead-letters it; with evolve_schema a
 // row the table's schema cannot take evolves it first (see evolve).
 func (f *changeParseFn) add(ctx context.Context, r row.Row, win int64, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) error {
-	c, err := f.parser.Parse(r)
+	// c is encoded into the packet before the next row is parsed.
+	c, err := f.parser.ParseReusing(r)
 	if err != nil && f.Spec.EvolveSchema {
 		changed, reason, eerr := f.evolve(ctx, r, err, emit)
 		if eerr != nil {
 			return eerr
 		}
 		if err = reason; changed {
-			c, err = f.parser.Parse(r)
+			c, err = f.parser.ParseReusing(r)
 		}
 	}
 	if err == nil {
@@ -272,6 +273,39 @@ func (f *changeParseFn) FinishBundle(ctx context.Context, emit func(beam.EventTi
 	f.emitPackets(emit)
 	f.packets = nil
 	return nil
+}
+
+// structChangeParseFn is changeParseFn for a PCollection of one struct type (or
+// pointers to it): it converts each element to a Row itself (structRows) instead of
+// leaving that to a DoFn of its own, which cost every change a further pass through
+// Beam's emit path (as structWriteFn does for append).
+type structChangeParseFn struct {
+	Spec Spec
+
+	p    changeParseFn
+	conv structRows
+}
+
+func (f *structChangeParseFn) Setup(ctx context.Context) error {
+	f.p = changeParseFn{Spec: f.Spec}
+	f.conv.nanos = f.Spec.NanoTimes
+	return f.p.Setup(ctx)
+}
+
+func (f *structChangeParseFn) StartBundle(ctx context.Context, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) {
+	f.p.StartBundle(ctx, emit, dead)
+}
+
+func (f *structChangeParseFn) ProcessElement(ctx context.Context, w beam.Window, v beam.T, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) error {
+	r, ok, err := f.conv.row(v, f.Spec.Table, dead)
+	if !ok {
+		return err
+	}
+	return f.p.ProcessElement(ctx, w, r, emit, dead)
+}
+
+func (f *structChangeParseFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) error {
+	return f.p.FinishBundle(ctx, emit, dead)
 }
 
 // ShardResult is what a merge-on-read shard hands to the committer for one window,
@@ -932,6 +966,7 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 
 func init() {
 	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, int, []byte), func(DeadLetter), error](&changeParseFn{})
+	register.DoFn5x1[context.Context, beam.Window, beam.T, func(beam.EventTime, int, []byte), func(DeadLetter), error](&structChangeParseFn{})
 	beam.RegisterType(reflect.TypeFor[changeShardFn]())
 	beam.RegisterType(reflect.TypeFor[morWriteFn]())
 	beam.RegisterType(reflect.TypeFor[shardOut]())
