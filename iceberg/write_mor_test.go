@@ -471,7 +471,7 @@ func TestMergeOnReadStructDeadLetter(t *testing.T) {
 	seedCities(t, lc, "sdl", 100, 3)
 	cfg := iceberg.WriteConfig{Table: "db.sdl", CatalogName: lc.Name, CatalogProperties: lc.Props,
 		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "op", Upsert: true,
-		ChangeTypeMap: map[string]string{"c": iceberg.ChangeInsert, "u": iceberg.ChangeUpdateAfter, "d": iceberg.ChangeDelete},
+		ChangeTypeMap:   map[string]string{"c": iceberg.ChangeInsert, "u": iceberg.ChangeUpdateAfter, "d": iceberg.ChangeDelete},
 		EqualityColumns: []string{"id"}, SinkID: "sdl"}
 	in := []*DebeziumChange{
 		{Op: "d", ID: 10, Seq: 1},

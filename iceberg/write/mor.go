@@ -10,9 +10,9 @@ import (
 // or of one struct type, carrying the control columns) to s. Call PrepareTable on
 // spec first. The pipeline:
 //
-//  1. Parse (changeParseFn; structChangeParseFn for structs, which become Rows
-//     first): each row is validated (rejects go to the dead letter output
-//     with the reason; tombstones are skipped and counted) and parsed, its row image
+//  1. Parse (changeParseFn, which also turns structs into Rows): each row is
+//     validated (rejects go to the dead letter output with the reason; tombstones
+//     are skipped and counted) and parsed, its row image
 //     taken from the change envelope (cdc.Envelope) and projected by keep or drop;
 //     its key picks a shard (cdc.Sharder); parsed changes
 //     travel in packets per (window, shard), not one element per row.
@@ -53,15 +53,14 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if err := CheckWindows(spec.Table, rows); err != nil {
 		return fail(err)
 	}
-	// Structs become Rows inside the parse DoFn (structChangeParseFn).
-	var parse any = &changeParseFn{Spec: spec}
+	// Structs become Rows inside changeParseFn, not in a DoFn of their own: that
+	// cost every change a further pass through Beam's emit path.
 	if rows.Type().Type() != rowType {
 		if err := checkStructs(spec.Table, rows); err != nil {
 			return fail(err)
 		}
-		parse = &structChangeParseFn{Spec: spec}
 	}
-	outs, err := beam.TryParDo(s.Scope("ParseChangesIntoShardPackets"), parse, rows)
+	outs, err := beam.TryParDo(s.Scope("ParseChangesIntoShardPackets"), &changeParseFn{Spec: spec}, rows)
 	if err != nil {
 		return fail(err)
 	}

@@ -28,7 +28,9 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
-// changeParseFn validates change rows (rejects go to the dead letter output; tombstones,
+// changeParseFn validates change rows (row.Row, or structs of one type or pointers
+// to it, which it turns into Rows itself: see structRows; rejects go to the dead
+// letter output; tombstones,
 // see cdc.ErrTombstone, are skipped and counted), finds each
 // key's shard and packs the parsed changes by (window, shard) into packets, emitted
 // keyed by shard, timestamped in their window, when full and at the end of the bundle. It loads
@@ -53,6 +55,7 @@ type changeParseFn struct {
 	// pending rows wait for the table to be created (see ProcessElement).
 	pending    []pendingRow
 	pendingErr error
+	conv       structRows // for a PCollection of structs
 }
 
 type packetKey struct {
@@ -65,6 +68,7 @@ func (f *changeParseFn) Setup(ctx context.Context) error {
 	if f.rt, err = f.Spec.runtime(); err != nil {
 		return err
 	}
+	f.conv.nanos = f.Spec.NanoTimes
 	f.env, err = f.Spec.envelope(f.rt)
 	return err
 }
@@ -127,7 +131,15 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 	return nil, nil
 }
 
-func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, r row.Row, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) error {
+// ProcessElement parses v, a row.Row or a struct (see changeParseFn).
+func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, v beam.T, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) error {
+	r, ok := v.(row.Row)
+	if !ok {
+		var err error
+		if r, ok, err = f.conv.row(v, f.Spec.Table, dead); !ok {
+			return err
+		}
+	}
 	if f.env.IsTombstone(r) {
 		TombstonesSkipped.Inc(ctx, 1)
 		return nil
@@ -273,39 +285,6 @@ func (f *changeParseFn) FinishBundle(ctx context.Context, emit func(beam.EventTi
 	f.emitPackets(emit)
 	f.packets = nil
 	return nil
-}
-
-// structChangeParseFn is changeParseFn for a PCollection of one struct type (or
-// pointers to it): it converts each element to a Row itself (structRows) instead of
-// leaving that to a DoFn of its own, which cost every change a further pass through
-// Beam's emit path (as structWriteFn does for append).
-type structChangeParseFn struct {
-	Spec Spec
-
-	p    changeParseFn
-	conv structRows
-}
-
-func (f *structChangeParseFn) Setup(ctx context.Context) error {
-	f.p = changeParseFn{Spec: f.Spec}
-	f.conv.nanos = f.Spec.NanoTimes
-	return f.p.Setup(ctx)
-}
-
-func (f *structChangeParseFn) StartBundle(ctx context.Context, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) {
-	f.p.StartBundle(ctx, emit, dead)
-}
-
-func (f *structChangeParseFn) ProcessElement(ctx context.Context, w beam.Window, v beam.T, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) error {
-	r, ok, err := f.conv.row(v, f.Spec.Table, dead)
-	if !ok {
-		return err
-	}
-	return f.p.ProcessElement(ctx, w, r, emit, dead)
-}
-
-func (f *structChangeParseFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) error {
-	return f.p.FinishBundle(ctx, emit, dead)
 }
 
 // ShardResult is what a merge-on-read shard hands to the committer for one window,
@@ -965,8 +944,7 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 }
 
 func init() {
-	register.DoFn5x1[context.Context, beam.Window, row.Row, func(beam.EventTime, int, []byte), func(DeadLetter), error](&changeParseFn{})
-	register.DoFn5x1[context.Context, beam.Window, beam.T, func(beam.EventTime, int, []byte), func(DeadLetter), error](&structChangeParseFn{})
+	register.DoFn5x1[context.Context, beam.Window, beam.T, func(beam.EventTime, int, []byte), func(DeadLetter), error](&changeParseFn{})
 	beam.RegisterType(reflect.TypeFor[changeShardFn]())
 	beam.RegisterType(reflect.TypeFor[morWriteFn]())
 	beam.RegisterType(reflect.TypeFor[shardOut]())
