@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	ibg "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
@@ -125,6 +126,149 @@ type StructValues struct {
 	cols    []int // cols[k]: schema column of mapped field k
 	convs   []toValueFn
 	rows    *Schema // Schema of the rows Row returns
+
+	// flat, when every mapped field is one (see flatField), lets AppendValues read
+	// the fields of a struct whose memory it can address (flatTypes) without
+	// reflection, boxing them into two slabs per row; words and strs are the slabs'
+	// lengths.
+	flat        []flatField
+	words, strs int
+	flatTypes   [2]unsafe.Pointer // runtime type words of *T and, when boxed indirectly, T
+}
+
+// flatField is a mapped field of a bool, number or string type (or a pointer to
+// one, nil being null) that is not a value type (isValueType): AppendValues boxes
+// it as the unnamed Go type compileToValue gives it.
+type flatField struct {
+	off  uintptr        // in the struct
+	typ  unsafe.Pointer // runtime type word of the boxed value
+	kind reflect.Kind
+	ptr  bool
+}
+
+// flatFieldOf returns the flatField of struct field f, false when it is not one.
+func flatFieldOf(f reflect.StructField) (flatField, bool) {
+	t, ptr := f.Type, false
+	if t.Kind() == reflect.Pointer {
+		t, ptr = t.Elem(), true
+	}
+	if isValueType(t) {
+		return flatField{}, false
+	}
+	var typ unsafe.Pointer
+	switch t.Kind() {
+	case reflect.Bool:
+		typ = typeWord[bool]()
+	case reflect.Int8:
+		typ = typeWord[int8]()
+	case reflect.Int16:
+		typ = typeWord[int16]()
+	case reflect.Int32:
+		typ = typeWord[int32]()
+	case reflect.Int:
+		typ = typeWord[int]()
+	case reflect.Int64:
+		typ = typeWord[int64]()
+	case reflect.Uint8:
+		typ = typeWord[uint8]()
+	case reflect.Uint16:
+		typ = typeWord[uint16]()
+	case reflect.Uint32:
+		typ = typeWord[uint32]()
+	case reflect.Uint, reflect.Uint64:
+		typ = typeWord[uint64]()
+	case reflect.Float32:
+		typ = typeWord[float32]()
+	case reflect.Float64:
+		typ = typeWord[float64]()
+	case reflect.String:
+		typ = typeString
+	default:
+		return flatField{}, false
+	}
+	return flatField{off: f.Offset, typ: typ, kind: t.Kind(), ptr: ptr}, true
+}
+
+// initFlat sets up the flat path when every mapped field is a flatField.
+func (sv *StructValues) initFlat() {
+	t := sv.mapping.Type
+	flat := make([]flatField, len(sv.mapping.Fields))
+	words, strs := 0, 0
+	for k, mf := range sv.mapping.Fields {
+		f, ok := flatFieldOf(t.Field(mf.Index))
+		if !ok {
+			return
+		}
+		flat[k] = f
+		if f.kind == reflect.String {
+			strs++
+		} else {
+			words++
+		}
+	}
+	sv.flat, sv.words, sv.strs = flat, words, strs
+	sv.flatTypes[0] = typeWordOf(reflect.PointerTo(t))
+	// A T in an interface points to its value unless T is pointer-shaped (a struct
+	// of one pointer field, say), whose zero value is then a nil data word.
+	if z := reflect.Zero(t).Interface(); (*eface)(unsafe.Pointer(&z)).data != nil {
+		sv.flatTypes[1] = typeWordOf(t)
+	}
+}
+
+// typeWordOf returns the runtime type word of t.
+func typeWordOf(t reflect.Type) unsafe.Pointer {
+	z := reflect.Zero(t).Interface()
+	return (*eface)(unsafe.Pointer(&z)).typ
+}
+
+// appendFlat appends the values of the struct at p (see flat).
+func (sv *StructValues) appendFlat(dst []any, p unsafe.Pointer) []any {
+	start := len(dst)
+	for range sv.fields {
+		dst = append(dst, nil)
+	}
+	var words []uint64
+	var strs []string
+	if sv.words > 0 {
+		words = make([]uint64, sv.words)
+	}
+	if sv.strs > 0 {
+		strs = make([]string, sv.strs)
+	}
+	w, j := 0, 0
+	for k, f := range sv.flat {
+		fp := unsafe.Add(p, f.off)
+		if f.ptr {
+			if fp = *(*unsafe.Pointer)(fp); fp == nil {
+				continue
+			}
+		}
+		var slot unsafe.Pointer
+		if f.kind == reflect.String {
+			strs[j] = *(*string)(fp)
+			slot = unsafe.Pointer(&strs[j])
+			j++
+		} else {
+			slot = unsafe.Pointer(&words[w])
+			w++
+			switch f.kind {
+			case reflect.Bool, reflect.Int8, reflect.Uint8:
+				*(*uint8)(slot) = *(*uint8)(fp)
+			case reflect.Int16, reflect.Uint16:
+				*(*uint16)(slot) = *(*uint16)(fp)
+			case reflect.Int32, reflect.Uint32, reflect.Float32:
+				*(*uint32)(slot) = *(*uint32)(fp)
+			case reflect.Int:
+				*(*int)(slot) = *(*int)(fp)
+			case reflect.Uint:
+				*(*uint64)(slot) = uint64(*(*uint)(fp))
+			default: // Int64, Uint64, Float64
+				*(*uint64)(slot) = *(*uint64)(fp)
+			}
+		}
+		dst[start+sv.cols[k]] = boxAt(f.typ, slot)
+	}
+	return dst
 }
 
 type toValueFn func(reflect.Value) (any, error)
@@ -152,6 +296,7 @@ func NewStructValues(t reflect.Type, sc *ibg.Schema) (*StructValues, error) {
 			return nil, fmt.Errorf("iceberg: struct values: %w", inColumn(names[cols[k]], err))
 		}
 	}
+	sv.initFlat()
 	return sv, nil
 }
 
@@ -189,6 +334,11 @@ func (sv *StructValues) Row(v any) (Row, error) {
 // AppendValues appends v's raw values in schema column order to dst, without
 // validating them against the column types (BatchBuilder does that).
 func (sv *StructValues) AppendValues(dst []any, v any) ([]any, error) {
+	if sv.flat != nil {
+		if e := (*eface)(unsafe.Pointer(&v)); e.typ == sv.flatTypes[0] && e.data != nil || e.typ == sv.flatTypes[1] && e.typ != nil {
+			return sv.appendFlat(dst, e.data), nil
+		}
+	}
 	rv, err := structValue(v)
 	if err != nil {
 		return dst, err

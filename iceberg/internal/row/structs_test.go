@@ -2,6 +2,7 @@ package row
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -376,5 +377,132 @@ func TestStructFastPaths(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want[1:]) {
 		t.Fatalf("got  %+v\nwant %+v", got, want[1:])
+	}
+}
+
+type myInt64 int64
+
+// flatRow has a field of every kind StructValues reads without reflection (see
+// flatField) and the schema inference takes (not uint and uint64), named and
+// pointer types among them.
+type flatRow struct {
+	B   bool
+	I8  int8
+	I16 int16
+	I32 int32
+	I   int
+	I64 myInt64
+	U8  uint8
+	U16 uint16
+	U32 uint32
+	F32 float32
+	F64 float64
+	S   string
+	PS  *string
+	PI  *int64
+	PF  *float64
+	PB  *bool
+}
+
+// onePointer is boxed in an interface as its pointer (pointer-shaped): the flat
+// path must not take the interface's data word for its address.
+type onePointer struct {
+	S *string
+}
+
+// TestStructValuesFlat: the flat path (no reflection, values boxed in slabs) gives
+// the values and Go types of the reflection path, for structs and pointers to
+// them, nil pointer fields null, a later row not sharing an earlier row's values;
+// a pointer-shaped struct, a pointer to a pointer and a nil pointer take the
+// reflection path.
+func TestStructValuesFlat(t *testing.T) {
+	s1, s2 := "x\x00y", "other"
+	i64, f64, b := int64(-9), 2.5, true
+	rows := []flatRow{
+		{B: true, I8: -8, I16: -16, I32: -32, I: -1 << 40, I64: -64, U8: 8, U16: 16, U32: 32,
+			F32: 3.25, F64: -6.5, S: "héllo", PS: &s1, PI: &i64, PF: &f64, PB: &b},
+		{S: s2},
+	}
+	sc, err := InferStructSchema(reflect.TypeFor[flatRow]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat, err := NewStructValues(reflect.TypeFor[flatRow](), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flat.flat == nil {
+		t.Fatal("flatRow does not take the flat path")
+	}
+	slow, _ := NewStructValues(reflect.TypeFor[flatRow](), sc)
+	slow.flat = nil
+	same := func(what string, got, want []any) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+		}
+		for i := range want {
+			if reflect.TypeOf(got[i]) != reflect.TypeOf(want[i]) || got[i] != want[i] {
+				t.Errorf("%s: column %s = %#v (%T), want %#v (%T)", what, sc.Field(i).Name, got[i], got[i], want[i], want[i])
+			}
+		}
+	}
+	var firsts [][]any
+	for _, r := range rows {
+		want, err := slow.AppendValues(nil, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []any{r, &r} {
+			got, err := flat.AppendValues(nil, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			same(fmt.Sprintf("%T", v), got, want)
+			firsts = append(firsts, got)
+		}
+	}
+	want, _ := slow.AppendValues(nil, rows[0])
+	same("the first row after the second", firsts[0], want)
+
+	pp := &rows[0]
+	if got, err := flat.AppendValues(nil, &pp); err != nil {
+		t.Fatal(err)
+	} else {
+		same("**flatRow", got, want)
+	}
+	if _, err := flat.Values((*flatRow)(nil)); !errors.Is(err, ErrTypeMismatch) {
+		t.Errorf("nil *flatRow: %v, want ErrTypeMismatch", err)
+	}
+	if _, err := flat.Values(onePointer{}); !errors.Is(err, ErrTypeMismatch) {
+		t.Errorf("another type: %v, want ErrTypeMismatch", err)
+	}
+
+	osc, _ := InferStructSchema(reflect.TypeFor[onePointer]())
+	op, err := NewStructValues(reflect.TypeFor[onePointer](), osc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []any{onePointer{S: &s2}, &onePointer{S: &s2}, onePointer{}} {
+		got, err := op.Values(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := (onePointer{S: &s2}); reflect.DeepEqual(v, w) || reflect.DeepEqual(v, &w) {
+			if got[0] != s2 {
+				t.Errorf("%#v: %#v, want %q", v, got, s2)
+			}
+		} else if got[0] != nil {
+			t.Errorf("%#v: %#v, want null", v, got)
+		}
+	}
+
+	type withTime struct {
+		S string
+		T time.Time
+	}
+	tsc, _ := InferStructSchema(reflect.TypeFor[withTime]())
+	if wt, err := NewStructValues(reflect.TypeFor[withTime](), tsc); err != nil || wt.flat != nil {
+		t.Errorf("a struct with a time.Time field: flat %v, %v; want the reflection path", wt != nil && wt.flat != nil, err)
 	}
 }
