@@ -3,6 +3,7 @@ package cdc
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"errors"
@@ -39,17 +40,30 @@ func Compare(a, b *Record) int {
 
 const (
 	arenaChunk = 1 << 20 // bytes per arena chunk
-	entrySize  = 40      // bytes accounted per in-memory record besides its data
+	entrySize  = 48      // bytes accounted per in-memory record besides its data
 	spillBuf   = 256 << 10
 	mergeBuf   = 64 << 10
 )
 
 // entry is a record held in memory: its key and row live in the arena.
 type entry struct {
+	// prefix is the key's first 8 bytes, big-endian, zero-padded: entries whose
+	// prefixes differ order as their keys do without reading the arena.
+	prefix     uint64
 	chunk, off uint32
 	klen, rlen uint32
 	seq        int64
 	kind       Kind
+}
+
+// keyPrefix returns entry.prefix of key.
+func keyPrefix(key []byte) uint64 {
+	if len(key) >= 8 {
+		return binary.BigEndian.Uint64(key)
+	}
+	var b [8]byte
+	copy(b[:], key)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // Sorter sorts one shard's changes by (key, sequence number, kind) with at most
@@ -124,7 +138,7 @@ func (s *Sorter) Add(key []byte, seq int64, kind Kind, packedRow []byte) error {
 	c = append(c, key...)
 	c = append(c, packedRow...)
 	s.chunks[ci] = c
-	s.entries = append(s.entries, entry{chunk: uint32(ci), off: uint32(off), klen: uint32(len(key)),
+	s.entries = append(s.entries, entry{prefix: keyPrefix(key), chunk: uint32(ci), off: uint32(off), klen: uint32(len(key)),
 		rlen: uint32(len(packedRow)), seq: seq, kind: kind})
 	s.used += int64(n) + entrySize
 	s.added++
@@ -141,6 +155,9 @@ func (s *Sorter) record(e *entry, r *Record) {
 func (s *Sorter) sortEntries() {
 	var a, b Record
 	slices.SortFunc(s.entries, func(x, y entry) int {
+		if x.prefix != y.prefix {
+			return cmp.Compare(x.prefix, y.prefix)
+		}
 		s.record(&x, &a)
 		s.record(&y, &b)
 		return Compare(&a, &b)

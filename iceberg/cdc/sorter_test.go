@@ -83,3 +83,65 @@ func TestSorterInMemory(t *testing.T) {
 		t.Fatalf("got %q with %d spills", got, s.Spills())
 	}
 }
+
+// TestSorterKeyPrefix: keys shorter and longer than the 8-byte prefix the in-memory
+// sort compares first, keys that are prefixes of others, and keys holding 0x00
+// (equal zero-padded prefixes) sort bytewise, then by sequence number and kind.
+func TestSorterKeyPrefix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte{0, 1, 'a', 0xff}
+	var want []Record
+	s := NewSorter(64<<20, t.TempDir())
+	defer s.Close()
+	for range 20000 {
+		k := make([]byte, rng.IntN(12))
+		for i := range k {
+			k[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		r := Record{Key: k, Seq: int64(rng.IntN(3)), Kind: Kind(1 + rng.IntN(4))}
+		want = append(want, r)
+		if err := s.Add(r.Key, r.Seq, r.Kind, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.SortFunc(want, func(a, b Record) int { return Compare(&a, &b) })
+	i := 0
+	for r, err := range s.Sorted() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := want[i]; !bytes.Equal(r.Key, w.Key) || r.Seq != w.Seq || r.Kind != w.Kind {
+			t.Fatalf("record %d = (%x,%d,%s), want (%x,%d,%s)", i, r.Key, r.Seq, r.Kind, w.Key, w.Seq, w.Kind)
+		}
+		i++
+	}
+	if i != len(want) || s.Spills() != 0 {
+		t.Fatalf("%d records, want %d; %d spills, want 0", i, len(want), s.Spills())
+	}
+}
+
+// BenchmarkSorter adds 100,000 changes with random 8-byte keys (a long key column)
+// and 40-byte rows to an in-memory sorter and reads them back sorted.
+func BenchmarkSorter(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	keys := make([][]byte, 100_000)
+	for i := range keys {
+		keys[i] = binary.BigEndian.AppendUint64(nil, rng.Uint64())
+	}
+	row := bytes.Repeat([]byte("r"), 40)
+	b.ReportAllocs()
+	for b.Loop() {
+		s := NewSorter(64<<20, b.TempDir())
+		for i, k := range keys {
+			if err := s.Add(k, int64(i), UpdateAfter, row); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, err := range s.Sorted() {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		s.Close()
+	}
+}
