@@ -142,6 +142,100 @@ func (k *keyCodec) append(dst []byte, vals []any) ([]byte, error) {
 	return dst, nil
 }
 
+// decode appends to dst the key values (as append takes them, normalized to the
+// columns' types) of the encoded key enc.
+func (k *keyCodec) decode(dst []any, enc []byte) ([]any, error) {
+	short := func(i int) ([]any, error) {
+		return nil, fmt.Errorf("equality column %q: encoded key %x is cut short", k.names[i], enc)
+	}
+	for i, t := range k.types {
+		switch t := t.(type) {
+		case ibg.BooleanType:
+			if len(enc) < 1 {
+				return short(i)
+			}
+			dst, enc = append(dst, enc[0] == 1), enc[1:]
+		case ibg.Int32Type, ibg.DateType:
+			if len(enc) < 4 {
+				return short(i)
+			}
+			v := int32(binary.BigEndian.Uint32(enc) ^ 1<<31)
+			if _, date := t.(ibg.DateType); date {
+				dst = append(dst, ibg.Date(v))
+			} else {
+				dst = append(dst, v)
+			}
+			enc = enc[4:]
+		case ibg.Int64Type, ibg.TimeType, ibg.TimestampType, ibg.TimestampTzType, ibg.TimestampNsType, ibg.TimestampTzNsType:
+			if len(enc) < 8 {
+				return short(i)
+			}
+			v := int64(binary.BigEndian.Uint64(enc) ^ 1<<63)
+			switch t.(type) {
+			case ibg.TimeType:
+				dst = append(dst, ibg.Time(v))
+			case ibg.TimestampType, ibg.TimestampTzType:
+				dst = append(dst, ibg.Timestamp(v))
+			case ibg.TimestampNsType, ibg.TimestampTzNsType:
+				dst = append(dst, ibg.TimestampNano(v))
+			default:
+				dst = append(dst, v)
+			}
+			enc = enc[8:]
+		case ibg.UUIDType:
+			if len(enc) < 16 {
+				return short(i)
+			}
+			dst, enc = append(dst, uuid.UUID(enc[:16])), enc[16:]
+		case ibg.DecimalType:
+			if len(enc) < 16 {
+				return short(i)
+			}
+			n := decimal128.New(int64(binary.BigEndian.Uint64(enc)^1<<63), binary.BigEndian.Uint64(enc[8:]))
+			dst, enc = append(dst, ibg.Decimal{Val: n, Scale: t.Scale()}), enc[16:]
+		case ibg.StringType, ibg.BinaryType, ibg.FixedType:
+			var b []byte
+			for j := 0; ; j++ {
+				if j+1 >= len(enc) {
+					return short(i)
+				}
+				if enc[j] != 0 {
+					continue
+				}
+				if enc[j+1] == 1 { // the terminator
+					b = unescape(enc[:j])
+					enc = enc[j+2:]
+					break
+				}
+				j++ // 0x00 0xFF: an escaped 0x00
+			}
+			if _, str := t.(ibg.StringType); str {
+				dst = append(dst, string(b))
+			} else {
+				dst = append(dst, b)
+			}
+		default:
+			return nil, fmt.Errorf("equality column %q: cannot decode %s", k.names[i], t)
+		}
+	}
+	if len(enc) != 0 {
+		return nil, fmt.Errorf("encoded key has %d bytes past its %d columns", len(enc), len(k.types))
+	}
+	return dst, nil
+}
+
+// unescape returns a copy of b with each 0x00 0xFF (appendEscaped) back to 0x00.
+func unescape(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for j := 0; j < len(b); j++ {
+		out = append(out, b[j])
+		if b[j] == 0 {
+			j++
+		}
+	}
+	return out
+}
+
 // arrowKeyFn appends the key encoding of row i of one Arrow column.
 type arrowKeyFn func(dst []byte, i int) []byte
 

@@ -309,16 +309,22 @@ func (w *ShardWindow) deadLate(out ShardOutput, from *row.Schema, body []byte, s
 // row's _row_id.
 func (w *ShardWindow) collapse(updates *heldUpdates, res *ShardResult, out ShardOutput) ([][]any, error) {
 	p := w.cfg.Parser
-	sc := p.Schema()
 	var keys [][]any
 	err := CollapseChecked(w.sorter.Sorted(), w.cfg.Upsert, func(n *Net) error {
 		res.MaxSeq = max(res.MaxSeq, n.MaxSeq)
 		if n.DeletePrior {
-			r, _, err := row.DecodeBody(sc, n.Row)
+			// The key's values, from its encoding: no need to decode the row. A key
+			// encoded with other column types (an equality column promoted outside
+			// the write) takes them from the row, re-encoded in the current schema.
+			k, err := p.keys.decode(make([]any, 0, len(p.keyIdx)), n.Key)
 			if err != nil {
-				return err
+				r, _, rerr := row.DecodeBody(p.Schema(), n.Row)
+				if rerr != nil {
+					return rerr
+				}
+				k = p.KeyOf(r)
 			}
-			keys = append(keys, p.KeyOf(r))
+			keys = append(keys, k)
 		}
 		if !n.Write {
 			return nil
