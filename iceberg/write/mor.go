@@ -53,8 +53,7 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if err := CheckWindows(spec.Table, rows); err != nil {
 		return fail(err)
 	}
-	// Structs become Rows inside changeParseFn, not in a DoFn of their own: that
-	// cost every change a further pass through Beam's emit path.
+	// Structs become Rows inside changeParseFn.
 	if rows.Type().Type() != rowType {
 		if err := checkStructs(spec.Table, rows); err != nil {
 			return fail(err)

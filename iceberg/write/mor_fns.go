@@ -28,14 +28,15 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
-// changeParseFn validates change rows (row.Row, or structs of one type or pointers
-// to it, which it turns into Rows itself: see structRows; rejects go to the dead
-// letter output; tombstones,
-// see cdc.ErrTombstone, are skipped and counted), finds each
-// key's shard and packs the parsed changes by (window, shard) into packets, emitted
-// keyed by shard, timestamped in their window, when full and at the end of the bundle. It loads
-// the table on its first row, creating it from the first row whose schema can be
-// inferred (no null value) when missing.
+// changeParseFn validates change rows, finds each key's shard and packs the parsed
+// changes by (window, shard) into packets, emitted keyed by shard, timestamped in
+// their window, when full and at the end of the bundle. Its elements are row.Row,
+// or structs of one type or pointers to it, which it turns into Rows itself (see
+// structRows): a DoFn of their own cost every change a further pass through Beam's
+// emit path. Rejects go to the dead letter output; tombstones (see
+// cdc.ErrTombstone) are skipped and counted. It loads the table on its first row,
+// creating it from the first row whose schema can be inferred (no null value) when
+// missing.
 type changeParseFn struct {
 	Spec Spec
 
