@@ -15,7 +15,9 @@ this script; see README.md ("Merge bench").
    existing ids: ~60% updates, ~20% deletes; ~20% inserts of new ids; no id
    twice) as JSON lines, then applies it with icebeam (morbatch, one process and
    one pipeline on prism per round, so a cold worker each time) and with Spark
-   MERGE INTO, in alternating order. Times: icebeam's pipeline run time as
+   MERGE INTO, in alternating order, each after the machine is idle again
+   (settle: the Spark JVM's work after a MERGE slowed the next icebeam run by up
+   to 2x on 2 cores). Times: icebeam's pipeline run time as
    morbatch reports it and the process wall time; Spark's MERGE statement wall
    time. Also icebeam's peak RSS (morbatch's VmHWM) and, when its counters
    report it (icebeam.key_index_build_ms), the share of the pipeline time spent
@@ -132,6 +134,28 @@ def create_table(spark, ident, rows, files):
         FROM range(0, {rows}, 1, {files})""")
 
 
+def cpu_ticks():
+    """Returns the machine's busy and total CPU ticks from /proc/stat."""
+    with open("/proc/stat") as f:
+        vals = [int(v) for v in f.readline().split()[1:]]
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
+    return sum(vals) - idle, sum(vals)
+
+
+def settle(max_s=15.0, window=0.25, busy_frac=0.1):
+    """Waits until the machine is idle (at most busy_frac of its CPUs busy over a
+    window), at most max_s seconds, and returns the seconds waited. On 2 cores the
+    Spark JVM's work after a MERGE (GC, cleanup) otherwise lands on the next run."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < max_s:
+        b0, t0_ticks = cpu_ticks()
+        time.sleep(window)
+        b1, t1_ticks = cpu_ticks()
+        if t1_ticks > t0_ticks and (b1 - b0) / (t1_ticks - t0_ticks) <= busy_frac:
+            break
+    return time.perf_counter() - t0
+
+
 def spark_merge(spark, ident, path):
     spark.read.schema(BATCH_SCHEMA).json(path).createOrReplaceTempView("batch")
     t0 = time.perf_counter()
@@ -239,6 +263,7 @@ def run_rounds(spark, a, model, batch, done, run_id):
         counts = {k: sum(1 for c in changes if c[0] == k) for k in "UDI"}
         ib = sp = None
         for engine in (("icebeam", "spark") if rnd % 2 else ("spark", "icebeam")):
+            settle()
             if engine == "icebeam":
                 ib = icebeam_merge(a, f"{NS}.icebeam", path, "bench-%s-r%d" % (run_id, rnd),
                                    os.path.join(a.work, "logs", "round-%03d.log" % rnd))
