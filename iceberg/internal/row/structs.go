@@ -128,12 +128,14 @@ type StructValues struct {
 	rows    *Schema // Schema of the rows Row returns
 
 	// flat, when every mapped field is one (see flatField), lets AppendValues read
-	// the fields of a struct whose memory it can address (flatTypes) without
+	// the fields of a struct whose memory it can address (ptrType, valType) without
 	// reflection, boxing them into two slabs per row; words and strs are the slabs'
 	// lengths.
 	flat        []flatField
 	words, strs int
-	flatTypes   [2]unsafe.Pointer // runtime type words of *T and, when boxed indirectly, T
+	// ptrType is the runtime type word of *T; valType that of T when an interface
+	// holds a T by its address (nil when T is pointer-shaped).
+	ptrType, valType unsafe.Pointer
 }
 
 // flatField is a mapped field of a bool, number or string type (or a pointer to
@@ -207,11 +209,11 @@ func (sv *StructValues) initFlat() {
 		}
 	}
 	sv.flat, sv.words, sv.strs = flat, words, strs
-	sv.flatTypes[0] = typeWordOf(reflect.PointerTo(t))
+	sv.ptrType = typeWordOf(reflect.PointerTo(t))
 	// A T in an interface points to its value unless T is pointer-shaped (a struct
 	// of one pointer field, say), whose zero value is then a nil data word.
 	if z := reflect.Zero(t).Interface(); (*eface)(unsafe.Pointer(&z)).data != nil {
-		sv.flatTypes[1] = typeWordOf(t)
+		sv.valType = typeWordOf(t)
 	}
 }
 
@@ -335,7 +337,7 @@ func (sv *StructValues) Row(v any) (Row, error) {
 // validating them against the column types (BatchBuilder does that).
 func (sv *StructValues) AppendValues(dst []any, v any) ([]any, error) {
 	if sv.flat != nil {
-		if e := (*eface)(unsafe.Pointer(&v)); e.typ == sv.flatTypes[0] && e.data != nil || e.typ == sv.flatTypes[1] && e.typ != nil {
+		if e := (*eface)(unsafe.Pointer(&v)); e.typ == sv.ptrType && e.data != nil || e.typ == sv.valType && e.typ != nil {
 			return sv.appendFlat(dst, e.data), nil
 		}
 	}
