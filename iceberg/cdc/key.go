@@ -240,46 +240,85 @@ func unescape(b []byte) []byte {
 type arrowKeyFn func(dst []byte, i int) []byte
 
 // arrowEncoder returns the encoder of column i's values in arr, as read from a data
-// file, or an error when the Arrow type does not fit the column.
+// file, or an error when the Arrow type does not fit the column's type. A file
+// written before a type promotion holds the narrower type: an int column promoted
+// to long reads as Int32, a date promoted to a timestamp as Date32 (days); their
+// values are encoded as the column's type encodes them, so that they equal the
+// keys of changes.
 func (k *keyCodec) arrowEncoder(i int, arr arrow.Array) (arrowKeyFn, error) {
 	if ext, ok := arr.(array.ExtensionArray); ok {
 		arr = ext.Storage()
 	}
+	var fn arrowKeyFn
 	switch a := arr.(type) {
 	case *array.Boolean:
-		return func(dst []byte, j int) []byte {
-			if a.Value(j) {
-				return append(dst, 1)
+		if _, ok := k.types[i].(ibg.BooleanType); ok {
+			fn = func(dst []byte, j int) []byte {
+				if a.Value(j) {
+					return append(dst, 1)
+				}
+				return append(dst, 0)
 			}
-			return append(dst, 0)
-		}, nil
-	case *array.Int32:
-		return func(dst []byte, j int) []byte { return appendInt32(dst, a.Value(j)) }, nil
-	case *array.Date32:
-		return func(dst []byte, j int) []byte { return appendInt32(dst, int32(a.Value(j))) }, nil
-	case *array.Int64:
-		return func(dst []byte, j int) []byte { return appendInt64(dst, a.Value(j)) }, nil
-	case *array.Time64:
-		return func(dst []byte, j int) []byte { return appendInt64(dst, int64(a.Value(j))) }, nil
-	case *array.Timestamp:
-		return func(dst []byte, j int) []byte { return appendInt64(dst, int64(a.Value(j))) }, nil
-	case *array.String:
-		return func(dst []byte, j int) []byte { return appendEscapedString(dst, a.Value(j)) }, nil
-	case *array.LargeString:
-		return func(dst []byte, j int) []byte { return appendEscapedString(dst, a.Value(j)) }, nil
-	case *array.Binary:
-		return func(dst []byte, j int) []byte { return appendEscaped(dst, a.Value(j)) }, nil
-	case *array.LargeBinary:
-		return func(dst []byte, j int) []byte { return appendEscaped(dst, a.Value(j)) }, nil
-	case *array.FixedSizeBinary:
-		if _, isUUID := k.types[i].(ibg.UUIDType); isUUID {
-			return func(dst []byte, j int) []byte { return append(dst, a.Value(j)...) }, nil
 		}
-		return func(dst []byte, j int) []byte { return appendEscaped(dst, a.Value(j)) }, nil
+	case *array.Int32:
+		switch k.types[i].(type) {
+		case ibg.Int32Type:
+			fn = func(dst []byte, j int) []byte { return appendInt32(dst, a.Value(j)) }
+		case ibg.Int64Type:
+			fn = func(dst []byte, j int) []byte { return appendInt64(dst, int64(a.Value(j))) }
+		}
+	case *array.Date32:
+		switch k.types[i].(type) {
+		case ibg.DateType:
+			fn = func(dst []byte, j int) []byte { return appendInt32(dst, int32(a.Value(j))) }
+		case ibg.TimestampType, ibg.TimestampTzType:
+			fn = func(dst []byte, j int) []byte { return appendInt64(dst, int64(a.Value(j))*86_400_000_000) }
+		case ibg.TimestampNsType, ibg.TimestampTzNsType:
+			fn = func(dst []byte, j int) []byte { return appendInt64(dst, int64(a.Value(j))*86_400_000_000_000) }
+		}
+	case *array.Int64:
+		if _, ok := k.types[i].(ibg.Int64Type); ok {
+			fn = func(dst []byte, j int) []byte { return appendInt64(dst, a.Value(j)) }
+		}
+	case *array.Time64:
+		if _, ok := k.types[i].(ibg.TimeType); ok {
+			fn = func(dst []byte, j int) []byte { return appendInt64(dst, int64(a.Value(j))) }
+		}
+	case *array.Timestamp:
+		switch k.types[i].(type) {
+		case ibg.TimestampType, ibg.TimestampTzType, ibg.TimestampNsType, ibg.TimestampTzNsType:
+			fn = func(dst []byte, j int) []byte { return appendInt64(dst, int64(a.Value(j))) }
+		}
+	case *array.String, *array.LargeString, *array.Binary, *array.LargeBinary:
+		switch k.types[i].(type) {
+		case ibg.StringType, ibg.BinaryType: // string and binary promote to each other
+			switch a := a.(type) {
+			case *array.String:
+				fn = func(dst []byte, j int) []byte { return appendEscapedString(dst, a.Value(j)) }
+			case *array.LargeString:
+				fn = func(dst []byte, j int) []byte { return appendEscapedString(dst, a.Value(j)) }
+			case *array.Binary:
+				fn = func(dst []byte, j int) []byte { return appendEscaped(dst, a.Value(j)) }
+			case *array.LargeBinary:
+				fn = func(dst []byte, j int) []byte { return appendEscaped(dst, a.Value(j)) }
+			}
+		}
+	case *array.FixedSizeBinary:
+		switch k.types[i].(type) {
+		case ibg.UUIDType:
+			fn = func(dst []byte, j int) []byte { return append(dst, a.Value(j)...) }
+		case ibg.FixedType:
+			fn = func(dst []byte, j int) []byte { return appendEscaped(dst, a.Value(j)) }
+		}
 	case *array.Decimal128:
-		return func(dst []byte, j int) []byte { return appendDecimal(dst, a.Value(j)) }, nil
+		if _, ok := k.types[i].(ibg.DecimalType); ok {
+			fn = func(dst []byte, j int) []byte { return appendDecimal(dst, a.Value(j)) }
+		}
 	}
-	return nil, fmt.Errorf("equality column %q: cannot read Arrow type %s as %s", k.names[i], arr.DataType(), k.types[i])
+	if fn == nil {
+		return nil, fmt.Errorf("equality column %q: cannot read Arrow type %s as %s", k.names[i], arr.DataType(), k.types[i])
+	}
+	return fn, nil
 }
 
 // literal returns column i's value v as an iceberg-go literal for planning.

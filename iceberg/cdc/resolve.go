@@ -303,14 +303,41 @@ func (r Resolver) plan(ctx context.Context, tbl *table.Table, ks *keySet) (map[s
 		}
 		preds = append(preds, pred)
 	}
-	tasks, err := tbl.Scan(table.WithRowFilter(balancedOr(preds)), table.WithSelectedFields(ks.codec.names...)).PlanFiles(ctx)
+	filter := balancedOr(preds)
+	promoted := promotedKey(tbl, ks.codec)
+	if promoted {
+		// iceberg-go's metrics evaluator fails on the narrower bounds of the files
+		// written before the promotion; keyRanges reads them.
+		filter = ibg.AlwaysTrue{}
+	}
+	tasks, err := tbl.Scan(table.WithRowFilter(filter), table.WithSelectedFields(ks.codec.names...)).PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	var ranges *keyRanges
+	if promoted {
+		ranges = newKeyRanges(ks)
+	}
 	for _, t := range tasks {
-		out[t.File.FilePath()] = t
+		if ranges == nil || ranges.mayHold(t.File) {
+			out[t.File.FilePath()] = t
+		}
 	}
 	return out, nil
+}
+
+// promotedKey reports whether one of the key columns had another type in one of
+// tbl's schemas (an int promoted to long, say): files written before then hold
+// the older type.
+func promotedKey(tbl *table.Table, codec *keyCodec) bool {
+	for _, sc := range tbl.Metadata().Schemas() {
+		for i, id := range codec.ids {
+			if f, ok := sc.FindFieldByID(id); ok && !f.Type.Equals(codec.types[i]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // balancedOr ORs preds as a balanced tree (depth log n, not n).
@@ -906,13 +933,10 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 	}
 	err = readKeyColumns(ctx, fs, path, ks.codec, read, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {
 		n := cols[0].Len()
-		if ks.single != nil {
-			a, ok := cols[0].(*array.Int64)
-			if !ok {
-				return fmt.Errorf("%s: key column %q is %s, want int64", path, ks.codec.names[0], cols[0].DataType())
-			}
-			vals := a.Int64Values()
-			for j, v := range vals[:n] {
+		// One long column by value; other columns, and the Int32 values of a long
+		// column in a file written before its promotion, by their encoding (encs).
+		if a, ok := cols[0].(*array.Int64); ok && ks.single != nil {
+			for j, v := range a.Int64Values()[:n] {
 				if !ks.maybeKey(v) {
 					continue
 				}
