@@ -394,8 +394,9 @@ func TestMergeOnReadEvolveSchema(t *testing.T) {
 
 // TestReadEvolvedTable reads the table TestWriteEvolveSchema evolves with a filter on
 // the widened column: files written before the update have 4-byte bounds for it,
-// which iceberg-go v0.7.0 cannot read when pruning; Read plans without pruning then
-// and still filters the rows.
+// which iceberg-go v0.7.0 cannot read when pruning; Read and ReadChanges plan
+// without pruning then (ReadChanges the live files of each snapshot) and still
+// filter the rows.
 func TestReadEvolvedTable(t *testing.T) {
 	lc := icebergtest.NewLocalCatalog(t)
 	seedEvolve(t, lc, "ev", false)
@@ -408,8 +409,27 @@ func TestReadEvolvedTable(t *testing.T) {
 		Filter: "n >= 10", Keep: []string{"id", "n"}})
 	passert.Equals(s, beam.ParDo(s, rowString, got), "{id: 10, n: 10}", "{id: 11, n: 11}", "{id: 14, n: 1099511627776}")
 	ptest.RunAndValidate(t, p)
+
+	p, s = beam.NewPipelineWithRoot()
+	changes, err := iceberg.TryReadChanges(s, iceberg.ChangesConfig{Table: "db.ev", CatalogName: lc.Name, CatalogProperties: lc.Props,
+		Filter: "n >= 10", Keep: []string{"id", "n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	passert.Equals(s, beam.ParDo(s, changeString, changes), "INSERT 10 10", "INSERT 11 11", "INSERT 14 1099511627776")
+	ptest.RunAndValidate(t, p)
 }
 
 func rowString(r iceberg.Row) string { return r.String() }
 
-func init() { register.Function1x1(rowString) }
+func changeString(r iceberg.Row) string {
+	op, _ := r.Get("_change_type")
+	id, _ := r.Get("id")
+	n, _ := r.Get("n")
+	return fmt.Sprint(op, " ", id, " ", n)
+}
+
+func init() {
+	register.Function1x1(rowString)
+	register.Function1x1(changeString)
+}

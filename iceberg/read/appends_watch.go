@@ -169,12 +169,7 @@ func (o appendsOps) base(ctx context.Context, tbl *table.Table, we *snapshotWate
 func (o appendsOps) scan(ctx context.Context, tbl *table.Table, id int64, at mtime.Time) (int, error) {
 	spec := o.fn.Spec.Spec
 	spec.SnapshotID = id
-	scan, err := spec.NewScan(tbl)
-	if err != nil {
-		return 0, err
-	}
-	defer scan.Close()
-	tasks, err := scan.PlanFiles(ctx)
+	tasks, err := planFiltered(ctx, spec, func(s Spec) (*table.Scan, error) { return s.NewScan(tbl) })
 	if err != nil {
 		return 0, config.OpErrorf("read", spec.Table, "plan: %w", err)
 	}

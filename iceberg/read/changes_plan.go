@@ -119,13 +119,13 @@ func planChanges(ctx context.Context, tbl *table.Table, spec ChangesSpec) ([]Cha
 // liveFiles plans the live data files of snapshot id (with the filter pushed down),
 // each as one whole-file task carrying the deletes live in that snapshot.
 func liveFiles(ctx context.Context, tbl *table.Table, spec Spec, id int64) (map[string]table.FileScanTask, error) {
-	filter, err := spec.FilterExpr(tbl.Schema())
-	if err != nil {
-		return nil, err
-	}
-	scan := tbl.Scan(table.WithSnapshotID(id), table.WithRowFilter(filter), table.WithCaseSensitive(true))
-	defer scan.Close()
-	tasks, err := scan.PlanFiles(ctx)
+	tasks, err := planFiltered(ctx, spec, func(s Spec) (*table.Scan, error) {
+		filter, err := s.FilterExpr(tbl.Schema())
+		if err != nil {
+			return nil, err
+		}
+		return tbl.Scan(table.WithSnapshotID(id), table.WithRowFilter(filter), table.WithCaseSensitive(true)), nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %d: %w", id, err)
 	}

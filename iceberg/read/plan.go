@@ -25,27 +25,7 @@ func (fn *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(Task))
 	if err != nil {
 		return err
 	}
-	scan, err := fn.Spec.NewScan(tbl)
-	if err != nil {
-		return err
-	}
-	defer scan.Close()
-	tasks, err := scan.PlanFiles(ctx)
-	if errors.Is(err, ibg.ErrInvalidBinSerialization) && fn.Spec.Filter != "" {
-		// iceberg-go v0.7.0 cannot read the column statistics of data files written
-		// before their column widened (the 4-byte bounds of an int column now long, of
-		// a float now double): plan without the filter's pruning. Each task's read
-		// still applies the filter to its rows.
-		log.Warnf(ctx, "iceberg: read %s: planning with the filter failed (%v): planning every file, filtering rows as they are read", fn.Spec.Table, err)
-		all := fn.Spec
-		all.Filter = ""
-		var unfiltered *table.Scan
-		if unfiltered, err = all.NewScan(tbl); err != nil {
-			return err
-		}
-		defer unfiltered.Close()
-		tasks, err = unfiltered.PlanFiles(ctx)
-	}
+	tasks, err := planFiltered(ctx, fn.Spec, func(s Spec) (*table.Scan, error) { return s.NewScan(tbl) })
 	if err != nil {
 		return config.OpErrorf("read", fn.Spec.Table, "plan: %w", err)
 	}
@@ -63,4 +43,25 @@ func (fn *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(Task))
 	bytesPlanned.Inc(ctx, bytes)
 	log.Infof(ctx, "iceberg: read %s: planned %d file scan tasks (%d bytes)", fn.Spec.Table, len(tasks), bytes)
 	return nil
+}
+
+// planFiltered plans the scan newScan makes of spec, its filter pushed down to
+// manifest, partition and column-statistics pruning. iceberg-go v0.7.0 cannot read
+// the column statistics of data files written before their column widened (the
+// 4-byte bounds of an int column now long, of a float now double) and fails the
+// planning; planFiltered then plans the scan of spec without the filter, every
+// file: each task's read still applies the filter to its rows.
+func planFiltered(ctx context.Context, spec Spec, newScan func(Spec) (*table.Scan, error)) ([]table.FileScanTask, error) {
+	scan, err := newScan(spec)
+	if err != nil {
+		return nil, err
+	}
+	defer scan.Close()
+	tasks, err := scan.PlanFiles(ctx)
+	if errors.Is(err, ibg.ErrInvalidBinSerialization) && spec.Filter != "" {
+		log.Warnf(ctx, "iceberg: read %s: planning with the filter failed (%v): planning every file, filtering rows as they are read", spec.Table, err)
+		spec.Filter = ""
+		return planFiltered(ctx, spec, newScan)
+	}
+	return tasks, err
 }
