@@ -19,6 +19,12 @@ import (
 // UUIDs raw, decimals as their 128-bit unscaled value. Equal keys encode equally,
 // which is all grouping needs; the order keeps neighbouring keys together for
 // planning.
+//
+// An int encodes as a long (8 bytes), so that a key's encoding survives the int ->
+// long promotion of its column during a run: changes parsed with the schema before
+// it (by a worker that has not seen it, or held in a shuffle) go to the same shard,
+// and sort with the same key, as those parsed after. Decimals are invariant under
+// their promotion (a wider precision) too; a date promoted to a timestamp is not.
 type keyCodec struct {
 	names []string
 	ids   []int
@@ -105,7 +111,7 @@ func (k *keyCodec) appendValue(dst []byte, i int, v any) ([]byte, error) {
 		}
 		return append(dst, 0), nil
 	case int32:
-		return appendInt32(dst, x), nil
+		return appendInt64(dst, int64(x)), nil
 	case ibg.Date:
 		return appendInt32(dst, int32(x)), nil
 	case int64:
@@ -155,17 +161,20 @@ func (k *keyCodec) decode(dst []any, enc []byte) ([]any, error) {
 				return short(i)
 			}
 			dst, enc = append(dst, enc[0] == 1), enc[1:]
-		case ibg.Int32Type, ibg.DateType:
+		case ibg.DateType:
 			if len(enc) < 4 {
 				return short(i)
 			}
-			v := int32(binary.BigEndian.Uint32(enc) ^ 1<<31)
-			if _, date := t.(ibg.DateType); date {
-				dst = append(dst, ibg.Date(v))
-			} else {
-				dst = append(dst, v)
+			dst, enc = append(dst, ibg.Date(int32(binary.BigEndian.Uint32(enc)^1<<31))), enc[4:]
+		case ibg.Int32Type:
+			if len(enc) < 8 {
+				return short(i)
 			}
-			enc = enc[4:]
+			v := int64(binary.BigEndian.Uint64(enc) ^ 1<<63)
+			if v != int64(int32(v)) {
+				return nil, fmt.Errorf("equality column %q: encoded key %x holds %d, out of the int range", k.names[i], enc, v)
+			}
+			dst, enc = append(dst, int32(v)), enc[8:]
 		case ibg.Int64Type, ibg.TimeType, ibg.TimestampType, ibg.TimestampTzType, ibg.TimestampNsType, ibg.TimestampTzNsType:
 			if len(enc) < 8 {
 				return short(i)
@@ -244,7 +253,8 @@ type arrowKeyFn func(dst []byte, i int) []byte
 // written before a type promotion holds the narrower type: an int column promoted
 // to long reads as Int32, a date promoted to a timestamp as Date32 (days); their
 // values are encoded as the column's type encodes them, so that they equal the
-// keys of changes.
+// keys of changes. Int64 values of an int column (a file written after a
+// promotion the codec's schema predates) encode as ints do, as longs.
 func (k *keyCodec) arrowEncoder(i int, arr arrow.Array) (arrowKeyFn, error) {
 	if ext, ok := arr.(array.ExtensionArray); ok {
 		arr = ext.Storage()
@@ -262,9 +272,7 @@ func (k *keyCodec) arrowEncoder(i int, arr arrow.Array) (arrowKeyFn, error) {
 		}
 	case *array.Int32:
 		switch k.types[i].(type) {
-		case ibg.Int32Type:
-			fn = func(dst []byte, j int) []byte { return appendInt32(dst, a.Value(j)) }
-		case ibg.Int64Type:
+		case ibg.Int32Type, ibg.Int64Type: // an int encodes as a long
 			fn = func(dst []byte, j int) []byte { return appendInt64(dst, int64(a.Value(j))) }
 		}
 	case *array.Date32:
@@ -277,7 +285,8 @@ func (k *keyCodec) arrowEncoder(i int, arr arrow.Array) (arrowKeyFn, error) {
 			fn = func(dst []byte, j int) []byte { return appendInt64(dst, int64(a.Value(j))*86_400_000_000_000) }
 		}
 	case *array.Int64:
-		if _, ok := k.types[i].(ibg.Int64Type); ok {
+		switch k.types[i].(type) {
+		case ibg.Int64Type, ibg.Int32Type: // the latter: the column was promoted since the codec's schema
 			fn = func(dst []byte, j int) []byte { return appendInt64(dst, a.Value(j)) }
 		}
 	case *array.Time64:

@@ -211,9 +211,9 @@ func newKeyIndex(codec *keyCodec, limitBytes int64, parts int) *KeyIndex {
 		switch t.(type) {
 		case ibg.BooleanType:
 			x.width++
-		case ibg.Int32Type, ibg.DateType:
+		case ibg.DateType:
 			x.width += 4
-		case ibg.Int64Type, ibg.TimeType, ibg.TimestampType, ibg.TimestampTzType, ibg.TimestampNsType, ibg.TimestampTzNsType:
+		case ibg.Int32Type, ibg.Int64Type, ibg.TimeType, ibg.TimestampType, ibg.TimestampTzType, ibg.TimestampNsType, ibg.TimestampTzNsType:
 			x.width += 8
 		default:
 			x.exact = false

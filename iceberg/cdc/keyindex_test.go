@@ -634,7 +634,7 @@ func TestRouteExactKeys(t *testing.T) {
 	for _, tc := range []struct {
 		typ   ibg.Type
 		width int
-	}{{ibg.PrimitiveTypes.Int64, 8}, {ibg.PrimitiveTypes.Int32, 4}} {
+	}{{ibg.PrimitiveTypes.Int64, 8}, {ibg.PrimitiveTypes.Int32, 8}, {ibg.PrimitiveTypes.Date, 4}} {
 		sc := ibg.NewSchema(0, ibg.NestedField{ID: 1, Name: "id", Type: tc.typ, Required: true})
 		codec, err := newKeyCodec(sc, []string{"id"})
 		if err != nil {

@@ -163,3 +163,103 @@ func TestArrowEncoderPromoted(t *testing.T) {
 		t.Fatalf("int32 values for a string column: %v", err)
 	}
 }
+
+// TestPromotedKeyMidRun: the key column id is promoted from int to long while a
+// run holds changes parsed with the schema before (a worker that has not seen
+// the promotion, a shuffle's packets). A key parsed with either schema must
+// encode the same, go to the same shard, and collapse with the other schema's
+// changes of that key in one shard window: an update parsed before the
+// promotion, then a delete parsed after, leave no row.
+func TestPromotedKeyMidRun(t *testing.T) {
+	cat := icebergtest.NewLocalCatalog(t)
+	sc := ibg.NewSchemaWithIdentifiers(0, []int{1},
+		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int32, Required: true},
+		ibg.NestedField{ID: 2, Name: "city", Type: ibg.PrimitiveTypes.String},
+		ibg.NestedField{ID: 3, Name: "state", Type: ibg.PrimitiveTypes.String},
+	)
+	tbl := icebergtest.CreateTable(t, cat.Catalog, "db.midrun", sc)
+	var seed [][]any
+	for i := int32(1); i <= 100; i++ {
+		seed = append(seed, []any{i, fmt.Sprintf("city-%d", i), "CA"})
+	}
+	rec := icebergtest.Records(t, tbl.Schema(), seed)
+	tbl = icebergtest.AppendRecords(t, tbl, rec)
+	rec.Release()
+	oldParser, err := NewParser("db.midrun", tbl.Schema(), debeziumConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldID := tbl.Schema().ID
+	tx := tbl.NewTransaction()
+	if err := tx.UpdateSchema(true, false).UpdateColumn([]string{"id"}, table.ColumnUpdate{
+		FieldType: ibg.Optional[ibg.Type]{Valid: true, Val: ibg.PrimitiveTypes.Int64}}).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = tx.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	newParser, err := NewParser("db.midrun", tbl.Schema(), debeziumConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	sharder, err := NewSharder(tbl, []string{"id"}, 16, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{-1 << 31, -1, 0, 5, 7, 1 << 20, 1<<31 - 1} {
+		var enc [2][]byte
+		for i, p := range []*Parser{oldParser, newParser} {
+			c, err := p.Parse(intChange(i == 0, "u", id, "x", 1))
+			if err != nil {
+				t.Fatalf("parse %d with parser %d: %v", id, i, err)
+			}
+			if enc[i], err = p.AppendKey(nil, c.Key); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(enc[0], enc[1]) {
+			t.Fatalf("key %d encodes as %x with the int schema, %x with the long one", id, enc[0], enc[1])
+		}
+		if a, b := sharder.Shard(enc[0], nil), sharder.Shard(enc[1], nil); a != b {
+			t.Fatalf("key %d goes to shard %d with the int schema, %d with the long one", id, a, b)
+		}
+	}
+
+	f := &fixture{cat: cat, ident: tbl.Identifier(), parser: newParser, keys: []string{"id"}, format: config.DeleteFormatDV, shards: 1}
+	before, rejected := pack(oldParser, oldID, []row.Row{intChange(true, "u", 5, "updated", 1), intChange(true, "u", 7, "first", 3)}, 3)
+	after, rejected2 := pack(newParser, tbl.Schema().ID, []row.Row{change("d", 5, "", "", 2), change("u", 7, "second", "CA", 4)}, 3)
+	if len(rejected)+len(rejected2) > 0 {
+		t.Fatalf("rejected: %v %v", rejected, rejected2)
+	}
+	run, err := runPackets(f.shardConfig(tbl, true), append(before, after...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.dead) > 0 {
+		t.Fatalf("dead letters: %v", run.dead)
+	}
+	w := window{deletes: Deletes{KeyColumns: f.keys, Format: f.format}}
+	w.deletes.Resolved = append(w.deletes.Resolved, run.Resolution)
+	w.dataFiles = writeRows(t, tbl, run.lineageRows(tbl), run.lineage)
+	f.commit(t, w)
+	f.check(t)
+	got := f.contents(t)
+	if len(got) != 99 {
+		t.Errorf("%d ids after the changes, want 99", len(got))
+	}
+	for id, want := range map[int64][]string{5: nil, 7: {"second|CA"}, 6: {"city-6|CA"}} {
+		if fmt.Sprint(got[id]) != fmt.Sprint(want) {
+			t.Errorf("id %d: %v, want %v", id, got[id], want)
+		}
+	}
+}
+
+// intChange is change with the id an int32 when narrow (a row of the schema
+// before the promotion).
+func intChange(narrow bool, op string, id int64, city string, seq int64) row.Row {
+	if !narrow {
+		return change(op, id, city, "CA", seq)
+	}
+	return row.New([]string{"op", "id", "city", "state", "seq"}, []any{op, int32(id), city, "CA", seq})
+}
