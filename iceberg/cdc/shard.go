@@ -2,6 +2,7 @@ package cdc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"math"
@@ -253,6 +254,13 @@ func (w *ShardWindow) addPacket(p []byte, res *ShardResult, out ShardOutput) err
 	return err
 }
 
+// ErrUnknownSchema is the error of a packet parsed with a table schema the
+// ShardWindow's table does not have: a worker parsed it with a newer schema than
+// the shard's table (loaded before the table evolved). Its changes cannot be
+// re-encoded in an older schema (new columns would be lost): the caller reloads
+// the table and runs the window again.
+var ErrUnknownSchema = errors.New("the changes were parsed with a newer table schema than the shard's")
+
 // packetSchema returns the row schema of the table schema id when it is not the
 // current one, nil when it is.
 func (w *ShardWindow) packetSchema(id int) (*row.Schema, error) {
@@ -264,7 +272,7 @@ func (w *ShardWindow) packetSchema(id int) (*row.Schema, error) {
 	}
 	old, ok := w.cfg.Table.Schemas()[id]
 	if !ok {
-		return nil, fmt.Errorf("table has no schema %d", id)
+		return nil, fmt.Errorf("table has no schema %d: %w", id, ErrUnknownSchema)
 	}
 	from := row.SchemaOf(old)
 	w.schemas[id] = from

@@ -2,6 +2,7 @@ package cdc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -119,7 +120,7 @@ func TestShardWindowOlderSchema(t *testing.T) {
 		t.Fatalf("delete keys %v", run.DeleteKeys)
 	}
 	bad, _ := pack(p, 99, []row.Row{change("c", 1, "a", "CA", 3)}, 1)
-	if _, err := runPackets(sc, bad, nil); err == nil || !strings.Contains(err.Error(), "table has no schema 99") {
+	if _, err := runPackets(sc, bad, nil); !errors.Is(err, ErrUnknownSchema) || !strings.Contains(err.Error(), "table has no schema 99") {
 		t.Fatalf("a packet of schema 99: err = %v", err)
 	}
 }

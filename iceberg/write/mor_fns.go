@@ -454,6 +454,11 @@ func (f *changeShardFn) sort(tbl *table.Table, committed *cdc.Committed, packets
 	for packets(&p) {
 		if err := sw.Add(p, out); err != nil {
 			sw.Close()
+			if errors.Is(err, cdc.ErrUnknownSchema) {
+				// The bundle fails; its retry loads the table afresh, not from the
+				// cache (which would hold the older metadata up to its refresh).
+				catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, f.Spec.Table)
+			}
 			return nil, nil, err
 		}
 	}
