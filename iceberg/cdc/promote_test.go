@@ -25,12 +25,7 @@ import (
 // key index, and a change to an old row must delete it.
 func TestPromotedIntKey(t *testing.T) {
 	cat := icebergtest.NewLocalCatalog(t)
-	sc := ibg.NewSchemaWithIdentifiers(0, []int{1},
-		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int32, Required: true},
-		ibg.NestedField{ID: 2, Name: "city", Type: ibg.PrimitiveTypes.String},
-		ibg.NestedField{ID: 3, Name: "state", Type: ibg.PrimitiveTypes.String},
-	)
-	tbl := icebergtest.CreateTable(t, cat.Catalog, "db.promoted", sc)
+	tbl := intKeyTable(t, cat, "db.promoted")
 	rows := func(lo, hi int, id func(int) any) [][]any {
 		var out [][]any
 		for i := lo; i <= hi; i++ {
@@ -44,18 +39,7 @@ func TestPromotedIntKey(t *testing.T) {
 		tbl = icebergtest.AppendRecords(t, tbl, rec)
 		rec.Release()
 	}
-	tx := tbl.NewTransaction()
-	if err := tx.UpdateSchema(true, false).UpdateColumn([]string{"id"}, table.ColumnUpdate{
-		FieldType: ibg.Optional[ibg.Type]{Valid: true, Val: ibg.PrimitiveTypes.Int64}}).Commit(); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := tx.Commit(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := tbl.Schema().Field(0).Type.(ibg.Int64Type); !ok {
-		t.Fatalf("id is %s after the promotion", tbl.Schema().Field(0).Type)
-	}
+	tbl = promoteID(t, tbl)
 	p, err := NewParser("db.promoted", tbl.Schema(), debeziumConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -172,12 +156,7 @@ func TestArrowEncoderPromoted(t *testing.T) {
 // promotion, then a delete parsed after, leave no row.
 func TestPromotedKeyMidRun(t *testing.T) {
 	cat := icebergtest.NewLocalCatalog(t)
-	sc := ibg.NewSchemaWithIdentifiers(0, []int{1},
-		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int32, Required: true},
-		ibg.NestedField{ID: 2, Name: "city", Type: ibg.PrimitiveTypes.String},
-		ibg.NestedField{ID: 3, Name: "state", Type: ibg.PrimitiveTypes.String},
-	)
-	tbl := icebergtest.CreateTable(t, cat.Catalog, "db.midrun", sc)
+	tbl := intKeyTable(t, cat, "db.midrun")
 	var seed [][]any
 	for i := int32(1); i <= 100; i++ {
 		seed = append(seed, []any{i, fmt.Sprintf("city-%d", i), "CA"})
@@ -190,14 +169,7 @@ func TestPromotedKeyMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	oldID := tbl.Schema().ID
-	tx := tbl.NewTransaction()
-	if err := tx.UpdateSchema(true, false).UpdateColumn([]string{"id"}, table.ColumnUpdate{
-		FieldType: ibg.Optional[ibg.Type]{Valid: true, Val: ibg.PrimitiveTypes.Int64}}).Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if tbl, err = tx.Commit(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tbl = promoteID(t, tbl)
 	newParser, err := NewParser("db.midrun", tbl.Schema(), debeziumConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -262,4 +234,33 @@ func intChange(narrow bool, op string, id int64, city string, seq int64) row.Row
 		return change(op, id, city, "CA", seq)
 	}
 	return row.New([]string{"op", "id", "city", "state", "seq"}, []any{op, int32(id), city, "CA", seq})
+}
+
+// intKeyTable creates table name with the identifier column id an int, and city
+// and state strings.
+func intKeyTable(t *testing.T, cat *icebergtest.LocalCatalog, name string) *table.Table {
+	sc := ibg.NewSchemaWithIdentifiers(0, []int{1},
+		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int32, Required: true},
+		ibg.NestedField{ID: 2, Name: "city", Type: ibg.PrimitiveTypes.String},
+		ibg.NestedField{ID: 3, Name: "state", Type: ibg.PrimitiveTypes.String},
+	)
+	return icebergtest.CreateTable(t, cat.Catalog, name, sc)
+}
+
+// promoteID commits the promotion of tbl's column id from int to long and returns
+// the table after it.
+func promoteID(t *testing.T, tbl *table.Table) *table.Table {
+	tx := tbl.NewTransaction()
+	if err := tx.UpdateSchema(true, false).UpdateColumn([]string{"id"}, table.ColumnUpdate{
+		FieldType: ibg.Optional[ibg.Type]{Valid: true, Val: ibg.PrimitiveTypes.Int64}}).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := tx.Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tbl.Schema().Field(0).Type.(ibg.Int64Type); !ok {
+		t.Fatalf("id is %s after the promotion", tbl.Schema().Field(0).Type)
+	}
+	return tbl
 }
