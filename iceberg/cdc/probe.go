@@ -93,42 +93,82 @@ func expectedFor(tbl *table.Table, codec *keyCodec, limit int, create bool) *Exp
 
 func (e *Expected) restart(codec *keyCodec) {
 	if e.ks != nil {
-		expectations.keys.Add(-int64(len(e.ks.keys)))
+		expectations.keys.Add(-int64(len(e.ks.enc)))
 	}
 	e.ks = &keySet{codec: codec, index: map[string]int32{}}
 	e.over, e.probed, e.snapID = false, false, 0
 	e.hits, e.scanned, e.tasks, e.read, e.took = nil, nil, nil, 0, 0
 }
 
-// Add expects key, whose values are normalized to the table's types and enc their
-// encoding (Parser.AppendKey). Once a scan has served resolutions, the next Add
-// starts a new set (the next batch run of a process). It returns true when the
-// keys have just gone past the limit: from then on the worker's key index
-// resolves them, as without expected keys.
-func (e *Expected) Add(enc []byte, key []any) bool {
+// KeyBatch holds encoded keys (Parser.AppendKey) for one Expected.Add: a parse
+// stage collects the keys of many rows and adds them under one lock.
+type KeyBatch struct {
+	buf  []byte
+	ends []int
+}
+
+// Append adds the encoded key enc (copied).
+func (b *KeyBatch) Append(enc []byte) {
+	b.buf = append(b.buf, enc...)
+	b.ends = append(b.ends, len(b.buf))
+}
+
+// Len is the number of keys in b.
+func (b *KeyBatch) Len() int { return len(b.ends) }
+
+// Reset empties b, keeping its memory.
+func (b *KeyBatch) Reset() { b.buf, b.ends = b.buf[:0], b.ends[:0] }
+
+// Add expects the keys of b, encoded as Parser.AppendKey encodes them. Once a
+// scan has served resolutions, the next Add starts a new set (the next batch run
+// of a process). It returns true when the keys have just gone past the limit:
+// from then on the worker's key index resolves them, as without expected keys.
+// The keys' values are decoded when the scan needs them.
+func (e *Expected) Add(b *KeyBatch) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.probed {
 		e.restart(e.ks.codec)
 	}
-	if e.over {
-		return false
+	start := 0
+	for _, end := range b.ends {
+		enc := b.buf[start:end]
+		start = end
+		if e.over {
+			return false
+		}
+		if _, ok := e.ks.index[string(enc)]; ok {
+			continue
+		}
+		if len(e.ks.enc) >= e.limit || expectations.keys.Load() >= int64(e.limit) {
+			e.over = true
+			expectations.keys.Add(-int64(len(e.ks.enc)))
+			e.ks = &keySet{codec: e.ks.codec, index: map[string]int32{}}
+			return true
+		}
+		expectations.keys.Add(1)
+		s := string(enc)
+		e.ks.index[s] = int32(len(e.ks.enc))
+		e.ks.enc = append(e.ks.enc, s)
 	}
-	if _, ok := e.ks.index[string(enc)]; ok {
-		return false
-	}
-	if len(e.ks.keys) >= e.limit || expectations.keys.Load() >= int64(e.limit) {
-		e.over = true
-		expectations.keys.Add(-int64(len(e.ks.keys)))
-		e.ks = &keySet{codec: e.ks.codec, index: map[string]int32{}}
-		return true
-	}
-	expectations.keys.Add(1)
-	s := string(enc)
-	e.ks.index[s] = int32(len(e.ks.keys))
-	e.ks.keys = append(e.ks.keys, slices.Clone(key))
-	e.ks.enc = append(e.ks.enc, s)
 	return false
+}
+
+// decodeKeys sets the values of the expected keys from their encodings.
+func (e *Expected) decodeKeys() error {
+	ks := e.ks
+	n := len(ks.codec.types)
+	vals := make([]any, 0, len(ks.enc)*n)
+	ks.keys = make([][]any, len(ks.enc))
+	var err error
+	for i, enc := range ks.enc {
+		at := len(vals)
+		if vals, err = ks.codec.decode(vals, []byte(enc)); err != nil {
+			return err
+		}
+		ks.keys[i] = vals[at:len(vals):len(vals)]
+	}
+	return nil
 }
 
 // resolve returns ks's resolution from the scan of the expected keys at tbl's
@@ -147,7 +187,7 @@ func (e *Expected) resolve(ctx context.Context, tbl *table.Table, ks *keySet, sc
 	if e.probed && e.snapID != snapID {
 		return nil, false, nil
 	}
-	to := make([]int32, len(e.ks.keys)) // expected key -> key of ks
+	to := make([]int32, len(e.ks.enc)) // expected key -> key of ks
 	for i := range to {
 		to[i] = -1
 	}
@@ -189,6 +229,9 @@ func (e *Expected) resolve(ctx context.Context, tbl *table.Table, ks *keySet, sc
 // GOMAXPROCS files at a time.
 func (e *Expected) scan(ctx context.Context, tbl *table.Table) error {
 	start := time.Now()
+	if err := e.decodeKeys(); err != nil {
+		return err
+	}
 	e.ks.setSingle()
 	e.tasks = map[string]table.FileScanTask{}
 	if tbl.CurrentSnapshot() == nil || len(e.ks.keys) == 0 {

@@ -20,14 +20,8 @@ func expectKeys(t *testing.T, r Resolver, f *fixture, keys [][]any) *Expected {
 	if err != nil || e == nil {
 		t.Fatalf("expect: %v, %v", e, err)
 	}
-	for _, k := range keys {
-		enc, err := e.ks.codec.append(nil, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Add(enc, k) {
-			t.Fatalf("key %v went past the limit of %d", k, e.limit)
-		}
+	if addKeys(t, e, keys...) {
+		t.Fatalf("the %d keys went past the limit of %d", len(keys), e.limit)
 	}
 	return e
 }
@@ -107,11 +101,9 @@ func TestExpectedResolvesByOneScan(t *testing.T) {
 		t.Fatalf("after a commit: found %d, read %v (want the new file, by the index)", res.Found(), res.Scanned)
 	}
 	// The next run's Add starts a new set.
-	k := []any{int64(42)}
-	b, _ := e.ks.codec.append(nil, k)
-	e.Add(b, k)
-	if e.probed || len(e.ks.keys) != 1 {
-		t.Fatalf("after the scan, Add kept the old set (%d keys, probed %v)", len(e.ks.keys), e.probed)
+	addKeys(t, e, []any{int64(42)})
+	if e.probed || len(e.ks.enc) != 1 {
+		t.Fatalf("after the scan, Add kept the old set (%d keys, probed %v)", len(e.ks.enc), e.probed)
 	}
 }
 
@@ -131,13 +123,12 @@ func TestExpectedPastLimit(t *testing.T) {
 	for id := range int64(20) {
 		k := []any{id + 1}
 		keys = append(keys, k)
-		b, _ := e.ks.codec.append(nil, k)
-		if e.Add(b, k) {
+		if addKeys(t, e, k) {
 			over++
 		}
 	}
-	if over != 1 || !e.over || len(e.ks.keys) != 0 {
-		t.Fatalf("past the limit: reported %d times, over %v, %d keys held", over, e.over, len(e.ks.keys))
+	if over != 1 || !e.over || len(e.ks.enc) != 0 {
+		t.Fatalf("past the limit: reported %d times, over %v, %d keys held", over, e.over, len(e.ks.enc))
 	}
 	want := map[int64]bool{}
 	for _, k := range keys[:5] {
@@ -147,12 +138,29 @@ func TestExpectedPastLimit(t *testing.T) {
 	if res.Found() != 5 || idx.Entries() == 0 {
 		t.Fatalf("found %d, index %d entries: want the index to resolve", res.Found(), idx.Entries())
 	}
-	// The next run expects afresh.
-	k := []any{int64(3)}
-	b, _ := e.ks.codec.append(nil, k)
-	if e.Add(b, k) || e.over || len(e.ks.keys) != 1 {
-		t.Fatalf("the next run's Add: over %v, %d keys", e.over, len(e.ks.keys))
+	// The next run expects afresh. One batch of keys that goes past the limit in
+	// its middle reports it once and holds none; duplicates count once.
+	if addKeys(t, e, []any{int64(3)}, []any{int64(3)}, []any{int64(4)}) || e.over || len(e.ks.enc) != 2 {
+		t.Fatalf("the next run's Add: over %v, %d keys", e.over, len(e.ks.enc))
 	}
+	e.probed = true // as after a scan: the next Add starts a new set
+	if !addKeys(t, e, keys...) || !e.over || len(e.ks.enc) != 0 {
+		t.Fatalf("a batch past the limit: over %v, %d keys held", e.over, len(e.ks.enc))
+	}
+}
+
+// addKeys adds keys to e in one batch and returns what Add returns.
+func addKeys(t *testing.T, e *Expected, keys ...[]any) bool {
+	t.Helper()
+	var b KeyBatch
+	for _, k := range keys {
+		enc, err := e.ks.codec.append(nil, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Append(enc)
+	}
+	return e.Add(&b)
 }
 
 // TestExpectedBoundAcrossTables: the keys expected in all tables of a process
@@ -165,11 +173,7 @@ func TestExpectedBoundAcrossTables(t *testing.T) {
 	fb.seed(t, cityRows(50), 50)
 	base := expectations.keys.Load() // sets other tests left
 	r := Resolver{KeyColumns: []string{"id"}, IndexBytes: (base + 10) * ExpectedKeyBytes}
-	add := func(e *Expected, id int64) bool {
-		k := []any{id}
-		b, _ := e.ks.codec.append(nil, k)
-		return e.Add(b, k)
-	}
+	add := func(e *Expected, id int64) bool { return addKeys(t, e, []any{id}) }
 	ea := expectKeys(t, r, fa, [][]any{{int64(1)}, {int64(2)}, {int64(3)}, {int64(4)}, {int64(5)}, {int64(6)}})
 	eb, err := r.Expect(fb.table(t))
 	if err != nil {
