@@ -130,13 +130,13 @@ func (e *Expected) Add(b *KeyBatch) bool {
 	if e.probed {
 		e.restart(e.ks.codec)
 	}
+	if e.over {
+		return false
+	}
 	start := 0
 	for _, end := range b.ends {
 		enc := b.buf[start:end]
 		start = end
-		if e.over {
-			return false
-		}
 		if _, ok := e.ks.index[string(enc)]; ok {
 			continue
 		}
