@@ -17,7 +17,7 @@ step() { echo "interop: === $* ($(( $(date +%s) - T0 ))s)"; }
 step install
 bash "$HERE/install.sh"
 
-WORK="$DEPS/run"
+WORK="${ICEBEAM_INTEROP_RUN:-$DEPS/run}"  # a run folder of its own lets two checkouts share one DEPS
 rm -rf "$WORK"
 mkdir -p "$WORK"
 PIDS=()
