@@ -14,14 +14,12 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
 	"github.com/icebeam/icebeam/iceberg/write"
-	"github.com/icebeam/icebeam/internal/runnertest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -104,26 +102,6 @@ func runStreamFrom(t *testing.T, source streamSource, cfg iceberg.WriteConfig, c
 		beam.ParDo0(s, &recordSnapshotsFn{Key: key}, res.Snapshots)
 		beam.ParDo0(s, &recordDeadFn{Key: key}, res.DeadLetter)
 	}
-	// Prism 2.77 splits any running bundle that shows no progress between two ticks
-	// (prism/internal/stage.go:239, every stage: execute.go:339) and, in
-	// engine.splitBundle (engine/elementmanager.go:2321-2323), releases the keys of the
-	// residual's elements while the primary still runs the same keys; a new bundle of a
-	// key then runs next to the primary, each on the key's state as it was when it
-	// started (elementmanager.go:735, StateForBundle), and the one that ends last
-	// overwrites the other's state (elementmanager.go:1061). That breaks the Beam model's
-	// key exclusivity for the commit step (apache/beam#35771). The commit step checks
-	// what it can instead: an on-time pane of a window the token has passed is committed
-	// as a late pane unless this run committed that very content (write.CheckWindow),
-	// and a window timer whose panes are gone fails the run unless this run committed
-	// the window (write.Fire). What it cannot check is a pane that the other bundle's
-	// state write erased: with the splits on, TestStreamingLateModel lost the four rows
-	// of one window once in the runner matrix of 2026-12-04 (teststream/append/seed=4,
-	// right after "attempt 1 lost a race", two commits of one key at once). So on prism,
-	// and only there, the streaming writes run with the splits off; Beam Python's job
-	// service runs them as they are.
-	if !runnertest.OnPython() {
-		defer setExperiments("prism_disable_sdf_split")()
-	}
 	pr, err := ptest.RunWithMetrics(p)
 	if err != nil {
 		t.Fatal(err)
@@ -146,14 +124,6 @@ func runStreamFrom(t *testing.T, source streamSource, cfg iceberg.WriteConfig, c
 	snapMu.Lock()
 	defer snapMu.Unlock()
 	return snapOut[key], deadOut[key]
-}
-
-// setExperiments sets the pipeline experiments (--experiments) of the runs that follow
-// and returns the function that restores them.
-func setExperiments(exps string) (restore func()) {
-	old := *jobopts.Experiments
-	*jobopts.Experiments = exps
-	return func() { *jobopts.Experiments = old }
 }
 
 // streamCounters holds the icebeam counters of the last runStream.
