@@ -35,7 +35,7 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg"
 	_ "github.com/icebeam/icebeam/iceberg/catalogs/sql" // the embedded SQLite catalog (type=sql)
-	"github.com/icebeam/icebeam/internal/jobrun"
+	"github.com/icebeam/icebeam/iceberg/jobrun"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
