@@ -59,7 +59,7 @@ import (
 	// gs:// storage; the rest catalog (BigLake) is always linked.
 	sqlcatalog "github.com/icebeam/icebeam/iceberg/catalogs/sql"
 	_ "github.com/icebeam/icebeam/iceberg/storage/gcs"
-	"github.com/icebeam/icebeam/internal/jobrun"
+	"github.com/icebeam/icebeam/iceberg/jobrun"
 )
 
 //go:embed testdata/orders.jsonl

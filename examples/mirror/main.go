@@ -24,9 +24,12 @@ import (
 	"log"
 	"os"
 	"reflect"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	ibg "github.com/apache/iceberg-go"
@@ -34,9 +37,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
-	_ "github.com/icebeam/icebeam/iceberg/catalogs/sql" // the embedded SQLite catalog (type=sql)
-	"github.com/icebeam/icebeam/internal/jobrun"
-	"github.com/icebeam/icebeam/testing/icebergtest"
+	sqlcatalog "github.com/icebeam/icebeam/iceberg/catalogs/sql" // the embedded SQLite catalog (type=sql)
+	"github.com/icebeam/icebeam/iceberg/jobrun"
 )
 
 var warehouse = flag.String("warehouse", "", "directory of the embedded SQLite catalog and table files (default: a temporary directory, removed at exit)")
@@ -141,12 +143,16 @@ func main() {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	lc, err := icebergtest.NewLocalCatalogAt(dir)
+	props, err := sqlcatalog.EmbeddedProperties(dir)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer lc.Close()
-	if err := run(ctx, os.Stdout, target{name: lc.Name, props: lc.Props, cat: lc.Catalog}); err != nil {
+	cat, err := sqlcatalog.Open(ctx, "local", props)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cat.(catalog.Closer).Close()
+	if err := run(ctx, os.Stdout, target{name: "local", props: props, cat: cat}); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -359,5 +365,54 @@ func compare(ctx context.Context, t target, src, dst string) (nsrc, ndst int64, 
 		return 0, 0, "", err
 	}
 	defer b.Release()
-	return a.NumRows(), b.NumRows(), icebergtest.DiffRows(a, b), nil
+	return a.NumRows(), b.NumRows(), diffRows(a, b), nil
+}
+
+// diffRows returns the rows (as text, columns in the order of columns) only one of
+// a and b holds, "" when they hold the same rows.
+func diffRows(a, b arrow.Table) string {
+	counts := map[string]int{}
+	for _, r := range rowStrings(a) {
+		counts[r]++
+	}
+	for _, r := range rowStrings(b) {
+		counts[r]--
+	}
+	var diff []string
+	for r, n := range counts {
+		switch {
+		case n > 0:
+			diff = append(diff, fmt.Sprintf("only in source (%d): %s", n, r))
+		case n < 0:
+			diff = append(diff, fmt.Sprintf("only in mirror (%d): %s", -n, r))
+		}
+	}
+	sort.Strings(diff)
+	if len(diff) == 0 {
+		return ""
+	}
+	return strings.Join(diff, "\n") + "\n"
+}
+
+// rowStrings returns each row of t as its values, by the columns of columns.
+func rowStrings(t arrow.Table) []string {
+	tr := array.NewTableReader(t, 0)
+	defer tr.Release()
+	var out []string
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		for i := range int(rec.NumRows()) {
+			var vals []string
+			for _, c := range columns {
+				idx := rec.Schema().FieldIndices(c)
+				if len(idx) == 0 {
+					vals = append(vals, c+"=<missing>")
+					continue
+				}
+				vals = append(vals, c+"="+rec.Column(idx[0]).ValueStr(i))
+			}
+			out = append(out, strings.Join(vals, " "))
+		}
+	}
+	return out
 }

@@ -20,7 +20,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/icebeam/icebeam/internal/runnertest"
-	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
 // TestTranslatesForDataflow translates the example's write and read for the Dataflow
@@ -28,7 +27,7 @@ import (
 // Dataflow service accepts. It needs no credentials and submits nothing.
 func TestTranslatesForDataflow(t *testing.T) {
 	dir := t.TempDir()
-	cat, err := icebergtest.NewLocalCatalogAt(dir)
+	cat, err := openLocalCatalog(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,14 +123,14 @@ type dryRunJob struct {
 func TestTranslatesStreamingForDataflow(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		build  func(beam.Scope, *icebergtest.LocalCatalog, beam.PCollection, time.Time, time.Duration) error
+		build  func(beam.Scope, *localCatalog, beam.PCollection, time.Time, time.Duration) error
 		commit string // unique name suffix of the commit DoFn
 	}{
 		{"append", buildStreamingAppend, "/write.commitFn"},
 		{"merge-on-read", buildStreamingChanges, "/write.commitFn"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cat, err := icebergtest.NewLocalCatalogAt(t.TempDir())
+			cat, err := openLocalCatalog(t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,10 +37,11 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
 
+	"github.com/apache/iceberg-go/catalog"
+
 	"github.com/icebeam/icebeam/iceberg"
-	_ "github.com/icebeam/icebeam/iceberg/catalogs/sql" // the embedded SQLite catalog (type=sql)
-	"github.com/icebeam/icebeam/internal/jobrun"
-	"github.com/icebeam/icebeam/testing/icebergtest"
+	sqlcatalog "github.com/icebeam/icebeam/iceberg/catalogs/sql" // the embedded SQLite catalog (type=sql)
+	"github.com/icebeam/icebeam/iceberg/jobrun"
 )
 
 var (
@@ -69,7 +70,7 @@ const numOrders = 1000
 const table = "shop.orders"
 
 // deleted are the orders the example deletes with deletion vectors.
-var deleted = []any{int64(7), int64(13), int64(108), int64(503), int64(998)}
+var deleted = []int64{7, 13, 108, 503, 998}
 
 func init() {
 	beam.RegisterType(reflect.TypeOf(Order{}))
@@ -126,7 +127,7 @@ func main() {
 // run is the whole example, writing its report to w.
 func run(ctx context.Context, w io.Writer, dir string) error {
 	start := time.Now()
-	cat, err := icebergtest.NewLocalCatalogAt(dir)
+	cat, err := openLocalCatalog(dir)
 	if err != nil {
 		return err
 	}
@@ -146,14 +147,21 @@ func run(ctx context.Context, w io.Writer, dir string) error {
 	}
 	fmt.Fprintf(w, "wrote %d orders to %s (format-version %d)\n", numOrders, table, tbl.Metadata().Version())
 
-	// 2. Delete a few orders by key with deletion vectors (Puffin files).
-	tbl, n, err := icebergtest.DeleteKeysDV(ctx, tbl, "order_id", deleted)
-	if err != nil {
+	// 2. Delete a few orders by key with deletion vectors (Puffin files): a
+	// merge-on-read write of DELETE changes.
+	p, s = beam.NewPipelineWithRoot()
+	if err := buildDeletes(s, cat); err != nil {
+		return err
+	}
+	if _, err := jobrun.Run(ctx, p); err != nil {
+		return fmt.Errorf("delete pipeline: %w", err)
+	}
+	if tbl, err = cat.Catalog.LoadTable(ctx, []string{"shop", "orders"}); err != nil {
 		return err
 	}
 	sum := tbl.CurrentSnapshot().Summary.Properties
-	fmt.Fprintf(w, "deleted orders %v with deletion vectors: %d positions, %s delete files, %s position deletes, %s rows live\n",
-		deleted, n, sum["total-delete-files"], sum["total-position-deletes"], liveRows(sum))
+	fmt.Fprintf(w, "deleted orders %v with deletion vectors: %s positions, %s delete files, %s position deletes, %s rows live\n",
+		deleted, sum["added-position-deletes"], sum["total-delete-files"], sum["total-position-deletes"], liveRows(sum))
 
 	// 3. Read back with a filter and a projection; deleted rows are skipped.
 	out := filepath.Join(dir, "read.txt")
@@ -178,7 +186,7 @@ func run(ctx context.Context, w io.Writer, dir string) error {
 }
 
 // buildWrite adds the write of the generated orders to the pipeline.
-func buildWrite(s beam.Scope, cat *icebergtest.LocalCatalog) error {
+func buildWrite(s beam.Scope, cat *localCatalog) error {
 	orders := beam.ParDo(s, generateOrders, beam.Impulse(s))
 	_, err := iceberg.TryWrite(s, iceberg.WriteConfig{
 		Table: table, CatalogName: cat.Name, CatalogProperties: cat.Props,
@@ -187,11 +195,53 @@ func buildWrite(s beam.Scope, cat *icebergtest.LocalCatalog) error {
 	return err
 }
 
+// buildDeletes adds the merge-on-read write that deletes the orders of deleted: one
+// DELETE change per key (order_id), which becomes a position in a deletion vector of
+// the data file holding the order.
+func buildDeletes(s beam.Scope, cat *localCatalog) error {
+	var changes []OrderChange
+	for i, k := range deleted {
+		o := makeOrder(k)
+		changes = append(changes, OrderChange{OrderID: o.OrderID, City: o.City, State: o.State, Amount: o.Amount, Op: "d", Seq: int64(i + 1)})
+	}
+	_, err := iceberg.TryWrite(s, iceberg.WriteConfig{
+		Table: table, CatalogName: cat.Name, CatalogProperties: cat.Props,
+		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "op", SequenceNumberColumn: "seq",
+		ChangeTypeMap:   map[string]string{"d": iceberg.ChangeDelete},
+		EqualityColumns: []string{"order_id"}, SinkID: "quickstart-deletes",
+	}, beam.CreateList(s, changes))
+	return err
+}
+
+// localCatalog is the embedded catalog the example writes to: SQLite and a local
+// warehouse in one directory.
+type localCatalog struct {
+	Name    string
+	Props   map[string]string
+	Catalog catalog.Catalog
+}
+
+// openLocalCatalog opens the embedded catalog in dir, creating it when missing.
+func openLocalCatalog(dir string) (*localCatalog, error) {
+	props, err := sqlcatalog.EmbeddedProperties(dir)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := sqlcatalog.Open(context.Background(), "local", props)
+	if err != nil {
+		return nil, err
+	}
+	return &localCatalog{Name: "local", Props: props, Catalog: cat}, nil
+}
+
+// Close closes the catalog's database.
+func (c *localCatalog) Close() error { return c.Catalog.(catalog.Closer).Close() }
+
 // readFilter is the SQL filter of the example's read.
 const readFilter = "state = 'NY' AND amount > 480 AND order_id BETWEEN 1 AND 600"
 
 // buildRead adds the filtered, projected read to the pipeline, written as text to out.
-func buildRead(s beam.Scope, cat *icebergtest.LocalCatalog, out string) error {
+func buildRead(s beam.Scope, cat *localCatalog, out string) error {
 	rows, err := iceberg.TryRead(s, iceberg.ReadConfig{
 		Table: table, CatalogName: cat.Name, CatalogProperties: cat.Props,
 		Filter: readFilter, Keep: []string{"order_id", "amount"},
@@ -310,7 +360,7 @@ func streamConfig(cfg iceberg.WriteConfig, heartbeat time.Duration) iceberg.Writ
 
 // buildStreamingAppend adds the append of the orders of ticks (streamSource's
 // output, started at start) to streamTable.
-func buildStreamingAppend(s beam.Scope, cat *icebergtest.LocalCatalog, ticks beam.PCollection, start time.Time, heartbeat time.Duration) error {
+func buildStreamingAppend(s beam.Scope, cat *localCatalog, ticks beam.PCollection, start time.Time, heartbeat time.Duration) error {
 	orders := beam.ParDo(s, &tickOrdersFn{StartMs: start.UnixMilli()}, ticks)
 	_, err := iceberg.TryWrite(s, streamConfig(iceberg.WriteConfig{
 		Table: streamTable, CatalogName: cat.Name, CatalogProperties: cat.Props,
@@ -321,7 +371,7 @@ func buildStreamingAppend(s beam.Scope, cat *icebergtest.LocalCatalog, ticks bea
 
 // buildStreamingChanges adds the merge-on-read write of the changes of ticks
 // (streamSource's output, started at start) to changesTable.
-func buildStreamingChanges(s beam.Scope, cat *icebergtest.LocalCatalog, ticks beam.PCollection, start time.Time, heartbeat time.Duration) error {
+func buildStreamingChanges(s beam.Scope, cat *localCatalog, ticks beam.PCollection, start time.Time, heartbeat time.Duration) error {
 	changes := beam.ParDo(s, &tickChangesFn{StartMs: start.UnixMilli()}, ticks)
 	_, err := iceberg.TryWrite(s, streamConfig(iceberg.WriteConfig{
 		Table: changesTable, CatalogName: cat.Name, CatalogProperties: cat.Props,
@@ -336,7 +386,7 @@ func buildStreamingChanges(s beam.Scope, cat *icebergtest.LocalCatalog, ticks be
 // the next window boundary (whole windows) and whose writes commit every window.
 func runStreaming(ctx context.Context, w io.Writer, dir string, d time.Duration) error {
 	begin := time.Now()
-	cat, err := icebergtest.NewLocalCatalogAt(dir)
+	cat, err := openLocalCatalog(dir)
 	if err != nil {
 		return err
 	}

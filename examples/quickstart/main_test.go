@@ -27,7 +27,7 @@ func TestQuickstart(t *testing.T) {
 
 	gone := map[int64]bool{}
 	for _, k := range deleted {
-		gone[k.(int64)] = true
+		gone[k] = true
 	}
 	var want []string
 	var orders []Order
@@ -67,7 +67,7 @@ func TestQuickstartStreaming(t *testing.T) {
 		t.Fatal(err)
 	}
 	ticks := int64(d / streamTick)
-	cat, err := icebergtest.NewLocalCatalogAt(dir)
+	cat, err := openLocalCatalog(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
-	"github.com/icebeam/icebeam/internal/jobrun"
+	"github.com/icebeam/icebeam/iceberg/jobrun"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -290,7 +290,7 @@ func pythonBeamVersion(py string) string {
 
 // PlainUniversal makes the rest of the test use the SDK's own universal runner on
 // the job service, without this package's tolerance of a failed metrics call: an
-// example must then get past that failure itself (internal/jobrun), as it does
+// example must then get past that failure itself (iceberg/jobrun), as it does
 // when a user runs it with --runner=universal. On prism it does nothing.
 func PlainUniversal(t *testing.T) {
 	t.Helper()

@@ -1,14 +1,27 @@
-// Package jobrun runs a Beam pipeline on the runner named by --runner, as beamx
-// does, and does not report a job that finished as failed because its runner
-// could not return the job's metrics.
+// Package jobrun runs a Beam pipeline on the runner named by --runner, as
+// beamx.RunWithMetrics does, and does not report a job that finished as failed
+// because its runner could not return the job's metrics. Use it in a program's
+// main in place of beamx.Run when you read the job's counters (icebeam's write
+// counters are in the "icebeam" namespace):
+//
+//	pr, err := jobrun.Run(ctx, p)
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	if jobrun.HasMetrics(pr) {
+//		for _, c := range pr.Metrics().AllMetrics().Counters() {
+//			fmt.Println(c.Key.Namespace, c.Key.Name, c.Result())
+//		}
+//	}
 //
 // The Go SDK's portable runner client (runners/universal/runnerlib.Execute)
 // asks the job service for the job's metrics after the job reached a terminal
 // state and returns an error when that call fails, even for a job that reached
 // DONE. Beam Python's portable job service (the FnApiRunner) fails that call
 // for longer streaming jobs (a RecursionError while it consolidates the
-// metrics of many bundles): without this package such a job that committed
-// every window exits 1.
+// metrics of many bundles): with beamx such a job that committed every window
+// exits 1. A Dataflow --dry_run returns no result: Run returns a result
+// without metrics then too.
 package jobrun
 
 import (
@@ -40,6 +53,9 @@ func Run(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if pr == nil { // a dry run (Dataflow's --dry_run) submits nothing
+		return noMetrics{}, nil
 	}
 	return pr, nil
 }
