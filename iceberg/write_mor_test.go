@@ -195,7 +195,7 @@ func TestMergeOnReadSeed(t *testing.T) {
 				Mode: iceberg.MergeOnRead, ChangeTypeColumn: "_change_type", Upsert: tc.upsert,
 				SinkID: "seed-" + tc.name, SnapshotProperties: map[string]string{"job": "seed"}}
 			build := func(s beam.Scope) beam.PCollection { return beam.CreateList(s, tc.rows) }
-			snaps, dead := runMOR(t, cfg, build)
+			snaps, dead, counters := runMORCounters(t, cfg, build)
 			if len(dead) != 0 {
 				t.Fatalf("dead letters: %+v", dead)
 			}
@@ -233,6 +233,11 @@ func TestMergeOnReadSeed(t *testing.T) {
 			}
 			if files, ok := e.Scanned(); !ok || len(files) != 1 {
 				t.Errorf("expected keys' scan: ran %v, read %v, want the first seed file", ok, files)
+			}
+			// The scan is counted, once: by the shard whose resolution made it.
+			if counters["key_files_read"] != 1 || counters["key_column_bytes_read"] <= 0 {
+				t.Errorf("key_files_read %d, key_column_bytes_read %d: want 1 file and its key column's size",
+					counters["key_files_read"], counters["key_column_bytes_read"])
 			}
 			positions, _ := strconv.ParseInt(sum["added-position-deletes"], 10, 64)
 			if si := snaps[0]; si.DeleteFilesAdded < 1 || si.PositionsDeleted != positions || si.DVsRemoved != 0 || si.EqualityDeletesAdded != 0 {

@@ -52,8 +52,9 @@ type changeParseFn struct {
 	// added to it in batches (expected), at the latest when the bundle finishes.
 	expect   *cdc.Expected
 	expected cdc.KeyBatch
-	// warm starts the warm-up of the worker's key index when the bundle that
-	// loaded the table finishes (see FinishBundle).
+	// warm starts the warm-up of the worker's key index when the bundle finishes
+	// (see FinishBundle): set by the bundle that loaded the table in a streaming
+	// pipeline, and in a batch one when its expected keys go past their limit.
 	warm    bool
 	packets map[packetKey][]byte
 	kb      []byte
@@ -124,17 +125,19 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 	}
 	f.tbl = tbl
 	if format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns); err == nil && format == config.DeleteFormatDV {
-		// The shards resolve keys with the worker's key index: build it while the
-		// first window's changes are shuffled, from the end of this bundle (see
-		// FinishBundle). A batch pipeline's worker also expects the keys it
-		// parses: shards whose keys it parsed all resolve them by one scan of the
-		// table, which stops the build (cdc.Expected).
-		if !f.Spec.Windowed {
-			if f.expect, err = f.Spec.resolver().Expect(tbl); err != nil {
-				return nil, config.WrapOp("write", name, err)
-			}
+		// A streaming pipeline's shards resolve keys with the worker's key index:
+		// build it while the first window's changes are shuffled, from the end of
+		// this bundle (see FinishBundle). A batch pipeline's worker expects the
+		// keys it parses instead: its shards resolve them by one read of the
+		// candidate files' key columns (cdc.Expected), and a warm-up would read
+		// them again, on the processors the parsing needs, for an index no shard
+		// uses. The index is built only when a shard needs it: its keys were
+		// parsed by another worker, or were too many to expect (expectKeys).
+		if f.Spec.Windowed {
+			f.warm = true
+		} else if f.expect, err = f.Spec.resolver().Expect(tbl); err != nil {
+			return nil, config.WrapOp("write", name, err)
 		}
-		f.warm = true
 	}
 	return nil, nil
 }
@@ -287,11 +290,10 @@ func (f *changeParseFn) emitPackets(emit func(beam.EventTime, int, []byte)) {
 }
 
 // FinishBundle emits the remaining packets. Rows held because no row of the bundle
-// could create the missing table go to the dead letter output. The bundle that
-// loaded the table starts the warm-up of the worker's key index: started at its
+// could create the missing table go to the dead letter output. It starts the
+// warm-up of the worker's key index when warm is set: started at the bundle's
 // first row, the build took the processors the parsing needs (1M rows, 100k
-// changes on 2 cores: 10% slower), on a worker whose shards then resolve by the
-// expected keys' scan, which halts the build.
+// changes on 2 cores: 10% slower).
 func (f *changeParseFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, int, []byte), dead func(DeadLetter)) error {
 	for _, p := range f.pending {
 		dead(DeadLetter{Row: p.r.String(), Table: f.Spec.Table, Reason: f.pendingErr.Error()})
@@ -311,10 +313,12 @@ func (f *changeParseFn) FinishBundle(ctx context.Context, emit func(beam.EventTi
 // to the worker's expected keys at once.
 const expectBatch = 4096
 
-// expectKeys adds the keys parsed since the last call to the expected keys.
+// expectKeys adds the keys parsed since the last call to the expected keys. When
+// they go past their limit, the worker's key index resolves them: its warm-up
+// starts when the bundle finishes.
 func (f *changeParseFn) expectKeys() {
-	if f.expect != nil && f.expected.Len() > 0 {
-		f.expect.Add(&f.expected)
+	if f.expect != nil && f.expected.Len() > 0 && f.expect.Add(&f.expected) {
+		f.warm = true
 	}
 	f.expected.Reset()
 }
@@ -642,18 +646,25 @@ func (j *shardJobs) abandon() {
 	}()
 }
 
-// countShard adds a shard window's counts to the write's metrics.
+// countShard adds a shard window's counts to the write's metrics. A count of 0
+// is not reported: prism (v2.78.0) keeps one payload per metric it does not know
+// yet, so the 0 of a bundle that finished while it asked the worker about the
+// metric replaced the count of the bundle before (the key counters of a batch
+// run, whose one scan is counted by one shard, read 0 in about half the runs).
 func countShard(ctx context.Context, s cdc.ShardStats) {
-	ReplayedSkipped.Inc(ctx, s.Replayed)
-	LateDead.Inc(ctx, s.LateDead)
-	LatePassed.Inc(ctx, s.LatePassed)
-	AmbiguousChanges.Inc(ctx, s.Ambiguous)
-	SorterSpills.Inc(ctx, int64(s.Spills))
-	SpilledBytes.Inc(ctx, s.SpilledBytes)
-	KeyFilesRead.Inc(ctx, int64(s.KeyFilesRead))
-	KeyBytesRead.Inc(ctx, s.KeyBytesRead)
-	KeyIndexSpillRead.Inc(ctx, s.KeySpillRead)
-	KeyIndexBuildMs.Inc(ctx, s.KeyIndexTime.Milliseconds())
+	for _, c := range []struct {
+		c beam.Counter
+		n int64
+	}{
+		{ReplayedSkipped, s.Replayed}, {LateDead, s.LateDead}, {LatePassed, s.LatePassed},
+		{AmbiguousChanges, s.Ambiguous}, {SorterSpills, int64(s.Spills)}, {SpilledBytes, s.SpilledBytes},
+		{KeyFilesRead, int64(s.KeyFilesRead)}, {KeyBytesRead, s.KeyBytesRead},
+		{KeyIndexSpillRead, s.KeySpillRead}, {KeyIndexBuildMs, s.KeyIndexTime.Milliseconds()},
+	} {
+		if c.n != 0 {
+			c.c.Inc(ctx, c.n)
+		}
+	}
 }
 
 // shardRowsToWriters is how many bytes of new rows one shard hands, per window, to

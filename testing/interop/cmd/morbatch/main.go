@@ -27,12 +27,14 @@ import (
 	goruntime "runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -48,6 +50,8 @@ var (
 	maintain   = flag.Int("maintain_every", 0, "maintenance_every_commits of the write (0: no inline maintenance)")
 	memProfile = flag.String("memprofile", "", "write an allocation profile of the process to this file after the run (every allocation sampled)")
 	traceFile  = flag.String("trace", "", "write a runtime execution trace of the pipeline run to this file (go tool trace)")
+	createRows = flag.Int64("create_rows", 0, "instead of a batch: create --table with ids [0, create_rows) (the rows bench_merge.py's create_table writes) by icebeam appends, and exit")
+	createN    = flag.Int("create_files", 1, "with --create_rows: the number of appends, each of an equal range of ids (one data file each up to icebeam's target file size)")
 )
 
 // Change is one change row: the table's columns plus the control columns op and seq.
@@ -188,6 +192,15 @@ func main() {
 	start := time.Now()
 	flag.Parse()
 	beam.Init()
+	if *createRows > 0 {
+		if *catalogDir == "" || *tableName == "" {
+			log.Fatal("morbatch: --catalog_dir and --table are required")
+		}
+		if err := create(); err != nil {
+			log.Fatalf("morbatch: %v", err)
+		}
+		return
+	}
 	if *catalogDir == "" || *tableName == "" || *input == "" || *sinkID == "" {
 		log.Fatal("morbatch: --catalog_dir, --table, --input and --sink_id are required")
 	}
@@ -283,4 +296,81 @@ func run(start time.Time) error {
 		return fmt.Errorf("want one new snapshot, got %d (%d skipped)", out.Counters["morbatch.snapshots"], out.Counters["morbatch.skipped_snapshots"])
 	}
 	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// BenchRow is a row of the bench table (bench_merge.py's create_table).
+type BenchRow struct {
+	ID     int64   `iceberg:"id"`
+	Name   string  `iceberg:"name"`
+	State  string  `iceberg:"state"`
+	Amount float64 `iceberg:"amount"`
+}
+
+var states = []string{"CA", "NY", "TX", "WA", "OR", "NV", "AZ", "CO", "UT", "FL", "GA", "IL", "MA", "NJ", "PA", "OH"}
+
+// benchRowsFn emits the rows of ids [lo, lo+seedChunk) below Hi.
+type benchRowsFn struct{ Hi int64 }
+
+const seedChunk = 100_000
+
+func (f *benchRowsFn) ProcessElement(lo int64, emit func(BenchRow)) {
+	for id := lo; id < lo+seedChunk && id < f.Hi; id++ {
+		emit(BenchRow{ID: id, Name: "name-" + strconv.FormatInt(id, 10), State: states[id%int64(len(states))], Amount: float64(id%100000) / 100})
+	}
+}
+
+func init() {
+	beam.RegisterType(reflect.TypeOf(BenchRow{}))
+	beam.RegisterType(reflect.TypeOf((*benchRowsFn)(nil)).Elem())
+	register.Emitter1[BenchRow]()
+}
+
+// create creates --table (format version 3, merge-on-read write modes, id its
+// identifier field) with --create_rows rows in --create_files appends.
+func create() error {
+	ctx := context.Background()
+	cat, err := icebergtest.NewLocalCatalogAt(*catalogDir)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	n, files := *createRows, int64(max(*createN, 1))
+	for f := range files {
+		lo, hi := n*f/files, n*(f+1)/files
+		p, s := beam.NewPipelineWithRoot()
+		var chunks []int64
+		for c := lo; c < hi; c += seedChunk {
+			chunks = append(chunks, c)
+		}
+		rows := beam.ParDo(s, &benchRowsFn{Hi: hi}, beam.CreateList(s, chunks))
+		cfg := iceberg.WriteConfig{Table: *tableName, CatalogName: cat.Name, CatalogProperties: cat.Props,
+			SinkID: fmt.Sprintf("create-%d", f), Mode: iceberg.Append, TableProperties: map[string]string{"format-version": "3",
+				"write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read", "write.merge.mode": "merge-on-read"}}
+		if _, err := iceberg.TryWrite(s, cfg, rows); err != nil {
+			return err
+		}
+		if _, err := beamx.RunWithMetrics(ctx, p); err != nil {
+			return err
+		}
+	}
+	tbl, err := cat.Catalog.LoadTable(ctx, table.Identifier(strings.Split(*tableName, ".")))
+	if err != nil {
+		return err
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.UpdateSchema(true, false).SetIdentifierField([][]string{{"id"}}).Commit(); err != nil {
+		return err
+	}
+	if tbl, err = tx.Commit(ctx); err != nil {
+		return err
+	}
+	df, err := icebergtest.DataFilesContext(ctx, tbl)
+	if err != nil {
+		return err
+	}
+	var size int64
+	for _, d := range df {
+		size += d.FileSizeBytes()
+	}
+	return json.NewEncoder(os.Stdout).Encode(map[string]int64{"rows": n, "data_files": int64(len(df)), "bytes": size})
 }
