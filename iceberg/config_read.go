@@ -62,6 +62,12 @@ func (c ReadConfig) Validate() error {
 	if c.OutputType != nil && c.OutputType.Kind() != reflect.Struct {
 		errs.Add(config.Errorf("OutputType", "must be a struct type, got %s", c.OutputType))
 	}
+	if c.Streaming && c.Schema != nil {
+		errs.Add(config.Errorf("Schema", "%w: not with streaming: a continuous read loads the table at construction", ErrUnsupported))
+	}
+	if c.Streaming && len(c.After) > 0 {
+		errs.Add(config.Errorf("After", "%w: not with streaming", ErrUnsupported))
+	}
 	return errs.Err()
 }
 

@@ -2,6 +2,9 @@ package iceberg
 
 import (
 	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	ibg "github.com/apache/iceberg-go"
 )
 
 // The config types are defined here and only here: each field's managed tag is its
@@ -67,6 +70,13 @@ type ReadConfig struct {
 	// OutputType is the struct type the read emits instead of Row. Not a managed key: it is
 	// set by a typed option only and never appears in Map.
 	OutputType reflect.Type `managed:"-"`
+	// Schema is the table's schema as the read expects it, given up front (WithSchema):
+	// Read then builds without reaching the catalog, and checks at run time that the
+	// columns it reads have these types. Not a managed key.
+	Schema *ibg.Schema `managed:"-"`
+	// After holds the read back until these PCollections are complete (WithReadAfter).
+	// Not a managed key.
+	After []beam.PCollection `managed:"-"`
 }
 
 // WriteConfig configures Write: one field per managed write key (tagged
@@ -191,6 +201,10 @@ type WriteConfig struct {
 	// RetainLast makes inline maintenance keep at least this many snapshots per branch
 	// when it expires snapshots (>= 1). Only with a maintenance key.
 	RetainLast *int `managed:"retain_last"`
+	// NoCatalogAtConstruction builds the write without reaching the catalog
+	// (WithoutCatalogAtConstruction): the checks that need the table run when the
+	// job does. Not a managed key.
+	NoCatalogAtConstruction bool `managed:"-"`
 }
 
 // ChangesConfig configures ReadChanges: one field per managed changelog key (tagged

@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"slices"
 	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	ibg "github.com/apache/iceberg-go"
 )
 
 // Options.
@@ -337,4 +340,39 @@ func seconds(d time.Duration) int {
 		s++
 	}
 	return int(s)
+}
+
+// WithoutCatalogAtConstruction builds the write without reaching the catalog, so that
+// a pipeline can be translated where the catalog or its credentials are not available
+// (Dataflow's --dry_run, a CI job). Construction then checks the config and the
+// input's type only; what needs the table runs when the job does: a missing table is
+// created from the first row (for a struct type too), a struct field that does not fit
+// an existing table's column dead-letters its rows instead of failing construction,
+// and a merge-on-read write needs equality_columns (it cannot default them to the
+// table's identifier fields) and fails the job when the table cannot take its deletes.
+// A struct's time.Time fields are written as microsecond timestamps.
+func WithoutCatalogAtConstruction() WriteOption {
+	return func(c *WriteConfig) { c.NoCatalogAtConstruction = true }
+}
+
+// WithSchema gives Read the table's schema up front, so that it builds without
+// reaching the catalog (Dataflow's --dry_run, a CI job, or a read of a table that a
+// write of the same pipeline creates: see WithReadAfter). filter, keep, drop and the
+// output type are checked against sc at construction; when the job runs, the read
+// fails if a column it reads is missing from the table or has another type than in
+// sc, and snapshot_id, as_of_timestamp and branch are checked then. Field ids and
+// required flags of sc are not compared. Not with streaming.
+func WithSchema(sc *ibg.Schema) ReadOption {
+	return func(c *ReadConfig) { c.Schema = sc }
+}
+
+// WithReadAfter makes Read plan its scan only when every PCollection of signals is
+// complete, as Beam Java's Wait.on does: a read of what a Write of the same pipeline
+// commits waits for WriteResult.Snapshots. The signals are taken in the global
+// window: in a batch pipeline a signal is complete when the steps producing it
+// finished; an unbounded signal holds the read back until it ends. Combine it with
+// WithSchema when the table may not exist when the pipeline is built. Not with
+// streaming.
+func WithReadAfter(signals ...beam.PCollection) ReadOption {
+	return func(c *ReadConfig) { c.After = append(slices.Clone(c.After), signals...) }
 }

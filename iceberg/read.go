@@ -38,8 +38,12 @@ import (
 // (from_snapshot, to_snapshot, from_timestamp, to_timestamp, starting_strategy) and
 // poll_interval_seconds only to one.
 //
-// Read loads the table at construction to validate the config against its schema; it
-// panics on any problem. Use TryRead to get the error instead.
+// Read loads the table at construction to validate the config against its schema,
+// unless the schema is given up front with WithSchema (then it builds without the
+// catalog, for Dataflow's --dry_run or a CI job, and checks the table when the job
+// plans the scan). WithReadAfter makes it wait for other steps of the pipeline, such
+// as the commits of a Write. Read panics on any problem. Use TryRead to get the error
+// instead.
 func Read(s beam.Scope, cfg ReadConfig, opts ...ReadOption) beam.PCollection {
 	return must(TryRead(s, cfg, opts...))
 }
@@ -60,7 +64,7 @@ func TryRead(s beam.Scope, cfg ReadConfig, opts ...ReadOption) (beam.PCollection
 		}
 	}
 	if !cfg.Streaming {
-		return read.Scan(s, rs.spec, cfg.OutputType), nil
+		return read.Scan(s, rs.spec, cfg.OutputType, cfg.After...), nil
 	}
 	return read.ScanStream(s, rs.appends, cfg.OutputType), nil
 }
@@ -78,23 +82,31 @@ func resolveRead(cfg ReadConfig) (resolvedRead, error) {
 	if err := cfg.Validate(); err != nil {
 		return resolvedRead{}, err
 	}
-	ctx := context.Background()
-	tbl, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0)
-	if err != nil {
-		return resolvedRead{}, config.WrapOp("read", cfg.Table, err)
-	}
 	asOf, err := cfg.AsOfMillis()
 	if err != nil {
 		return resolvedRead{}, err
 	}
-	spec, err := read.Resolve(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, tbl, read.Options{
+	opts := read.Options{
 		Filter:     cfg.Filter,
 		Keep:       cfg.Keep,
 		Drop:       cfg.Drop,
 		SnapshotID: cfg.SnapshotIDValue(),
 		AsOfMs:     asOf,
 		Branch:     cfg.Branch,
-	})
+	}
+	if cfg.Schema != nil { // given up front: no catalog at construction
+		spec, err := read.ResolveSchema(cfg.CatalogName, cfg.CatalogProperties, cfg.Table, cfg.Schema, opts)
+		if err != nil {
+			return resolvedRead{}, err
+		}
+		return resolvedRead{schema: cfg.Schema, spec: spec}, nil
+	}
+	ctx := context.Background()
+	tbl, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0)
+	if err != nil {
+		return resolvedRead{}, config.WrapOp("read", cfg.Table, err)
+	}
+	spec, err := read.Resolve(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, tbl, opts)
 	if err != nil {
 		return resolvedRead{}, err
 	}

@@ -49,7 +49,7 @@ func TryReadBatches(s beam.Scope, cfg ReadConfig, opts ...ReadOption) (beam.PCol
 	if cfg.Streaming {
 		batches = read.ScanStreamBatches(s, rs.appends)
 	} else {
-		batches = read.ScanBatches(s, rs.spec)
+		batches = read.ScanBatches(s, rs.spec, cfg.After...)
 	}
 	return batches, nil
 }

@@ -77,6 +77,12 @@ func Write(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...WriteOp
 // TryWrite is Write returning an error instead of panicking: an invalid config, a
 // setting this version does not support (wrapping ErrUnsupported), an unreachable
 // catalog, or an existing table whose schema the rows' struct type cannot match.
+//
+// Construction reaches the catalog (to check an existing table against the rows'
+// struct type; merge-on-read also creates a missing table for a struct type and
+// takes equality_columns from an existing one) unless WithoutCatalogAtConstruction
+// is given: then only the config and the input's type are checked, and a pipeline
+// builds with no catalog credentials, for Dataflow's --dry_run or a CI job.
 func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...WriteOption) (WriteResult, error) {
 	cfg = cfg.With(opts...)
 	if err := cfg.Validate(); err != nil {
@@ -97,6 +103,11 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 		return WriteResult{}, err
 	}
 	ctx := context.Background()
+	if cfg.NoCatalogAtConstruction {
+		return streamingWrite(s, cfg, spec.SinkID, rows, func(rows beam.PCollection) (beam.PCollection, beam.PCollection, error) {
+			return write.Append(s, spec, rows)
+		})
+	}
 	cat, err := catalogs.Get(ctx, cfg.CatalogName, cfg.CatalogProperties)
 	if err != nil {
 		return WriteResult{}, config.WrapOp("write", cfg.Table, err)

@@ -54,7 +54,7 @@ func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (
 			return WriteResult{}, config.OpErrorf("write", cfg.Table, "%w: %w", ErrInvalidConfig, err)
 		}
 	}
-	if err := write.PrepareTable(context.Background(), &spec, rowSchema); err != nil {
+	if err := write.PrepareTable(context.Background(), &spec, rowSchema, cfg.NoCatalogAtConstruction); err != nil {
 		return WriteResult{}, err
 	}
 	return streamingWrite(s, cfg, spec.SinkID, rows, func(rows beam.PCollection) (beam.PCollection, beam.PCollection, error) {

@@ -17,10 +17,19 @@
 // --rate per second of event time and the write commits each --window_seconds window in
 // order (triggering_frequency_seconds), as a streaming Dataflow job would.
 //
-// On Dataflow, point it at a GCS warehouse and a BigLake REST catalog:
+// With --input (a file or glob: local paths and gs:// alike) it runs one batch
+// pipeline that reads the events on the workers with textio, applies them in one
+// commit, and then, in the same pipeline after the commit, reads the table back with
+// the filter; the dead letters and the read-back go to files under the --output prefix
+// (<output>dead-letters.txt, <output>orders.txt), written by the workers. Nothing
+// is read or written on the launcher's disk but the embedded catalog, when no
+// --catalog_properties are given. The pipeline is built without reaching the catalog
+// (WithoutCatalogAtConstruction, WithSchema), so Dataflow's --dry_run needs no
+// credentials. On Dataflow, with a GCS warehouse and BigLake's REST catalog:
 //
 //	go run ./examples/cdc --runner=dataflow --project=P --region=R \
-//	  --staging_location=gs://B/staging --input=gs://B/events/*.jsonl \
+//	  --staging_location=gs://B/staging --temp_location=gs://B/tmp \
+//	  --input='gs://B/events/*.json' --output=gs://B/cdc-out/ \
 //	  --catalog_name=lake --catalog_properties='{"type":"rest",
 //	    "uri":"https://biglake.googleapis.com/iceberg/v1/restcatalog",
 //	    "warehouse":"gs://B/warehouse","rest.auth.type":"google",
@@ -48,25 +57,30 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"   // textio on gs://
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // textio on local paths
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
 
+	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/icebeam/icebeam/iceberg"
 	// The embedded SQLite catalog (type=sql) and, for the Dataflow run below,
 	// gs:// storage; the rest catalog (BigLake) is always linked.
 	sqlcatalog "github.com/icebeam/icebeam/iceberg/catalogs/sql"
-	_ "github.com/icebeam/icebeam/iceberg/storage/gcs"
 	"github.com/icebeam/icebeam/iceberg/jobrun"
+	_ "github.com/icebeam/icebeam/iceberg/storage/gcs"
 )
 
 //go:embed testdata/orders.jsonl
 var sampleEvents string
 
 var (
-	input       = flag.String("input", "", "Debezium JSON change events, one per line (a file or glob the runner can read); default: the embedded sample")
+	input       = flag.String("input", "", "Debezium JSON change events, one per line: a file or glob the workers read (local or gs://); runs one pipeline writing to --output (default: the embedded sample, in --batches runs)")
+	output      = flag.String("output", "", "with --input: prefix of the files the workers write, <output>dead-letters.txt and <output>orders.txt (local or gs://; default: a temporary directory)")
+	sinkID      = flag.String("sink_id", "", "with --input: the write's sink_id; a rerun with the same id commits nothing (default: a fresh id per run)")
 	generate    = flag.Int("generate", 0, "generate this many synthetic change events instead of reading --input")
 	batches     = flag.Int("batches", 3, "number of commits the events are applied in (prism only: each is a pipeline run)")
 	warehouse   = flag.String("warehouse", "", "directory of the embedded SQLite catalog and table files (default: a temporary directory, removed at exit)")
@@ -115,7 +129,7 @@ func init() {
 	beam.RegisterType(reflect.TypeOf(Event{}))
 	beam.RegisterType(reflect.TypeOf(Source{}))
 	beam.RegisterType(reflect.TypeOf(Order{}))
-	register.Function3x0(parseEventOrDead)
+	register.Function4x0(parseEventOrDead)
 	register.Emitter1[Event]()
 	register.Emitter1[string]()
 	register.Function1x1(formatOrder)
@@ -147,55 +161,173 @@ const readFilter = "state = 'NY' AND amount >= 500"
 func main() {
 	flag.Parse()
 	beam.Init()
-	ctx := context.Background()
+	if err := runMain(context.Background(), os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// runMain runs the example the flags ask for and writes its summary to w.
+func runMain(ctx context.Context, w io.Writer) error {
 	var cfg target
 	if *catalogJSON != "" {
 		cfg.name = *catalogName
 		if err := json.Unmarshal([]byte(*catalogJSON), &cfg.props); err != nil {
-			log.Fatalf("--catalog_properties: %v", err)
+			return fmt.Errorf("--catalog_properties: %w", err)
 		}
-		tmp, err := os.MkdirTemp("", "icebeam-cdc-out-")
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer os.RemoveAll(tmp)
-		cfg.outDir = tmp
 	} else {
 		dir := *warehouse
 		if dir == "" {
 			tmp, err := os.MkdirTemp("", "icebeam-cdc-")
 			if err != nil {
-				log.Fatal(err)
+				return err
 			}
 			defer os.RemoveAll(tmp)
 			dir = tmp
 		}
 		props, err := sqlcatalog.EmbeddedProperties(dir)
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		cat, err := sqlcatalog.Open(ctx, "local", props)
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		defer cat.(catalog.Closer).Close()
 		cfg = target{name: "local", props: props, local: cat, outDir: dir}
 	}
 	cfg.table = *tableName
-	lines, err := events()
-	if err != nil {
-		log.Fatal(err)
+	if *input != "" {
+		if *streaming || *maintainFlg || *generate > 0 {
+			return fmt.Errorf("--input runs one batch pipeline: not with --streaming, --maintain or --generate")
+		}
+		out := *output
+		if out == "" {
+			tmp, err := os.MkdirTemp("", "icebeam-cdc-out-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			out = tmp + string(os.PathSeparator)
+		}
+		return runInput(ctx, w, cfg, *input, out, *sinkID)
 	}
+	if cfg.local == nil {
+		return fmt.Errorf("--catalog_properties needs --input: the sample and --generate runs read the table back on this machine")
+	}
+	lines := splitLines(sampleEvents)
+	if *generate > 0 {
+		lines = Generate(*generate, 1)
+	}
+	var err error
 	if *streaming {
-		err = runStreaming(ctx, os.Stdout, cfg, lines, *rate, *windowSecs)
+		err = runStreaming(ctx, w, cfg, lines, *rate, *windowSecs)
 	} else {
-		err = run(ctx, os.Stdout, cfg, lines, *batches)
+		err = run(ctx, w, cfg, lines, *batches)
 	}
 	if err == nil && *maintainFlg {
-		err = maintain(ctx, os.Stdout, cfg)
+		err = maintain(ctx, w, cfg)
 	}
+	return err
+}
+
+// orderSchema is the schema of the table the write creates from Order (the
+// after-image), given to the read-back so that the pipeline builds without the
+// catalog: the read checks it against the table when it plans.
+func orderSchema() *ibg.Schema {
+	return ibg.NewSchema(0,
+		ibg.NestedField{ID: 1, Name: "order_id", Type: ibg.PrimitiveTypes.Int64, Required: true},
+		ibg.NestedField{ID: 2, Name: "customer", Type: ibg.PrimitiveTypes.String},
+		ibg.NestedField{ID: 3, Name: "state", Type: ibg.PrimitiveTypes.String},
+		ibg.NestedField{ID: 4, Name: "amount", Type: ibg.PrimitiveTypes.Float64})
+}
+
+// buildInput adds the one pipeline of --input to s: the workers read the events of
+// input (a file or glob) with textio, the merge-on-read write applies them, and after
+// its commit the table is read back with the filter; dead letters (unparsable lines
+// and rows the write refused) and the read-back go to files under the output prefix.
+// It reaches no catalog: a --dry_run needs no credentials.
+func buildInput(s beam.Scope, t target, input, output, sinkID string) error {
+	changes, bad := beam.ParDo2(s, parseEventOrDead, textio.Read(s, input))
+	res, err := iceberg.TryWrite(s, t.writeConfig(sinkID), changes, iceberg.WithoutCatalogAtConstruction())
 	if err != nil {
-		log.Fatal(err)
+		return err
+	}
+	textio.Write(s, output+"dead-letters.txt", beam.Flatten(s, bad, beam.ParDo(s, formatDeadLetter, res.DeadLetter)))
+	rows, err := iceberg.TryRead(s, iceberg.ReadConfig{
+		Table: t.table, CatalogName: t.name, CatalogProperties: t.props, Filter: readFilter,
+	}, iceberg.WithOutputType(reflect.TypeOf(Order{})), iceberg.WithSchema(orderSchema()),
+		iceberg.WithReadAfter(res.Snapshots))
+	if err != nil {
+		return err
+	}
+	textio.Write(s, output+"orders.txt", beam.ParDo(s, formatOrder, rows))
+	return nil
+}
+
+// runInput runs buildInput's pipeline and reports to w: the write counters, and, for
+// a local output, what the files hold.
+func runInput(ctx context.Context, w io.Writer, t target, input, output, sinkID string) error {
+	start := time.Now()
+	p, s := beam.NewPipelineWithRoot()
+	if err := buildInput(s, t, input, output, sinkID); err != nil {
+		return err
+	}
+	pr, err := jobrun.Run(ctx, p)
+	if err != nil {
+		return err
+	}
+	if !jobrun.HasMetrics(pr) {
+		fmt.Fprintf(w, "pipeline done (the runner returned no metrics: a dry run, or a job service without them)\n")
+		return nil
+	}
+	metrics := map[string]int64{}
+	addWriteMetrics(metrics, pr)
+	events := int64(0)
+	for _, c := range pr.Metrics().AllMetrics().Counters() {
+		if c.Key.Namespace == "icebeam.example.cdc" && c.Key.Name == "events" {
+			events += c.Result()
+		}
+	}
+	fmt.Fprintf(w, "applied %d change events from %s in one pipeline to %s (merge-on-read, deletion vectors)\n", events, input, t.table)
+	printWriteMetrics(w, metrics)
+	if strings.Contains(output, "://") {
+		fmt.Fprintf(w, "read-back: %sorders.txt, dead letters: %sdead-letters.txt\n", output, output)
+	} else {
+		orders, err := readLines(output + "orders.txt")
+		if err != nil {
+			return err
+		}
+		dead, err := readLines(output + "dead-letters.txt")
+		if err != nil {
+			return err
+		}
+		printOrders(w, orders)
+		fmt.Fprintf(w, "%d dead letters (%sdead-letters.txt)\n", len(dead), output)
+	}
+	fmt.Fprintf(w, "done in %s\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// readLines returns the sorted lines of the local file at path, none when the
+// pipeline wrote none (textio writes no file for an empty PCollection).
+func readLines(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	lines := splitLines(string(b))
+	sort.Strings(lines)
+	return lines, nil
+}
+
+// printOrders prints how many orders the read-back found, and the first five.
+func printOrders(w io.Writer, lines []string) {
+	fmt.Fprintf(w, "read %d orders where %s\n", len(lines), readFilter)
+	for _, l := range lines[:min(5, len(lines))] {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	if len(lines) > 5 {
+		fmt.Fprintf(w, "  ...\n")
 	}
 }
 
@@ -259,21 +391,6 @@ func (t target) writeConfig(sinkID string) iceberg.WriteConfig {
 	}
 }
 
-// events returns the change events the flags ask for.
-func events() ([]string, error) {
-	switch {
-	case *generate > 0:
-		return Generate(*generate, 1), nil
-	case *input != "":
-		b, err := os.ReadFile(*input)
-		if err != nil {
-			return nil, err
-		}
-		return splitLines(string(b)), nil
-	}
-	return splitLines(sampleEvents), nil
-}
-
 func splitLines(s string) []string {
 	var out []string
 	for _, l := range strings.Split(s, "\n") {
@@ -284,9 +401,12 @@ func splitLines(s string) []string {
 	return out
 }
 
+var eventsCounter = beam.NewCounter("icebeam.example.cdc", "events")
+
 // parseEventOrDead decodes one line; malformed JSON goes to the second output with
 // its reason, so nothing is lost silently.
-func parseEventOrDead(line string, ok func(Event), bad func(string)) {
+func parseEventOrDead(ctx context.Context, line string, ok func(Event), bad func(string)) {
+	eventsCounter.Inc(ctx, 1)
 	c, err := parseEvent(line)
 	if err != nil {
 		bad(err.Error())
@@ -487,12 +607,10 @@ func report(ctx context.Context, w io.Writer, t target, events, batches int, uni
 	if _, err := jobrun.Run(ctx, p); err != nil {
 		return fmt.Errorf("read: %w", err)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil && !os.IsNotExist(err) { // no file: nothing matched
+	lines, err := readLines(out)
+	if err != nil {
 		return err
 	}
-	lines := splitLines(string(b))
-	sort.Strings(lines)
 
 	fmt.Fprintf(w, "applied %d change events in %d %s to %s (merge-on-read, deletion vectors)\n", events, batches, unit, t.table)
 	if t.local != nil {
@@ -508,13 +626,7 @@ func report(ctx context.Context, w io.Writer, t target, events, batches int, uni
 		fmt.Fprintf(w, "table: format-version %d, %d snapshots, %s live rows, %s data files, %s deletion vectors, %s deleted positions\n",
 			tbl.Metadata().Version(), snaps, liveRows(sum), sum["total-data-files"], sum["total-delete-files"], sum["total-position-deletes"])
 	}
-	fmt.Fprintf(w, "read %d orders where %s\n", len(lines), readFilter)
-	for _, l := range lines[:min(5, len(lines))] {
-		fmt.Fprintf(w, "  %s\n", l)
-	}
-	if len(lines) > 5 {
-		fmt.Fprintf(w, "  ...\n")
-	}
+	printOrders(w, lines)
 	fmt.Fprintf(w, "done in %s\n", time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -258,3 +258,79 @@ func TestCDCExampleMaintain(t *testing.T) {
 		t.Errorf("output %q; want the counts before and after (%s...)", got, want[len("data files 0 -> "):])
 	}
 }
+
+// TestCDCExampleInput runs the Dataflow-ready path (--input, --output) on local
+// globs: one pipeline reads the events with textio, writes them, reads the table back
+// after the commit and writes the dead letters and the read-back under the output
+// prefix. The table and the files must match the model of the events.
+func TestCDCExampleInput(t *testing.T) {
+	dir := t.TempDir()
+	cat, err := icebergtest.NewLocalCatalogAt(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	*numShards = 4
+	// Two input files, one glob: the sample and a generated stream on other keys.
+	in := t.TempDir()
+	sample := splitLines(sampleEvents)
+	gen := Generate(1500, 3)
+	for i := range gen {
+		gen[i] = strings.ReplaceAll(gen[i], `"order_id":`, `"order_id":10000`) // keys apart from the sample's
+	}
+	bad := `{"op":"c","after":{"order_id":"not a number"}}`
+	for name, lines := range map[string][]string{"a.jsonl": sample, "b.jsonl": append(gen, bad)} {
+		if err := os.WriteFile(filepath.Join(in, name), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "run1-")
+	var buf bytes.Buffer
+	tg := target{name: cat.Name, props: cat.Props, table: "shop.orders", local: cat.Catalog, outDir: dir}
+	if err := runInput(context.Background(), &buf, tg, filepath.Join(in, "*.jsonl"), out, "input-test"); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	live, tombstones := model(t, append(slices.Clone(sample), gen...))
+	var want []string
+	for _, o := range live {
+		if o.State == "NY" && o.Amount >= 500 {
+			want = append(want, formatOrder(o))
+		}
+	}
+	sort.Strings(want)
+	total := len(sample) + len(gen) + 1
+	for _, line := range []string{
+		fmt.Sprintf("applied %d change events from %s", total, filepath.Join(in, "*.jsonl")),
+		"commits=1 ",
+		fmt.Sprintf(" tombstones_skipped=%d", tombstones),
+		fmt.Sprintf("read %d orders where %s", len(want), readFilter),
+		"1 dead letters",
+	} {
+		if !strings.Contains(got, line) {
+			t.Errorf("output lacks %q:\n%s", line, got)
+		}
+	}
+	tbl, err := cat.Catalog.LoadTable(context.Background(), []string{"shop", "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	icebergtest.RequireValid(t, tbl)
+	if n := icebergtest.ReadAll(t, tbl, nil).NumRows(); n != int64(len(live)) {
+		t.Errorf("table has %d rows, model %d", n, len(live))
+	}
+	gotRead, err := readLines(out + "orders.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(gotRead, "\n") != strings.Join(want, "\n") {
+		t.Errorf("read back %d orders, want %d:\n%s", len(gotRead), len(want), strings.Join(gotRead, "\n"))
+	}
+	dead, err := readLines(out + "dead-letters.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dead) != 1 || !strings.Contains(dead[0], "not a number") {
+		t.Errorf("dead letters = %q, want the one malformed event", dead)
+	}
+}

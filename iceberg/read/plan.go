@@ -25,6 +25,9 @@ func (fn *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(Task))
 	if err != nil {
 		return err
 	}
+	if err := fn.Spec.CheckExpected(tbl.Schema()); err != nil {
+		return err
+	}
 	tasks, err := planFiltered(ctx, fn.Spec, func(s Spec) (*table.Scan, error) { return s.NewScan(tbl) })
 	if err != nil {
 		return config.OpErrorf("read", fn.Spec.Table, "plan: %w", err)

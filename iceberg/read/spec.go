@@ -36,6 +36,44 @@ type Spec struct {
 	Filter string `json:"filter,omitempty"`
 	// Columns are the columns emitted, in output order (empty: all columns).
 	Columns []string `json:"columns,omitempty"`
+	// Expect are the columns read with the types of the schema the read was built
+	// against when it was given up front instead of loaded (ResolveSchema): planning
+	// checks the table against them. Empty when construction loaded the table.
+	Expect []ExpectedColumn `json:"expect,omitempty"`
+}
+
+// ExpectedColumn is a column a read built from a given schema reads, with its type
+// as the schema gave it (ibg.Type's String form).
+type ExpectedColumn struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// CheckExpected reports, naming the table and the column, each expected column that
+// sc (the table's schema when the job runs) lacks or holds with another type.
+func (s Spec) CheckExpected(sc *ibg.Schema) error {
+	var errs config.Errors
+	for _, c := range s.Expect {
+		f, ok := sc.FindFieldByName(c.Name)
+		switch {
+		case !ok:
+			errs.Add(config.OpErrorf("read", s.Table, "%w: column %q of the schema given to the read (WithSchema) is not in the table (columns: %s)",
+				config.ErrInvalidConfig, c.Name, strings.Join(topNames(sc), ", ")))
+		case f.Type.String() != c.Type:
+			errs.Add(config.OpErrorf("read", s.Table, "%w: column %q is %s in the table, %s in the schema given to the read (WithSchema)",
+				config.ErrInvalidConfig, c.Name, f.Type, c.Type))
+		}
+	}
+	return errs.Err()
+}
+
+// topNames returns the names of sc's top-level columns.
+func topNames(sc *ibg.Schema) []string {
+	out := make([]string, 0, len(sc.Fields()))
+	for _, f := range sc.Fields() {
+		out = append(out, f.Name)
+	}
+	return out
 }
 
 // Props returns the catalog properties as a map.
@@ -126,6 +164,7 @@ func Resolve(ctx context.Context, catalogName string, props map[string]string, i
 	}
 	sc := tbl.Schema()
 	var errs config.Errors
+	errs.Add(resolveColumns(&spec, sc, tbl.Metadata().Version(), opts))
 
 	if opts.SnapshotID != 0 && tbl.Metadata().SnapshotByID(opts.SnapshotID) == nil {
 		errs.Add(config.Errorf(config.KeySnapshotID, "table %s has no snapshot %d", ident, opts.SnapshotID))
@@ -137,7 +176,41 @@ func Resolve(ctx context.Context, catalogName string, props map[string]string, i
 	if opts.Branch != "" && tbl.Metadata().SnapshotByName(opts.Branch) == nil {
 		errs.Add(config.Errorf(config.KeyBranch, "table %s has no branch or tag %q", ident, opts.Branch))
 	}
+	return spec, errs.Err()
+}
 
+// ResolveSchema is Resolve against sc, the table's schema given up front, without
+// the table: the snapshot, time and branch are checked when the job plans the scan,
+// as is the table's schema against sc (Spec.Expect: the columns read). Lineage
+// columns are accepted as on a format-version 3 table.
+func ResolveSchema(catalogName string, props map[string]string, ident string, sc *ibg.Schema, opts Options) (Spec, error) {
+	spec := Spec{
+		CatalogName:  catalogName,
+		CatalogProps: SortedProps(props),
+		Table:        ident,
+		SnapshotID:   opts.SnapshotID,
+		AsOfMs:       opts.AsOfMs,
+		Branch:       opts.Branch,
+	}
+	if err := resolveColumns(&spec, sc, 3, opts); err != nil {
+		return Spec{}, err
+	}
+	names := spec.Columns
+	if len(names) == 0 {
+		names = topNames(sc)
+	}
+	for _, n := range names {
+		if f, ok := sc.FindFieldByName(n); ok {
+			spec.Expect = append(spec.Expect, ExpectedColumn{Name: n, Type: f.Type.String()})
+		}
+	}
+	return spec, nil
+}
+
+// resolveColumns checks the filter, keep and drop of opts against sc (of a table of
+// format version) and sets spec's Filter and Columns.
+func resolveColumns(spec *Spec, sc *ibg.Schema, version int, opts Options) error {
+	var errs config.Errors
 	if strings.TrimSpace(opts.Filter) != "" {
 		if _, err := ParseFilter(opts.Filter, sc); err != nil {
 			errs.Add(&config.ConfigError{Key: config.KeyFilter, Err: err})
@@ -146,11 +219,11 @@ func Resolve(ctx context.Context, catalogName string, props map[string]string, i
 		}
 	}
 
-	cols, err := projectColumns(sc, tbl.Metadata().Version(), opts.Keep, opts.Drop)
+	cols, err := projectColumns(sc, version, opts.Keep, opts.Drop)
 	errs.Add(err)
 	spec.Columns = cols
-	errs.Add(checkReadableTypes(sc, cols, ident))
-	return spec, errs.Err()
+	errs.Add(checkReadableTypes(sc, cols, spec.Table))
+	return errs.Err()
 }
 
 // checkReadableTypes reports, wrapping ErrUnsupported, each column to be read (cols,

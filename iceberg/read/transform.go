@@ -1,21 +1,27 @@
 package read
 
 import (
+	"context"
 	"fmt"
-	ibg "github.com/apache/iceberg-go"
-	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*Task)(nil)).Elem())
 	beam.RegisterType(reflect.TypeFor[planFn]())
+	beam.RegisterType(reflect.TypeFor[planAfterFn]())
+	beam.RegisterType(reflect.TypeFor[signalFn]())
+	register.Emitter1[int]()
+	register.Iter1[int]()
 	register.Emitter1[Task]()
 	beam.RegisterType(reflect.TypeFor[readFn]())
 	register.Emitter1[Batch]()
@@ -31,19 +37,53 @@ func init() {
 // time, a reshuffle of the planned tasks, and a splittable DoFn that reads them. It
 // emits row.Row values, or values of outType when outType is not nil (a struct type
 // whose fields match the columns read).
-func Scan(s beam.Scope, spec Spec, outType reflect.Type) beam.PCollection {
+//
+// With after, the planning step waits until every PCollection of after is complete
+// (in the global window): they are its side input.
+func Scan(s beam.Scope, spec Spec, outType reflect.Type, after ...beam.PCollection) beam.PCollection {
 	s = s.Scope("iceberg.Read")
-	tasks := beam.ParDo(s.Scope("Plan"), &planFn{Spec: spec}, beam.Impulse(s))
-	return readTasks(s, spec, tasks, outType)
+	return readTasks(s, spec, plan(s, spec, after), outType)
 }
 
 // ScanBatches is Scan emitting RecordBatch values (one per non-empty record batch
 // iceberg-go's ReadTasks yields, deletes and the residual filter applied) instead of
 // rows.
-func ScanBatches(s beam.Scope, spec Spec) beam.PCollection {
+func ScanBatches(s beam.Scope, spec Spec, after ...beam.PCollection) beam.PCollection {
 	s = s.Scope("iceberg.ReadBatches")
-	tasks := beam.ParDo(s.Scope("Plan"), &planFn{Spec: spec}, beam.Impulse(s))
-	return readRecords(s, spec, tasks)
+	return readRecords(s, spec, plan(s, spec, after))
+}
+
+// plan adds the planning step of spec, after the PCollections of after when there
+// are any.
+func plan(s beam.Scope, spec Spec, after []beam.PCollection) beam.PCollection {
+	if len(after) == 0 {
+		return beam.ParDo(s.Scope("Plan"), &planFn{Spec: spec}, beam.Impulse(s))
+	}
+	ws := s.Scope("WaitOn")
+	signals := make([]beam.PCollection, len(after))
+	for i, c := range after {
+		signals[i] = beam.ParDo(ws, &signalFn{}, beam.WindowInto(ws, window.NewGlobalWindows(), c))
+	}
+	done := beam.Flatten(ws, signals...)
+	return beam.ParDo(s.Scope("Plan"), &planAfterFn{Spec: spec}, beam.Impulse(s), beam.SideInput{Input: done})
+}
+
+// signalFn turns a PCollection the read waits for into an empty PCollection of int,
+// complete when its input is: the side input of planAfterFn.
+type signalFn struct{}
+
+func (*signalFn) ProcessElement(_ beam.T, _ func(int)) {}
+
+// planAfterFn is planFn with a side input, which holds the planning back until the
+// PCollections the read waits for are complete (a side input is read only when
+// ready: Beam's model, on every runner).
+type planAfterFn struct {
+	// Spec is the scan, resolved at construction.
+	Spec Spec
+}
+
+func (fn *planAfterFn) ProcessElement(ctx context.Context, b []byte, _ func(*int) bool, emit func(Task)) error {
+	return (&planFn{Spec: fn.Spec}).ProcessElement(ctx, b, emit)
 }
 
 // readBatches reshuffles planned tasks and reads them with the splittable read DoFn,

@@ -25,11 +25,17 @@ import (
 //     columns included) it is created now; for Row elements (rowSchema nil) it is
 //     created from the first row at run time.
 //
+// With offline (the write was built WithoutCatalogAtConstruction), PrepareTable
+// checks only what rowSchema tells and does not reach the catalog: equality columns
+// are then required, and the checks against the table (the delete format, the
+// sharding, the images' fit) run in the parse step, on the first row, where a
+// problem fails the job; a missing table is created there from the first row.
+//
 // With rowSchema, the control columns must be there (change_type_column a string,
 // sequence_number_column a long; dotted paths name struct fields), only and
 // before_field must be records, and the row images (see cdc.Envelope.ImageSchemas,
 // after keep or drop) must fit the table.
-func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error {
+func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema, offline bool) error {
 	rt, err := spec.runtime()
 	if err != nil {
 		return err
@@ -60,6 +66,13 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error 
 			}
 		}
 		data = images[0]
+	}
+	if offline {
+		if len(spec.EqualityColumns) == 0 {
+			return fail(config.Errorf(config.KeyEqualityColumns,
+				"required when the write does not reach the catalog at construction (WithoutCatalogAtConstruction): set the table's key columns"))
+		}
+		return nil
 	}
 	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, spec.Table, 0)
 	switch {

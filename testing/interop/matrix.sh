@@ -29,8 +29,8 @@ rc=0
 # workers in processes of their own (runnertest.WorkerProcesses): one on prism, two
 # taking the bundles in turn on the job service.
 CORE_ICEBERG='^(TestWriteRoundTrip|TestWriteStructProjectionAndHash|TestMergeOnReadSeed|TestMergeOnReadDebezium|TestReadChanges|TestLateRowsScenario|TestStreamingLateModel|TestStreamingSeveralWorkerProcesses|TestMergeOnReadSeparateWorkerProcess|TestMaintenanceAcrossBatchRuns|TestReadKeepDrop)$'
-CORE_EXAMPLES='^(TestQuickstart|TestQuickstartStreaming|TestCDCExample|TestCDCExampleStreaming|TestCDCExampleMaintain|TestMirror|TestMirrorIncremental)$'
-WANT=18  # top-level tests: 11 of iceberg, 7 of the examples
+CORE_EXAMPLES='^(TestQuickstart|TestQuickstartStreaming|TestCDCExample|TestCDCExampleInput|TestCDCExampleStreaming|TestCDCExampleMaintain|TestMirror|TestMirrorIncremental)$'
+WANT=19  # top-level tests: 11 of iceberg, 8 of the examples
 for runner in prism python; do
   echo "matrix: === $runner ($(( $(date +%s) - T0 ))s)"
   log="$WORK/matrix-$runner.log"
