@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/internal/dvfile"
 )
 
 // DVMerge is the outcome of merging new positions with live deletion vectors.
@@ -99,22 +100,17 @@ func MergeDVs(ctx context.Context, tbl *table.Table, tasks map[string]table.File
 		for _, pos := range fresh {
 			bm.Set(uint64(pos))
 		}
-		// The blob's length is what the layout needs; SerializeDV is deterministic
-		// (run-length encoded first), so DVWriter.Flush writes the same length.
+		// The blob's length is what the layout needs (puffinGroups).
 		b, err := dv.SerializeDV(bm)
 		if err != nil {
 			return fail(fmt.Errorf("serialize deletion vector of %s: %w", p, err))
 		}
-		blobs = append(blobs, dvBlob{path: p, bitmap: bm, specID: df.SpecID(), partition: df.Partition(), size: int64(len(b))})
+		blobs = append(blobs, dvBlob{DataFile: p, Data: b, Cardinality: int64(bm.Cardinality()), SpecID: df.SpecID(), Partition: df.Partition()})
 		out.Positions += int64(len(fresh))
 	}
 	for _, g := range puffinGroups(blobs) {
-		w := dv.NewDVWriter(wfs, func(id int32) *ibg.PartitionSpec { return meta.PartitionSpecByID(int(id)) })
-		for _, b := range g {
-			w.Load(b.path, b.bitmap, b.specID, b.partition)
-		}
 		path := dataLocation(tbl) + "/" + uuid.NewString() + "-deletes.puffin"
-		added, err := w.Flush(ctx, path)
+		added, err := dvfile.Write(wfs, meta, path, g)
 		if err == nil {
 			out.PuffinPaths = append(out.PuffinPaths, path)
 			err = checkIncreasing(added)
@@ -145,14 +141,8 @@ func (m DVMerge) removeFiles(ctx context.Context, tbl *table.Table) {
 	}
 }
 
-// dvBlob is one DV to write: the merged positions of a data file and its blob length.
-type dvBlob struct {
-	path      string
-	bitmap    *dv.RoaringPositionBitmap
-	specID    int32
-	partition map[int]any
-	size      int64
-}
+// dvBlob is one DV to write: the serialized merged positions of a data file.
+type dvBlob = dvfile.Blob
 
 // puffinGroups lays the DVs of one commit out in Puffin files, each file's blobs in
 // strictly increasing length: the k-th blob of each length goes to the k-th file, so
@@ -174,10 +164,10 @@ type dvBlob struct {
 // 8b2e25f4c, after 1.5.5 (testing/interop/README.md).
 func puffinGroups(blobs []dvBlob) [][]dvBlob {
 	sorted := slices.Clone(blobs)
-	slices.SortStableFunc(sorted, func(a, b dvBlob) int { return cmp.Compare(a.size, b.size) })
+	slices.SortStableFunc(sorted, func(a, b dvBlob) int { return cmp.Compare(len(a.Data), len(b.Data)) })
 	var groups [][]dvBlob
 	for i, k := 0, 0; i < len(sorted); i++ {
-		if i > 0 && sorted[i].size == sorted[i-1].size {
+		if i > 0 && len(sorted[i].Data) == len(sorted[i-1].Data) {
 			k++
 		} else {
 			k = 0

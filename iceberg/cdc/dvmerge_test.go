@@ -3,6 +3,7 @@ package cdc
 import (
 	"cmp"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/puffin"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -32,7 +34,7 @@ func TestPuffinGroups(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var blobs []dvBlob
 			for i, s := range tc.sizes {
-				blobs = append(blobs, dvBlob{path: string(rune('a' + i)), size: s})
+				blobs = append(blobs, dvBlob{DataFile: string(rune('a' + i)), Data: make([]byte, s)})
 			}
 			groups := puffinGroups(blobs)
 			var got [][]int64
@@ -40,8 +42,8 @@ func TestPuffinGroups(t *testing.T) {
 			for _, g := range groups {
 				var sizes []int64
 				for i, b := range g {
-					sizes = append(sizes, b.size)
-					if i > 0 && b.size == g[i-1].size {
+					sizes = append(sizes, int64(len(b.Data)))
+					if i > 0 && len(b.Data) == len(g[i-1].Data) {
 						t.Errorf("equal lengths in one file: %v", g)
 					}
 				}
@@ -51,7 +53,7 @@ func TestPuffinGroups(t *testing.T) {
 			if !slices.EqualFunc(got, tc.want, slices.Equal) || n != len(tc.sizes) {
 				t.Fatalf("groups %v, want %v", got, tc.want)
 			}
-			if len(groups) > 1 && groups[1][0].path < groups[0][0].path && groups[1][0].size == groups[0][0].size {
+			if len(groups) > 1 && groups[1][0].DataFile < groups[0][0].DataFile && len(groups[1][0].Data) == len(groups[0][0].Data) {
 				t.Errorf("equal lengths out of path order: %v", groups)
 			}
 		})
@@ -139,6 +141,61 @@ func TestMergeDVsLayoutAcrossCommits(t *testing.T) {
 	if len(puffins) != len(seen) {
 		t.Fatalf("%d .puffin files in %s, %d referenced", len(puffins), dir, len(seen))
 	}
+}
+
+// TestMergeDVsPuffinFooter reads back the Puffin footers of the DVs a commit wrote:
+// each blob has the metadata Iceberg Java writes (fields [2147483645], the row
+// position column; snapshot-id and sequence-number -1; no compression-codec) at the
+// content offset and size of its delete file, whose file_size_in_bytes is the
+// Puffin file's length.
+func TestMergeDVsPuffinFooter(t *testing.T) {
+	f := newFixture(t, nil, "footer")
+	f.seed(t, cityRows(600), 200)
+	var changes []row.Row
+	for i, id := range []int64{3, 250, 251, 420, 421, 422} {
+		changes = append(changes, change("d", id, "", "", int64(i+1)))
+	}
+	if res := f.apply(t, changes, false); res.DVsAdded != 3 {
+		t.Fatalf("result %+v, want 3 DVs", res)
+	}
+	n := 0
+	for ref, dvs := range icebergtest.LiveDVs(t, f.table(t)) {
+		for _, d := range dvs {
+			n++
+			path := strings.TrimPrefix(d.FilePath(), "file://")
+			fh, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			st, err := fh.Stat()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Size() != d.FileSizeBytes() {
+				t.Errorf("%s: file_size_in_bytes %d, file has %d bytes", path, d.FileSizeBytes(), st.Size())
+			}
+			r, err := puffin.NewReader(fh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(r.Blobs(), func(b puffin.BlobMetadata) bool {
+				return b.Offset == *d.ContentOffset() && b.Length == *d.ContentSizeInBytes()
+			})
+			if i < 0 {
+				t.Fatalf("%s: no blob at content offset %d size %d: %+v", path, *d.ContentOffset(), *d.ContentSizeInBytes(), r.Blobs())
+			}
+			b := r.Blobs()[i]
+			if !slices.Equal(b.Fields, []int32{2147483645}) || b.SnapshotID != -1 || b.SequenceNumber != -1 ||
+				b.CompressionCodec != nil || b.Type != puffin.BlobTypeDeletionVector || b.Properties["referenced-data-file"] != ref {
+				t.Errorf("%s: blob %+v, want a deletion-vector-v1 blob of %s with fields [2147483645], snapshot-id and sequence-number -1, no compression", path, b, ref)
+			}
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d live DVs, want 3", n)
+	}
+	icebergtest.RequireValid(t, f.table(t))
 }
 
 // BenchmarkCommitReplacingDVs commits 10 windows of 2,000 random deletes to a

@@ -458,13 +458,39 @@ func fieldType(st *ibg.StructType, path []string, key string) (ibg.Type, error) 
 		}
 		j := slices.IndexFunc(s.FieldList, func(f ibg.NestedField) bool { return f.Name == part })
 		if j < 0 {
-			if i == 0 {
-				return nil, config.Errorf(key, "the rows have no column %q", strings.Join(path, "."))
-			}
-			return nil, config.Errorf(key, "the rows have no field %q (no %q in %q)",
-				strings.Join(path, "."), part, strings.Join(path[:i], "."))
+			return nil, missingField(s, path, i, key)
 		}
 		t = s.FieldList[j].Type
 	}
 	return t, nil
+}
+
+// missingField is the error of fieldType for path, whose part i is not a field of
+// s: it names the closest path and lists the fields of s (the columns, at i 0), and
+// for the default sequence number column says which key to set.
+func missingField(s *ibg.StructType, path []string, i int, key string) error {
+	prefix := strings.Join(path[:i], ".")
+	names := make([]string, len(s.FieldList))
+	paths := make([]string, len(s.FieldList))
+	for k, f := range s.FieldList {
+		names[k], paths[k] = f.Name, f.Name
+		if i > 0 {
+			paths[k] = prefix + "." + f.Name
+		}
+	}
+	full := strings.Join(path, ".")
+	hint := ""
+	if near := config.Closest(full, paths); near != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	if i == 0 {
+		fix := ""
+		if key == config.KeySequenceNumberColumn && full == config.DefaultSequenceNumberColumn {
+			fix = fmt.Sprintf(": set %s to the long column (or dotted path into a struct, such as source.lsn) that orders each key's changes",
+				config.KeySequenceNumberColumn)
+		}
+		return config.Errorf(key, "the rows have no column %q%s%s; columns: %s", full, hint, fix, strings.Join(names, ", "))
+	}
+	return config.Errorf(key, "the rows have no field %q (no %q in %q)%s; fields of %q: %s",
+		full, path[i], prefix, hint, prefix, strings.Join(names, ", "))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"testing"
 
@@ -25,6 +26,11 @@ const (
 	SummaryTotalPositionDeletes = "total-position-deletes"
 	SummaryTotalEqualityDeletes = "total-equality-deletes"
 )
+
+// RowPositionFieldID is the field id of the row position metadata column
+// (_pos, 2147483645), which a deletion vector blob lists in its Puffin
+// metadata's fields as Iceberg Java writes it.
+const RowPositionFieldID = 2147483645
 
 // Puffin blob properties of deletion-vector-v1 blobs (Iceberg spec).
 const (
@@ -62,7 +68,10 @@ func (c *checker) fail(format string, args ...any) {
 //     manifests;
 //   - each deletion vector references a data file of the snapshot; its
 //     content offset and size point at a deletion-vector-v1 blob of its
-//     Puffin file whose referenced-data-file property is that data file;
+//     Puffin file whose referenced-data-file property is that data file,
+//     with snapshot-id and sequence-number -1, fields [RowPositionFieldID]
+//     and no compression-codec; the Puffin file's size is the delete file's
+//     file_size_in_bytes;
 //     its record_count equals the blob's cardinality property and the
 //     cardinality of the decoded bitmap; no position is at or past the data
 //     file's record count;
@@ -265,9 +274,10 @@ func (c *checker) checkExists(fs iceio.IO, path string, size int64, what string)
 
 // puffinFile is an opened Puffin file, or the error opening it.
 type puffinFile struct {
-	f   iceio.File
-	r   *puffin.Reader
-	err error
+	f    iceio.File
+	r    *puffin.Reader
+	size int64 // the file's length, as the reader found its footer
+	err  error
 }
 
 func openPuffin(fs iceio.IO, path string) *puffinFile {
@@ -282,7 +292,14 @@ func openPuffin(fs iceio.IO, path string) *puffinFile {
 		return &puffinFile{err: err}
 	}
 
-	return &puffinFile{f: f, r: r}
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		_ = f.Close()
+
+		return &puffinFile{err: err}
+	}
+
+	return &puffinFile{f: f, r: r, size: size}
 }
 
 func (p *puffinFile) close() {
@@ -299,6 +316,9 @@ func (c *checker) checkDV(pf *puffinFile, df ibg.DataFile, ref string, data ibg.
 		c.fail("deletion vector %s: cannot read Puffin file: %v", path, pf.err)
 
 		return
+	}
+	if df.FileSizeBytes() != pf.size {
+		c.fail("deletion vector %s for %s: file_size_in_bytes %d, the Puffin file has %d bytes", path, ref, df.FileSizeBytes(), pf.size)
 	}
 	off, size := df.ContentOffset(), df.ContentSizeInBytes()
 	if off == nil || size == nil {
@@ -323,6 +343,20 @@ func (c *checker) checkDV(pf *puffinFile, df ibg.DataFile, ref string, data ibg.
 		c.fail("deletion vector %s for %s: blob at offset %d has type %q, want %q", path, ref, *off, blob.Type, puffin.BlobTypeDeletionVector)
 
 		return
+	}
+	// The metadata Iceberg Java's BaseDVFileWriter writes: snapshot-id and
+	// sequence-number -1 (the spec requires them), fields [2147483645] (the row
+	// position column; the spec also allows none, icebeam writes Java's), and no
+	// compression-codec (deletion-vector-v1 blobs are never compressed).
+	if blob.SnapshotID != -1 || blob.SequenceNumber != -1 {
+		c.fail("deletion vector %s for %s: blob snapshot-id %d and sequence-number %d, want -1 and -1",
+			path, ref, blob.SnapshotID, blob.SequenceNumber)
+	}
+	if len(blob.Fields) != 1 || blob.Fields[0] != RowPositionFieldID {
+		c.fail("deletion vector %s for %s: blob fields %v, want [%d] (the row position column)", path, ref, blob.Fields, RowPositionFieldID)
+	}
+	if blob.CompressionCodec != nil {
+		c.fail("deletion vector %s for %s: blob has compression-codec %q, want none", path, ref, *blob.CompressionCodec)
 	}
 	if got := blob.Properties[blobPropReferencedDataFile]; got != ref {
 		c.fail("deletion vector %s: blob at offset %d references %q, manifest says %s", path, *off, got, ref)

@@ -68,9 +68,16 @@ func rawDV(t *testing.T, tbl *table.Table, path string, positions ...int64) ibg.
 func withCount(t *testing.T, tbl *table.Table, df ibg.DataFile, count int64) ibg.DataFile {
 	t.Helper()
 
+	return rebuiltDV(t, tbl, df, count, df.FileSizeBytes())
+}
+
+// rebuiltDV rebuilds DV df with record_count count and file_size_in_bytes size.
+func rebuiltDV(t *testing.T, tbl *table.Table, df ibg.DataFile, count, size int64) ibg.DataFile {
+	t.Helper()
+
 	spec := tbl.Metadata().PartitionSpecByID(int(df.SpecID()))
 	b, err := ibg.NewDataFileBuilder(*spec, df.ContentType(), df.FilePath(), df.FileFormat(),
-		df.Partition(), nil, nil, count, df.FileSizeBytes())
+		df.Partition(), nil, nil, count, size)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,6 +236,19 @@ func TestCheckTableCorrupt(t *testing.T) {
 			tbl = CommitRowDelta(t, tbl, nil, []ibg.DataFile{bad}, nil)
 
 			return tbl, []string{bad.FilePath(), "record_count 3, bitmap holds 2 positions", `cardinality property "2"`}
+		}},
+		{"DV blob without the row position field (iceberg-go's DVWriter)", func(t *testing.T, tbl *table.Table, path string) (*table.Table, []string) {
+			bad := rawDV(t, tbl, path, 1)
+			tbl = CommitRowDelta(t, tbl, nil, []ibg.DataFile{bad}, nil)
+
+			return tbl, []string{bad.FilePath(), "blob fields [], want [2147483645]"}
+		}},
+		{"DV with a wrong file_size_in_bytes", func(t *testing.T, tbl *table.Table, path string) (*table.Table, []string) {
+			good, _ := WriteDVs(t, tbl, map[string][]int64{path: {1, 2}})
+			bad := rebuiltDV(t, tbl, good[0], 2, good[0].FileSizeBytes()+7)
+			tbl = CommitRowDelta(t, tbl, nil, []ibg.DataFile{bad}, nil)
+
+			return tbl, []string{bad.FilePath(), fmt.Sprintf("file_size_in_bytes %d, the Puffin file has %d bytes", bad.FileSizeBytes(), good[0].FileSizeBytes())}
 		}},
 		{"DV position past the end of the data file", func(t *testing.T, tbl *table.Table, path string) (*table.Table, []string) {
 			bad := rawDV(t, tbl, path, 1, 5)

@@ -19,6 +19,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/google/uuid"
+
+	"github.com/icebeam/icebeam/internal/dvfile"
 )
 
 // Field IDs of the reserved position delete columns.
@@ -83,34 +85,46 @@ func writeDVs(ctx context.Context, tbl *table.Table, positions map[string][]int6
 	if err != nil {
 		return nil, nil, err
 	}
-	meta := tbl.Metadata()
-	w := dv.NewDVWriter(fs, func(id int32) *ibg.PartitionSpec { return meta.PartitionSpecByID(int(id)) })
+	var blobs []dvfile.Blob
 	for _, path := range sortedKeys(positions) {
 		df, ok := files[path]
 		if !ok {
 			return nil, nil, fmt.Errorf("data file %s is not in the current snapshot", path)
 		}
+		bm := dv.NewRoaringPositionBitmap()
 		for _, p := range positions[path] {
-			if p >= df.Count() {
+			if p < 0 || p >= df.Count() {
 				return nil, nil, fmt.Errorf("position %d out of range for data file %s with %d rows", p, path, df.Count())
 			}
+			bm.Set(uint64(p))
 		}
 		if merge {
 			for _, old := range live[path] {
-				bm, err := dv.ReadDV(fs, old)
+				prev, err := dv.ReadDV(fs, old)
 				if err != nil {
 					return nil, nil, fmt.Errorf("read live deletion vector of %s: %w", path, err)
 				}
-				w.Load(path, bm, df.SpecID(), df.Partition())
+				bm.Or(prev)
 				replaced = append(replaced, old)
 			}
 		}
-		if err := w.Add(path, positions[path], df.SpecID(), df.Partition()); err != nil {
+		if bm.Cardinality() == 0 {
+			continue
+		}
+		b, err := dv.SerializeDV(bm)
+		if err != nil {
 			return nil, nil, err
 		}
+		blobs = append(blobs, dvfile.Blob{DataFile: path, Data: b, Cardinality: int64(bm.Cardinality()),
+			SpecID: df.SpecID(), Partition: df.Partition()})
 	}
+	if len(blobs) == 0 {
+		return nil, replaced, nil
+	}
+	// The blobs icebeam's merge-on-read writes (fields [2147483645], as Iceberg
+	// Java writes them), so that CheckTable holds for these tables too.
 	loc := fmt.Sprintf("%s/data/%s-deletes.puffin", tbl.Location(), uuid.New())
-	added, err = w.Flush(ctx, loc)
+	added, err = dvfile.Write(fs, tbl.Metadata(), loc, blobs)
 	if err != nil {
 		return nil, nil, err
 	}

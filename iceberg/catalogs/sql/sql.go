@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -93,6 +95,9 @@ func Open(ctx context.Context, name string, props map[string]string) (catalog.Ca
 		return nil, config.Errorf(propKey(keyURI), "missing: the sql catalog needs a DSN")
 	}
 	if sqlite {
+		if err := makeSQLiteDir(dsn); err != nil {
+			return nil, err
+		}
 		dsn = SQLiteDSN(dsn)
 	}
 	db, err := dbsql.Open(driver, dsn)
@@ -126,6 +131,49 @@ func Open(ctx context.Context, name string, props map[string]string) (catalog.Ca
 		return nil, err
 	}
 	return &sqlCatalog{Catalog: cat, db: db}, nil
+}
+
+// makeSQLiteDir creates the folder of the database file a SQLite DSN names (a path
+// or a file: URI; nothing for in-memory databases), as SQLite creates the file but
+// not its folder ("unable to open database file (14)"). An error names the uri key
+// and the folder.
+func makeSQLiteDir(dsn string) error {
+	path := sqliteFilePath(dsn)
+	if path == "" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return config.Errorf(propKey(keyURI), "cannot create the folder %s of the SQLite database: %w (create it, or point uri at a folder that exists)", dir, err)
+	}
+	return nil
+}
+
+// sqliteFilePath returns the file a SQLite DSN opens, or "" for an in-memory
+// database. A file: URI's path is unescaped; file:///p and file://localhost/p name /p.
+func sqliteFilePath(dsn string) string {
+	if dsn == "" || strings.HasPrefix(dsn, ":memory:") || strings.Contains(dsn, "mode=memory") {
+		return ""
+	}
+	path, _, _ := strings.Cut(dsn, "?")
+	rest, isURI := strings.CutPrefix(path, "file:")
+	if !isURI {
+		return path
+	}
+	if after, ok := strings.CutPrefix(rest, "//"); ok {
+		auth, p, _ := strings.Cut(after, "/")
+		if auth != "" && auth != "localhost" {
+			return "" // SQLite refuses other hosts itself
+		}
+		rest = "/" + p
+	}
+	if u, err := url.PathUnescape(rest); err == nil {
+		rest = u
+	}
+	if rest == "" || rest == ":memory:" {
+		return ""
+	}
+	return rest
 }
 
 // SQLiteDSN adds WAL journaling, a busy timeout and immediate write

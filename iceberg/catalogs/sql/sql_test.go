@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,5 +101,49 @@ func TestEmbeddedProperties(t *testing.T) {
 	}
 	if want := "file://" + filepath.Join(dir, "warehouse"); props["warehouse"] != want {
 		t.Fatalf("warehouse = %q, want %q", props["warehouse"], want)
+	}
+}
+
+// TestSQLiteCreatesFolder opens a SQLite catalog whose database file is in folders
+// that do not exist yet: Open creates them (SQLite alone fails with "unable to open
+// database file (14)"), and a folder that cannot be made is an error naming uri.
+func TestSQLiteCreatesFolder(t *testing.T) {
+	dir := t.TempDir()
+	for _, uri := range []string{
+		"file:" + filepath.Join(dir, "a", "b", "catalog.db"),
+		"file://" + filepath.Join(dir, "c", "catalog.db") + "?_txlock=immediate",
+		filepath.Join(dir, "d", "e", "catalog.db"),
+	} {
+		cat, err := Open(context.Background(), "mk", map[string]string{"type": "sql", "uri": uri, "warehouse": "file://" + dir})
+		if err != nil {
+			t.Fatalf("Open(uri %s): %v", uri, err)
+		}
+		_ = cat.(*sqlCatalog).Close()
+	}
+	for _, sub := range []string{"a/b/catalog.db", "c/catalog.db", "d/e/catalog.db"} {
+		if _, err := os.Stat(filepath.Join(dir, sub)); err != nil {
+			t.Errorf("database file %s: %v", sub, err)
+		}
+	}
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(context.Background(), "mk", map[string]string{"type": "sql", "uri": "file:" + filepath.Join(file, "x", "catalog.db")})
+	var ce *config.ConfigError
+	if !errors.As(err, &ce) || ce.Key != "catalog_properties.uri" || !strings.Contains(err.Error(), "cannot create the folder") {
+		t.Fatalf("Open under a file: %v, want a ConfigError on catalog_properties.uri", err)
+	}
+}
+
+func TestSQLiteFilePath(t *testing.T) {
+	for in, want := range map[string]string{
+		":memory:": "", "file::memory:?cache=shared": "", "file:x.db?mode=memory": "",
+		"file:/tmp/a.db": "/tmp/a.db", "file:///tmp/a.db": "/tmp/a.db", "file://localhost/tmp/a%20b.db": "/tmp/a b.db",
+		"/tmp/a.db": "/tmp/a.db", "rel/a.db": "rel/a.db", "file:rel/a.db?_txlock=immediate": "rel/a.db",
+	} {
+		if got := sqliteFilePath(in); got != want {
+			t.Errorf("sqliteFilePath(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
