@@ -501,9 +501,10 @@ func (x *KeyIndex) readBatch(ctx context.Context, fs iceio.IO, tasks []table.Fil
 	reads := make([]int64, len(tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
+	par := max(runtime.GOMAXPROCS(0)/len(tasks), 1) // fewer files than processors: split them
 	for i, t := range tasks {
 		g.Go(func() error {
-			es, err := x.readFile(gctx, fs, t, uint64(base)+uint64(i), &reads[i], 0, nil)
+			es, err := x.readFile(gctx, fs, t, uint64(base)+uint64(i), &reads[i], par, 0, nil)
 			if err != nil {
 				return err
 			}
@@ -567,7 +568,7 @@ func (x *KeyIndex) addLarge(ctx context.Context, fs iceio.IO, t table.FileScanTa
 		}
 		return nil
 	}
-	rest, err := x.readFile(ctx, fs, t, uint64(ord), &read, chunk, flush)
+	rest, err := x.readFile(ctx, fs, t, uint64(ord), &read, runtime.GOMAXPROCS(0), chunk, flush)
 	if err == nil {
 		err = flush(rest)
 	}
@@ -1015,30 +1016,49 @@ func mergeInto(out, a, b []indexEntry) {
 }
 
 // readFile returns the index entries of the live rows of task's data file, whose
-// ordinal is ord, adding the key columns' stored size to *read.
+// ordinal is ord, adding the key columns' stored size to *read. A single key
+// column is read by up to par goroutines (see readInt64Key); the entries are in
+// no particular order.
 //
 // With flush, readFile hands flush its entries each time they reach about chunk
 // (after a page or batch of rows) and returns the rest; flush may keep the slice.
-func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ord uint64, read *int64, chunk int, flush func([]indexEntry) error) ([]indexEntry, error) {
+// Flush is called by one goroutine at a time.
+func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ord uint64, read *int64, par, chunk int, flush func([]indexEntry) error) ([]indexEntry, error) {
 	path := t.File.FilePath()
 	deleted, err := deletedPositions(fs, t)
 	if err != nil {
 		return nil, err
 	}
+	par = max(par, 1)
 	size := max(0, t.File.Count())
 	if flush != nil {
+		// Each span holds up to its share of chunk entries.
+		chunk = max(chunk/par, 1)
 		size = min(size, int64(chunk))
 	}
-	out := make([]indexEntry, 0, size)
+	// The entries of each span of a direct read.
+	outs := make([][]indexEntry, par)
+	for i := range outs {
+		outs[i] = make([]indexEntry, 0, size/int64(par))
+	}
+	var flushMu sync.Mutex
 	flushed := false
-	emit := func() error {
-		if flush == nil || len(out) < chunk {
+	emit := func(span int) error {
+		if flush == nil || len(outs[span]) < chunk {
 			return nil
 		}
+		flushMu.Lock()
+		defer flushMu.Unlock()
 		flushed = true
-		err := flush(out)
-		out = make([]indexEntry, 0, size)
+		err := flush(outs[span])
+		outs[span] = make([]indexEntry, 0, size)
 		return err
+	}
+	rest := func(err error) ([]indexEntry, error) {
+		if len(outs) == 1 {
+			return outs[0], err
+		}
+		return slices.Concat(outs...), err
 	}
 	// live reports whether the row at pos is not deleted: one bit a row, set where
 	// the row is kept, instead of a bitmap lookup per row.
@@ -1051,46 +1071,56 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 	// straight from the pages, unless the column is stored otherwise.
 	err = errNotDirect
 	if _, long := x.codec.types[0].(ibg.Int64Type); long && len(x.codec.types) == 1 && x.exact {
-		err = readInt64Key(ctx, fs, path, x.codec, read, func(vals []int64, defs []int16, maxDef int16, base int64) error {
+		err = readInt64Key(ctx, fs, path, x.codec, read, par, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
+			out := outs[span]
 			if defs == nil {
 				for j, v := range vals {
 					if pos := base + int64(j); live(pos) {
 						out = append(out, indexEntry{fp: uint64(v) ^ 1<<63, loc: ord<<32 | uint64(pos)})
 					}
 				}
-				return emit()
-			}
-			k := 0
-			for j, d := range defs {
-				if d != maxDef {
-					continue // a null key: not indexed
+			} else {
+				k := 0
+				for j, d := range defs {
+					if d != maxDef {
+						continue // a null key: not indexed
+					}
+					if pos := base + int64(j); live(pos) {
+						out = append(out, indexEntry{fp: uint64(vals[k]) ^ 1<<63, loc: ord<<32 | uint64(pos)})
+					}
+					k++
 				}
-				if pos := base + int64(j); live(pos) {
-					out = append(out, indexEntry{fp: uint64(vals[k]) ^ 1<<63, loc: ord<<32 | uint64(pos)})
-				}
-				k++
 			}
-			return emit()
+			outs[span] = out
+			return emit(span)
 		})
 	} else if len(x.codec.types) == 1 && isBytesType(x.codec.types[0]) {
-		var buf []byte
-		err = readByteArrayKey(ctx, fs, path, x.codec, read, func(vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
+		bufs := make([][]byte, par)
+		err = readByteArrayKey(ctx, fs, path, x.codec, read, par, func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
 			eachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
 				if live(pos) {
-					buf = appendEscaped(buf[:0], v)
-					out = append(out, indexEntry{fp: x.fp(buf), loc: ord<<32 | uint64(pos)})
+					bufs[span] = appendEscaped(bufs[span][:0], v)
+					outs[span] = append(outs[span], indexEntry{fp: x.fp(bufs[span]), loc: ord<<32 | uint64(pos)})
 				}
 			})
-			return emit()
+			return emit(span)
 		})
 	}
 	if !errors.Is(err, errNotDirect) {
-		return out, err
+		return rest(err)
 	}
 	if flushed { // never: the column's type is checked before its first page
 		return nil, fmt.Errorf("%s: key column %q not read directly after part of it was", path, x.codec.names[0])
 	}
-	out = out[:0]
+	out := outs[0][:0]
+	emitOne := func() error {
+		if flush == nil || len(out) < chunk {
+			return nil
+		}
+		err := flush(out)
+		out = make([]indexEntry, 0, size)
+		return err
+	}
 	err = readKeyColumns(ctx, fs, path, x.codec, read, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {
 		if a, ok := cols[0].(*array.Int64); ok && len(cols) == 1 && x.exact {
 			nulls := a.NullN() > 0
@@ -1100,7 +1130,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 					out = append(out, indexEntry{fp: uint64(v) ^ 1<<63, loc: ord<<32 | uint64(pos)})
 				}
 			}
-			return emit()
+			return emitOne()
 		}
 		var buf []byte
 	rows:
@@ -1118,7 +1148,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 			}
 			out = append(out, indexEntry{fp: x.fp(buf), loc: ord<<32 | uint64(pos)})
 		}
-		return emit()
+		return emitOne()
 	})
 	return out, err
 }
@@ -1317,7 +1347,7 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 			sub.index[ks.enc[k]] = k
 		}
 		for _, p := range sortedKeys(verify) {
-			h, err := scanFile(ctx, fs, x.tasks[p], sub, &readBytes)
+			h, err := scanFile(ctx, fs, x.tasks[p], sub, &readBytes, runtime.GOMAXPROCS(0))
 			if err != nil {
 				return nil, false, err
 			}

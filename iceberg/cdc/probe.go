@@ -294,17 +294,19 @@ func (e *Expected) tasksFor(snapID int64, hits []FileHits) (map[string]table.Fil
 }
 
 // scanFiles reads the key columns of the data files of tasks, GOMAXPROCS at a
-// time, and returns each one's live positions of ks's keys (by task) and the key
-// columns' stored size.
+// time (fewer files than that are each split by row groups, see scanFile), and
+// returns each one's live positions of ks's keys (by task) and the key columns'
+// stored size.
 func scanFiles(ctx context.Context, fs iceio.IO, tasks []table.FileScanTask, ks *keySet) ([]FileHits, int64, error) {
 	hits := make([]FileHits, len(tasks))
 	reads := make([]int64, len(tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
+	par := max(runtime.GOMAXPROCS(0)/max(len(tasks), 1), 1)
 	for i, t := range tasks {
 		g.Go(func() error {
 			var err error
-			hits[i], err = scanFile(gctx, fs, t, ks, &reads[i])
+			hits[i], err = scanFile(gctx, fs, t, ks, &reads[i], par)
 			return err
 		})
 	}

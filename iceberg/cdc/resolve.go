@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math/bits"
+	goruntime "runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -22,6 +23,8 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
@@ -511,7 +514,7 @@ func (r Resolver) Refresh(ctx context.Context, tbl *table.Table, res *Resolution
 			}
 			continue
 		}
-		h, err := scanFile(ctx, fs, t, ks, &res.KeyBytes)
+		h, err := scanFile(ctx, fs, t, ks, &res.KeyBytes, goruntime.GOMAXPROCS(0))
 		if err != nil {
 			return fail(err)
 		}
@@ -682,28 +685,65 @@ func keyLeaves(pr *file.Reader, codec *keyCodec) ([]int, error) {
 var errNotDirect = errors.New("key column is not stored as the direct read's type")
 
 // readInt64Key reads the single key column (codec) of the data file at path
-// straight from its Parquet pages, into one reused buffer, without building Arrow
+// straight from its Parquet pages, into reused buffers, without building Arrow
 // arrays: fn gets each batch's non-null values, in row order, with the position of
 // the batch's first row and, when the column can hold nulls, its definition levels
 // (a row holds a value where its level is maxDef). It returns errNotDirect when the
 // column is not stored as INT64.
-func readInt64Key(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64,
-	fn func(vals []int64, defs []int16, maxDef int16, base int64) error) error {
-	return readKey(ctx, fs, path, codec, read, parquet.Types.Int64, int64Batch, fn)
+//
+// The file's row groups are read in up to par spans of consecutive row groups
+// (see rowGroupSpans), each by a goroutine of its own, so that one large file
+// uses par processors: fn is called concurrently for different spans, with the
+// span's number (0 to par-1, in row order) and in row order within a span.
+func readInt64Key(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64, par int,
+	fn func(span int, vals []int64, defs []int16, maxDef int16, base int64) error) error {
+	return readKey(ctx, fs, path, codec, read, parquet.Types.Int64, int64Batch, par, fn)
 }
 
 // readByteArrayKey is readInt64Key for a single key column stored as BYTE_ARRAY (a
 // string or binary column): fn gets each batch's values as slices of the decoded
 // page, valid during the call only.
-func readByteArrayKey(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64,
-	fn func(vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error) error {
-	return readKey(ctx, fs, path, codec, read, parquet.Types.ByteArray, byteArrayBatch, fn)
+func readByteArrayKey(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64, par int,
+	fn func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error) error {
+	return readKey(ctx, fs, path, codec, read, parquet.Types.ByteArray, byteArrayBatch, par, fn)
 }
 
-// readInt64Leaf reads the int64 leaf column leaf of pr as readInt64Key describes.
+// minSpanRows is the fewest rows a span of a parallel key read holds: a file of
+// fewer rows is read by one goroutine.
+var minSpanRows int64 = 1 << 20 // a variable for tests
+
+// rowSpan is a range of consecutive row groups [lo, hi) of a Parquet file and the
+// position of its first row.
+type rowSpan struct {
+	lo, hi int
+	base   int64
+}
+
+// rowGroupSpans splits the row groups of pr into at most par spans of about
+// equal rows, none of fewer than minSpanRows rows but when the file has fewer.
+func rowGroupSpans(pr *file.Reader, par int) []rowSpan {
+	n := pr.NumRowGroups()
+	total := pr.NumRows()
+	par = int(min(int64(max(par, 1)), int64(n), max(total/minSpanRows, 1)))
+	out := make([]rowSpan, 0, par)
+	var rows, start int64
+	lo := 0
+	for rg := range n {
+		rows += pr.MetaData().RowGroup(rg).NumRows()
+		// A span ends once the spans so far hold their share of the rows.
+		if rg == n-1 || rows*int64(par) >= total*int64(len(out)+1) {
+			out = append(out, rowSpan{lo: lo, hi: rg + 1, base: start})
+			lo, start = rg+1, rows
+		}
+	}
+	return out
+}
+
+// readInt64Leaf reads the int64 leaf column leaf of pr as readInt64Key describes,
+// by one goroutine.
 func readInt64Leaf(ctx context.Context, pr *file.Reader, path string, leaf int,
 	fn func(vals []int64, defs []int16, maxDef int16, base int64) error) error {
-	return readLeaf(ctx, pr, path, leaf, parquet.Types.Int64, int64Batch, fn)
+	return readLeaf(ctx, pr, path, leaf, parquet.Types.Int64, int64Batch, rowSpan{hi: pr.NumRowGroups()}, fn)
 }
 
 func int64Batch(cr file.ColumnChunkReader, n int64, vals []int64, defs []int16) (int64, int, bool, error) {
@@ -726,19 +766,35 @@ func byteArrayBatch(cr file.ColumnChunkReader, n int64, vals []parquet.ByteArray
 }
 
 // readKey reads the single key column (codec) of the data file at path, stored
-// as typ, with readLeaf.
+// as typ, with readLeaf: the spans of its row groups (rowGroupSpans) in parallel,
+// sharing the file's reader (an io.ReaderAt may be read concurrently).
 func readKey[T any](ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64, typ parquet.Type,
-	readBatch func(cr file.ColumnChunkReader, n int64, vals []T, defs []int16) (int64, int, bool, error),
-	fn func(vals []T, defs []int16, maxDef int16, base int64) error) error {
+	readBatch func(cr file.ColumnChunkReader, n int64, vals []T, defs []int16) (int64, int, bool, error), par int,
+	fn func(span int, vals []T, defs []int16, maxDef int16, base int64) error) error {
 	return withParquet(fs, path, func(pr *file.Reader) error {
 		leaves, err := keyLeaves(pr, codec)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if pr.MetaData().Schema.Column(leaves[0]).PhysicalType() == typ {
-			*read += chunkBytes(pr, leaves)
+		if pr.MetaData().Schema.Column(leaves[0]).PhysicalType() != typ {
+			return errNotDirect
 		}
-		return readLeaf(ctx, pr, path, leaves[0], typ, readBatch, fn)
+		*read += chunkBytes(pr, leaves)
+		spans := rowGroupSpans(pr, par)
+		if len(spans) <= 1 {
+			return readLeaf(ctx, pr, path, leaves[0], typ, readBatch, rowSpan{hi: pr.NumRowGroups()}, func(vals []T, defs []int16, maxDef int16, base int64) error {
+				return fn(0, vals, defs, maxDef, base)
+			})
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		for i, s := range spans {
+			g.Go(func() error {
+				return readLeaf(gctx, pr, path, leaves[0], typ, readBatch, s, func(vals []T, defs []int16, maxDef int16, base int64) error {
+					return fn(i, vals, defs, maxDef, base)
+				})
+			})
+		}
+		return g.Wait()
 	})
 }
 
@@ -766,9 +822,11 @@ func eachValue[T any](vals []T, defs []int16, maxDef int16, base int64, fn func(
 // values, in row order, with the position of the batch's first row and, when the
 // column can hold nulls, its definition levels (a row holds a value where its
 // level is maxDef).
+//
+// It reads the row groups of span only.
 func readLeaf[T any](ctx context.Context, pr *file.Reader, path string, leaf int, typ parquet.Type,
 	readBatch func(cr file.ColumnChunkReader, n int64, vals []T, defs []int16) (rows int64, read int, ok bool, err error),
-	fn func(vals []T, defs []int16, maxDef int16, base int64) error) error {
+	span rowSpan, fn func(vals []T, defs []int16, maxDef int16, base int64) error) error {
 	col := pr.MetaData().Schema.Column(leaf)
 	if col.PhysicalType() != typ {
 		return errNotDirect
@@ -780,8 +838,8 @@ func readLeaf[T any](ctx context.Context, pr *file.Reader, path string, leaf int
 	if maxDef > 0 {
 		defs = make([]int16, batch)
 	}
-	var base int64
-	for rg := range pr.NumRowGroups() {
+	base := span.base
+	for rg := span.lo; rg < span.hi; rg++ {
 		cr, err := pr.RowGroup(rg).Column(leaf)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
@@ -865,8 +923,9 @@ func readKeyColumns(ctx context.Context, fs iceio.IO, path string, codec *keyCod
 }
 
 // scanFile reads the key columns of task's data file and returns the live positions
-// holding keys of ks. It adds the key columns' stored size to *read.
-func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet, read *int64) (FileHits, error) {
+// holding keys of ks. It adds the key columns' stored size to *read. A single key
+// column is read by up to par goroutines (see readInt64Key).
+func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet, read *int64, par int) (FileHits, error) {
 	path := t.File.FilePath()
 	h := FileHits{Path: path, Deletes: deleteIdentity(t)}
 	deleted, err := deletedPositions(fs, t)
@@ -874,20 +933,30 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 		return h, err
 	}
 	live := func(pos int64) bool { return deleted == nil || !deleted.Contains(uint64(pos)) }
+	// The hits of each span of a direct read, concatenated in row order.
+	spans := make([]FileHits, max(par, 1))
+	join := func(err error) (FileHits, error) {
+		for _, s := range spans {
+			h.Positions = append(h.Positions, s.Positions...)
+			h.KeyIndexes = append(h.KeyIndexes, s.KeyIndexes...)
+		}
+		return h, err
+	}
 	if ks.single != nil {
 		// One long column: read straight from the pages; most values fail the
 		// bit filter before a map lookup.
-		check := func(v, pos int64) {
+		check := func(s *FileHits, v, pos int64) {
 			if k, ok := ks.single[v]; ok && live(pos) {
-				h.Positions = append(h.Positions, pos)
-				h.KeyIndexes = append(h.KeyIndexes, k)
+				s.Positions = append(s.Positions, pos)
+				s.KeyIndexes = append(s.KeyIndexes, k)
 			}
 		}
-		err := readInt64Key(ctx, fs, path, ks.codec, read, func(vals []int64, defs []int16, maxDef int16, base int64) error {
+		err := readInt64Key(ctx, fs, path, ks.codec, read, par, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
+			s := &spans[span]
 			if defs == nil {
 				for j, v := range vals {
 					if ks.maybeKey(v) {
-						check(v, base+int64(j))
+						check(s, v, base+int64(j))
 					}
 				}
 				return nil
@@ -898,37 +967,36 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 					continue // a null key
 				}
 				if v := vals[k]; ks.maybeKey(v) {
-					check(v, base+int64(j))
+					check(s, v, base+int64(j))
 				}
 				k++
 			}
 			return nil
 		})
 		if !errors.Is(err, errNotDirect) {
-			return h, err
+			return join(err)
 		}
 	}
 	if ks.bytesSeed != nil {
 		// One string or binary column: read straight from the pages; most values
 		// fail the bit filter before they are encoded and looked up.
-		var buf []byte
-		check := func(v []byte, pos int64) {
-			buf = appendEscaped(buf[:0], v)
-			if k, ok := ks.index[string(buf)]; ok && live(pos) {
-				h.Positions = append(h.Positions, pos)
-				h.KeyIndexes = append(h.KeyIndexes, k)
-			}
-		}
-		err := readByteArrayKey(ctx, fs, path, ks.codec, read, func(vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
+		bufs := make([][]byte, len(spans))
+		err := readByteArrayKey(ctx, fs, path, ks.codec, read, par, func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
+			s := &spans[span]
 			eachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
-				if ks.maybeBytes(v) {
-					check(v, pos)
+				if !ks.maybeBytes(v) {
+					return
+				}
+				bufs[span] = appendEscaped(bufs[span][:0], v)
+				if k, ok := ks.index[string(bufs[span])]; ok && live(pos) {
+					s.Positions = append(s.Positions, pos)
+					s.KeyIndexes = append(s.KeyIndexes, k)
 				}
 			})
 			return nil
 		})
 		if !errors.Is(err, errNotDirect) {
-			return h, err
+			return join(err)
 		}
 	}
 	err = readKeyColumns(ctx, fs, path, ks.codec, read, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {

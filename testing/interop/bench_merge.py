@@ -308,6 +308,9 @@ def summarize(rounds, batch):
         v = summ[key]
         print("  ratio %s / spark MERGE: rounds %s %.2f, rounds %s %.2f, all %.2f"
               % (label, er, v["over_spark_early"], lr, v["over_spark_late"], v["over_spark"]))
+    for c in ("key_files_read", "key_column_bytes_read"):
+        summ[c] = median([r["icebeam_counters"].get("icebeam." + c, 0) for r in rounds])
+    print("  key columns read: median %d files, %.1f MB" % (summ["key_files_read"], summ["key_column_bytes_read"] / 1e6))
     rss = [r["icebeam_peak_rss_mb"] for r in rounds if r["icebeam_peak_rss_mb"]]
     if rss:
         summ["icebeam_peak_rss_mb"] = dict(median=median(rss), max=max(rss))

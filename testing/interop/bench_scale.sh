@@ -5,13 +5,16 @@
 # otherwise idle.
 #
 #   bash testing/interop/bench_scale.sh [--sizes 1000000,10000000,50000000] \
-#     [--batch 10000,100000] [--rounds 5] [--work DIR] [--stream ROWS] \
-#     [--stream-seconds 60] [other bench_merge.py args]
+#     [--layouts 2m,compact,small] [--batch 10000,100000] [--rounds 5] [--work DIR] \
+#     [--stream ROWS] [--stream-seconds 60] [other bench_merge.py args]
 #
-# Each size runs in its own bench_merge.sh (its own tables, Spark JVM and warm-up,
-# work dir DIR/rows-N, results in DIR/rows-N/bench_merge.json); the initial tables
-# have one data file per 2M rows (at least 4). Above 5M rows the tables are checked
-# equal to each other (count, checksum, EXCEPT ALL) rather than to a model.
+# Each size and layout runs in its own bench_merge.sh (its own tables, Spark JVM
+# and warm-up, work dir DIR/rows-N-LAYOUT, results in its bench_merge.json). The
+# layouts of the initial tables: 2m, one data file per 2M rows (at least 4); compact,
+# one file per 512 MB (Spark's default target size, as a compaction leaves them:
+# one file up to about 80M rows); small, one file per 100k rows (at least 8), as
+# frequent small appends leave them. Above 5M rows the tables are checked equal to
+# each other (count, checksum, EXCEPT ALL) rather than to a model.
 #
 # Then the streaming run (--stream ROWS, default the largest size; 0: none):
 # BenchmarkStreamingMergeOnRead on a table seeded with ROWS rows, --stream-seconds
@@ -19,10 +22,11 @@
 # checked against its model (output in DIR/stream.log). --sizes "" runs it alone.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-sizes=1000000,10000000,50000000 batch=10000,100000 rounds=5 work="" stream="" stream_s=60 args=()
+sizes=1000000,10000000,50000000 layouts=2m,compact,small batch=10000,100000 rounds=5 work="" stream="" stream_s=60 args=()
 while (($#)); do
   case "$1" in
     --sizes) sizes="$2"; shift 2 ;;
+    --layouts) layouts="$2"; shift 2 ;;
     --batch) batch="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
@@ -35,11 +39,18 @@ work="${work:-$(mktemp -d /tmp/icebeam-bench-scale.XXXXXX)}"
 mkdir -p "$work"
 status=0
 for n in ${sizes//,/ }; do
-  files=$((n / 2000000)); ((files >= 4)) || files=4
-  # Spark's MERGE over 50M rows runs out of direct buffer memory in a 3 GB driver.
-  mem=3g; ((n < 20000000)) || mem=8g
-  ICEBEAM_SPARK_DRIVER_MEMORY="${ICEBEAM_SPARK_DRIVER_MEMORY:-$mem}" bash "$here/bench_merge.sh" --work "$work/rows-$n" --rows "$n" --files "$files" --batch "$batch" \
-    --rounds "$rounds" "${args[@]}" | tee "$work/rows-$n.log" || status=1
+  for layout in ${layouts//,/ }; do
+    case "$layout" in
+      2m) files=$((n / 2000000)); ((files >= 4)) || files=4 ;;
+      compact) files=1 ;; # one Spark task: files roll at the 512 MB target size
+      small) files=$((n / 100000)); ((files >= 8)) || files=8 ;;
+      *) echo "bench: unknown layout $layout (2m, compact, small)" >&2; exit 2 ;;
+    esac
+    # Spark's MERGE over 50M rows runs out of direct buffer memory in a 3 GB driver.
+    mem=3g; ((n < 20000000)) || mem=8g
+    ICEBEAM_SPARK_DRIVER_MEMORY="${ICEBEAM_SPARK_DRIVER_MEMORY:-$mem}" bash "$here/bench_merge.sh" --work "$work/rows-$n-$layout" --rows "$n" --files "$files" \
+      --batch "$batch" --rounds "$rounds" "${args[@]}" | tee "$work/rows-$n-$layout.log" || status=1
+  done
 done
 if [[ -z "$stream" ]]; then
   stream=0

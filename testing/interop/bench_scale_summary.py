@@ -1,8 +1,8 @@
-"""Prints the table of bench_scale.sh from its work dir: per table size and batch
-size, icebeam's and Spark's median times, their ratio, icebeam's peak RSS, the key
-index build share of icebeam's pipeline time, and icebeam's time against the
-smallest size's (the growth with the table); then the streaming run's figures
-(stream.log), if there is one."""
+"""Prints the table of bench_scale.sh from its work dir: per table size, layout and
+batch size, icebeam's and Spark's median times, their ratio, icebeam's peak RSS, the
+key index build share of icebeam's pipeline time, the key files and bytes read, and
+icebeam's time against the smallest size's of the same layout (the growth with the
+table); then the streaming run's figures (stream.log), if there is one."""
 import glob
 import json
 import os
@@ -14,27 +14,33 @@ def main(work):
     runs = []
     for path in glob.glob(os.path.join(work, "rows-*", "bench_merge.json")):
         with open(path) as f:
-            runs.append(json.load(f))
+            r = json.load(f)
+        # rows-N-LAYOUT (rows-N: a run from before the layouts, one file per 2M rows)
+        r["layout"] = (os.path.basename(os.path.dirname(path)).split("-", 2)[2:] or ["2m"])[0]
+        runs.append(r)
     if not runs and not os.path.exists(os.path.join(work, "stream.log")):
         raise SystemExit("bench: no bench_merge.json or stream.log under %s" % work)
     ok = stream_summary(os.path.join(work, "stream.log"))
     if not runs:
         return ok
-    runs.sort(key=lambda r: r["args"]["rows"])
-    hdr = "%11s %7s %10s %10s %10s %9s %8s %7s %9s %6s" % (
-        "rows", "batch", "icebeam", "(process)", "spark", "ib/spark", "RSS MB", "index", "vs first", "check")
+    runs.sort(key=lambda r: (r["layout"], r["args"]["rows"]))
+    hdr = "%11s %8s %6s %7s %10s %10s %10s %9s %8s %7s %6s %9s %9s %6s" % (
+        "rows", "layout", "files", "batch", "icebeam", "(process)", "spark", "ib/spark", "RSS MB", "index", "kfiles",
+        "key MB", "vs first", "check")
     print(hdr + "\n" + "-" * len(hdr))
     first = {}
     for r in runs:
         for batch, s in sorted(r["summary"].items(), key=lambda kv: int(kv[0])):
             ib = s["icebeam_pipeline_s"]["median"]
-            first.setdefault(batch, ib)
+            first.setdefault((r["layout"], batch), ib)
             rss = s.get("icebeam_peak_rss_mb", {}).get("max")
             share = s.get("index_build_share")
-            print("%11d %7s %9.2fs %9.2fs %9.2fs %9.2f %8s %7s %9.2f %6s" % (
-                r["args"]["rows"], batch, ib, s["icebeam_process_s"]["median"], s["spark_merge_s"]["median"],
-                s["icebeam_pipeline_s"]["over_spark"], "%.0f" % rss if rss else "-",
-                "%.0f%%" % (100 * share) if share is not None else "-", ib / first[batch], "OK" if r["ok"] else "FAIL"))
+            kb = s.get("key_column_bytes_read")
+            print("%11d %8s %6d %7s %9.2fs %9.2fs %9.2fs %9.2f %8s %7s %6s %9s %9.2f %6s" % (
+                r["args"]["rows"], r["layout"], r["args"]["files"], batch, ib, s["icebeam_process_s"]["median"],
+                s["spark_merge_s"]["median"], s["icebeam_pipeline_s"]["over_spark"], "%.0f" % rss if rss else "-",
+                "%.0f%%" % (100 * share) if share is not None else "-", s.get("key_files_read", "-"),
+                "%.1f" % (kb / 1e6) if kb is not None else "-", ib / first[(r["layout"], batch)], "OK" if r["ok"] else "FAIL"))
     return ok and all(r["ok"] for r in runs)
 
 
