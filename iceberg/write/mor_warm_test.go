@@ -2,11 +2,13 @@ package write
 
 import (
 	"context"
+	"maps"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
 	ibg "github.com/apache/iceberg-go"
 
 	"github.com/icebeam/icebeam/iceberg/cdc"
@@ -77,5 +79,20 @@ func TestParseWarmsIndexOnlyWhenStreaming(t *testing.T) {
 					res.FilesRead, res.Scanned, res.Found(), tc.wantFiles)
 			}
 		})
+	}
+}
+
+// TestCountShardSkipsZero: a shard's counts of 0 are not reported, so that a
+// bundle that read nothing cannot replace the count of one that did (prism keeps
+// one payload per metric it does not know yet, see countShard).
+func TestCountShardSkipsZero(t *testing.T) {
+	ctx := metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "bundle"), "shards")
+	countShard(ctx, cdc.ShardStats{KeyFilesRead: 1, KeyBytesRead: 10})
+	got := map[string]int64{}
+	for _, c := range metrics.ResultsExtractor(ctx).AllMetrics().Counters() {
+		got[c.Key.Name] = c.Result()
+	}
+	if want := map[string]int64{"key_files_read": 1, "key_column_bytes_read": 10}; !maps.Equal(got, want) {
+		t.Errorf("counters %v, want %v", got, want)
 	}
 }
