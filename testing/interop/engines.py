@@ -19,6 +19,7 @@ Usage: engines.py --work DIR --jars DIR [--engines spark,pyiceberg,duckdb]
                   [--spark-name NAME --spark-runtime JAR]
 """
 import argparse
+import fcntl
 import glob
 import os
 import sqlite3
@@ -63,7 +64,8 @@ def spark_session(work, jars, runtime=None):
             .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
             .config(c, "org.apache.iceberg.spark.SparkCatalog")
             .config(c + ".type", "jdbc")
-            # Spark legs run at once on one catalog file: wait for its lock.
+            # Spark legs run at once on one catalog file: wait for its lock
+            # (their writes take turns, see main).
             .config(c + ".uri", "jdbc:sqlite:" + db + "?busy_timeout=60000")
             .config(c + ".jdbc.schema-version", "V1")
             .config(c + ".warehouse", "file://" + wh)
@@ -281,7 +283,14 @@ def main():
             timings["spark start"] = time.time() - t0
             if not a.no_spark_write:
                 t0 = time.time()
-                spark_write(spark, a.work, res, sname, label)
+                # One Spark leg writes to the catalog file at a time: SQLite in WAL mode
+                # fails a write whose connection read before another process's write
+                # (SQLITE_BUSY_SNAPSHOT, which no busy timeout waits out). Reads overlap.
+                os.makedirs(os.path.join(a.work, "catalog"), exist_ok=True)
+                with open(os.path.join(a.work, "catalog", "spark-write.lock"), "w") as lock:
+                    fcntl.flock(lock, fcntl.LOCK_EX)
+                    timings["spark write lock wait"] = time.time() - t0
+                    spark_write(spark, a.work, res, sname, label)
                 timings["spark write"] = time.time() - t0
         expected = [e for e in checks.load_expected(a.work) if e["writer"] + ".json" in readable]
         readers = {}
