@@ -4,6 +4,7 @@ and result files."""
 import calendar
 import datetime
 import decimal
+import glob
 import hashlib
 import json
 import os
@@ -134,6 +135,25 @@ def load_expected(work):
         if name.endswith(".json"):
             with open(os.path.join(d, name)) as f:
                 out.append(json.load(f))
+    return out
+
+
+def write_engine(work, name, label):
+    """Records that engine name is label ("Spark 4.1.1 + Iceberg 1.12.0") in
+    WORK/engines/<name>.json, for the report and the compatibility table."""
+    d = os.path.join(work, "engines")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name + ".json"), "w") as f:
+        json.dump(dict(name=name, label=label), f)
+
+
+def load_engines(work):
+    """The engines that recorded themselves with write_engine: name -> label."""
+    out = {}
+    for f in sorted(glob.glob(os.path.join(work, "engines", "*.json"))):
+        with open(f) as fh:
+            e = json.load(fh)
+        out[e["name"]] = e["label"]
     return out
 
 

@@ -8,9 +8,18 @@ starts once:
    writer (expected/*.json) and, as a control, Spark's own;
 3. results go to results/python.json; the exit status is 1 on any failure.
 
+A further Spark leg (another Spark or Iceberg version) runs as its own process,
+at the same time: engines.py --engines spark --spark-name NAME --spark-runtime JAR
+with that Spark's Python. It writes its tables to namespace NAME's (made
+identifier-safe) and expected/NAME.json, records its results as engine NAME in
+results/python-NAME.json, and reads the tables of the writers whose expected files
+were there when it started (the Go writers') and its own.
+
 Usage: engines.py --work DIR --jars DIR [--engines spark,pyiceberg,duckdb]
+                  [--spark-name NAME --spark-runtime JAR]
 """
 import argparse
+import fcntl
 import glob
 import os
 import sqlite3
@@ -42,10 +51,10 @@ def paths(work):
 
 # ---------------------------------------------------------------- Spark ----
 
-def spark_session(work, jars):
+def spark_session(work, jars, runtime=None):
     from pyspark.sql import SparkSession
     db, wh = paths(work)
-    jar_list = sorted(glob.glob(os.path.join(jars, "iceberg-spark-runtime-*.jar")) +
+    jar_list = sorted(([runtime] if runtime else glob.glob(os.path.join(jars, "iceberg-spark-runtime-*.jar"))) +
                       glob.glob(os.path.join(jars, "sqlite-jdbc-*.jar")))
     if len(jar_list) != 2:
         raise SystemExit("interop: Spark jars missing in %s: %s" % (jars, jar_list))
@@ -55,7 +64,9 @@ def spark_session(work, jars):
             .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
             .config(c, "org.apache.iceberg.spark.SparkCatalog")
             .config(c + ".type", "jdbc")
-            .config(c + ".uri", "jdbc:sqlite:" + db)
+            # Spark legs run at once on one catalog file: wait for its lock
+            # (their writes take turns, see main).
+            .config(c + ".uri", "jdbc:sqlite:" + db + "?busy_timeout=60000")
             .config(c + ".jdbc.schema-version", "V1")
             .config(c + ".warehouse", "file://" + wh)
             .config("spark.sql.session.timeZone", "UTC")
@@ -95,10 +106,19 @@ def spark_read(spark, ident):
     return read
 
 
-def spark_write(spark, work, res):
-    """Writes Spark's scenarios and expected/spark.json."""
-    exp = dict(writer="spark", scenarios=[])
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.spark")
+def spark_version(spark, runtime):
+    """"Spark X + Iceberg Y" of the session and its Iceberg runtime jar."""
+    base = os.path.basename(runtime or "")
+    ice = base.rsplit("-", 1)[-1][:-len(".jar")] if base.endswith(".jar") else "?"
+    return "Spark %s + Iceberg %s" % (spark.version, ice)
+
+
+def spark_write(spark, work, res, writer="spark", label=""):
+    """Writes Spark's scenarios to namespace writer (made identifier-safe) and
+    expected/<writer>.json, under that writer name."""
+    ns = "".join(ch if ch.isalnum() else "_" for ch in writer)
+    exp = dict(writer=writer, scenarios=[])
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{ns}")
     gen = spark.range(SPARK_ROWS).selectExpr(  # the same functions of id as GenRow in rows.go
         "id",
         "CASE WHEN id % 13 = 0 THEN NULL ELSE concat('c', CAST(id % 7 AS STRING)) END AS category",
@@ -109,7 +129,7 @@ def spark_write(spark, work, res):
         "timestamp_micros(1700000000000000 + id * 1000003) AS ts",
         "id % 3 = 0 AS flag").repartition(4)
     for version, name, want in ((3, "v3_mor", "PUFFIN/position"), (2, "v2_mor", "PARQUET/position")):
-        ident = "spark." + name
+        ident = ns + "." + name
         t0 = time.time()
         spark.sql(f"DROP TABLE IF EXISTS {CATALOG}.{ident}")
         spark.sql(f"""CREATE TABLE {CATALOG}.{ident} (
@@ -125,7 +145,7 @@ def spark_write(spark, work, res):
         # merges the old DV into the new one on v3).
         spark.sql(f"DELETE FROM {CATALOG}.{ident} WHERE id BETWEEN 500 AND 600 OR id % 1000 = 999")
         formats = spark_delete_formats(spark, ident)
-        res.add("spark", "spark", name, "own delete files", want, ",".join(formats))
+        res.add(exp["writer"], exp["writer"], name, "own delete files", want, ",".join(formats))
         read = spark_read(spark, ident)
         cols = [c for c, _ in COLUMNS]
         types = [t for _, t in COLUMNS]
@@ -133,7 +153,7 @@ def spark_write(spark, work, res):
         sc = dict(name=name, table=ident, format_version=version,
                   columns=[dict(name=c, type=t) for c, t in COLUMNS],
                   count=n, checksum=s, queries=[], lookups=[], delete_formats=formats,
-                  notes="Spark 3.5 + Iceberg 1.10.1, merge-on-read DELETE/UPDATE/DELETE")
+                  notes=label + ", merge-on-read DELETE/UPDATE/DELETE")
         tmap = dict(COLUMNS)
         for q in QUERIES:
             qn, qs = checks.checksum(checks.row_text(r, [tmap[k] for k in q["keep"]]) for r in read(q["filter"], q["keep"]))
@@ -145,11 +165,12 @@ def spark_write(spark, work, res):
             sc["lookups"].append(dict(id=i, row=checks.row_text(rows[0], types) if rows else None))
         exp["scenarios"].append(sc)
         log("spark wrote %s (v%d): %d rows, delete files %s, in %.1fs" % (ident, version, n, formats, time.time() - t0))
-    log("equality deletes: Spark SQL cannot write them and PyIceberg %s has no equality-delete writer; "
-        "the Go writers cover them" % pyiceberg_version())
+    if writer == "spark":
+        log("equality deletes: Spark SQL cannot write them and PyIceberg %s has no equality-delete writer; "
+            "the Go writers cover them" % pyiceberg_version())
     import json
     os.makedirs(os.path.join(work, "expected"), exist_ok=True)
-    with open(os.path.join(work, "expected", "spark.json"), "w") as f:
+    with open(os.path.join(work, "expected", writer + ".json"), "w") as f:
         json.dump(exp, f, indent=2)
 
 
@@ -238,31 +259,54 @@ def main():
     ap.add_argument("--jars", required=True)
     ap.add_argument("--engines", default="spark,pyiceberg,duckdb")
     ap.add_argument("--no-spark-write", action="store_true")
+    ap.add_argument("--spark-name", default="spark", help="the Spark leg's engine and writer name")
+    ap.add_argument("--spark-runtime", help="the Iceberg Spark runtime jar (default: the one in --jars)")
     a = ap.parse_args()
     engines = a.engines.split(",")
-    res = checks.Results(os.path.join(a.work, "results", "python.json"))
+    sname = a.spark_name
+    out = "python.json" if sname == "spark" else "python-%s.json" % sname
+    res = checks.Results(os.path.join(a.work, "results", out))
+    # The writers to read: those whose answers are there now (the Go writers') and
+    # this process's Spark; not another Spark leg's, which runs at the same time.
+    exp_dir = os.path.join(a.work, "expected")
+    readable = {f for f in os.listdir(exp_dir) if f.endswith(".json")} if os.path.isdir(exp_dir) else set()
+    readable.add(sname + ".json")
     timings = {}
     try:
         if "spark" in engines:
             t0 = time.time()
-            spark = spark_session(a.work, a.jars)
+            spark = spark_session(a.work, a.jars, a.spark_runtime)
+            runtime = a.spark_runtime or next(iter(glob.glob(os.path.join(a.jars, "iceberg-spark-runtime-*.jar"))), "")
+            label = spark_version(spark, runtime)
+            log("%s is %s" % (sname, label))
+            checks.write_engine(a.work, sname, label)
             timings["spark start"] = time.time() - t0
             if not a.no_spark_write:
                 t0 = time.time()
-                spark_write(spark, a.work, res)
+                # One Spark leg writes to the catalog file at a time: SQLite in WAL mode
+                # fails a write whose connection read before another process's write
+                # (SQLITE_BUSY_SNAPSHOT, which no busy timeout waits out). Reads overlap.
+                os.makedirs(os.path.join(a.work, "catalog"), exist_ok=True)
+                with open(os.path.join(a.work, "catalog", "spark-write.lock"), "w") as lock:
+                    fcntl.flock(lock, fcntl.LOCK_EX)
+                    timings["spark write lock wait"] = time.time() - t0
+                    spark_write(spark, a.work, res, sname, label)
                 timings["spark write"] = time.time() - t0
-        expected = checks.load_expected(a.work)
+        expected = [e for e in checks.load_expected(a.work) if e["writer"] + ".json" in readable]
         readers = {}
         if "spark" in engines:
-            readers["spark"] = lambda ident: spark_read(spark, ident)
+            readers[sname] = lambda ident: spark_read(spark, ident)
         if "pyiceberg" in engines:
             readers["pyiceberg"] = pyiceberg_reader(a.work)
+            checks.write_engine(a.work, "pyiceberg", "PyIceberg " + pyiceberg_version())
         if "duckdb" in engines:
-            readers["duckdb"], _ = duckdb_reader(a.work)
+            readers["duckdb"], dv = duckdb_reader(a.work)
+            checks.write_engine(a.work, "duckdb", "DuckDB " + dv)
         for engine, reader in readers.items():
             t0 = time.time()
             for exp in expected:
-                if engine == "spark" and exp["writer"] == "spark":
+                is_spark = engine == sname and "spark" in engines
+                if is_spark and exp["writer"] == sname:
                     continue  # Spark's own answers are the expectation
                 for sc in exp["scenarios"]:
                     try:
@@ -271,14 +315,14 @@ def main():
                         res.add(engine, exp["writer"], sc["name"], "load table", "ok", "error",
                                 error=f"{type(e).__name__}: {e}"[:400])
                         continue
-                    checks.check_scenario(res, engine, exp["writer"], sc, read, lineage=engine == "spark")
-                    if engine == "spark":
+                    checks.check_scenario(res, engine, exp["writer"], sc, read, lineage=is_spark)
+                    if is_spark:
                         want = ",".join(sorted(sc.get("delete_formats") or []))
                         try:
                             got = ",".join(spark_delete_formats(spark, sc["table"]))
-                            res.add("spark", exp["writer"], sc["name"], "delete files", want, got)
+                            res.add(engine, exp["writer"], sc["name"], "delete files", want, got)
                         except Exception as e:
-                            res.add("spark", exp["writer"], sc["name"], "delete files", want, "error",
+                            res.add(engine, exp["writer"], sc["name"], "delete files", want, "error",
                                     error=f"{type(e).__name__}: {e}"[:400])
             timings[engine + " checks"] = time.time() - t0
     finally:

@@ -5,6 +5,7 @@ package interop
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -17,7 +18,31 @@ const (
 	envPG      = "ICEBEAM_PG_DSN"           // PostgreSQL DSN
 	envRESTURI = "ICEBEAM_INTEROP_REST_URI" // Java RESTCatalogServer base URI
 	envRESTWH  = "ICEBEAM_INTEROP_REST_WAREHOUSE"
+	// envSparkLegs names the Spark legs besides the first (the venv's PySpark with
+	// the Iceberg runtime in envJars): "name=python=runtime-jar", separated by ";".
+	// Empty: the first leg only.
+	envSparkLegs = "ICEBEAM_INTEROP_SPARK_LEGS"
 )
+
+// sparkLeg is one further Spark leg of envSparkLegs.
+type sparkLeg struct{ Name, Python, Runtime string }
+
+// sparkLegs parses envSparkLegs; a malformed entry fails the test.
+func sparkLegs(t testing.TB) []sparkLeg {
+	t.Helper()
+	var out []sparkLeg
+	for _, e := range strings.Split(os.Getenv(envSparkLegs), ";") {
+		if strings.TrimSpace(e) == "" {
+			continue
+		}
+		f := strings.Split(e, "=")
+		if len(f) != 3 || f[0] == "" || f[1] == "" || f[2] == "" {
+			t.Fatalf("interop: %s entry %q: want name=python=runtime-jar", envSparkLegs, e)
+		}
+		out = append(out, sparkLeg{Name: f[0], Python: f[1], Runtime: f[2]})
+	}
+	return out
+}
 
 func mustEnv(t testing.TB, k string) string {
 	t.Helper()

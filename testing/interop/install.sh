@@ -15,6 +15,10 @@ PYICEBERG_VERSION=0.12.0
 DUCKDB_VERSION=1.5.5
 ICEBERG_VERSION=1.10.1
 BEAM_VERSION=2.77.0
+# The further Spark legs (run.sh, ICEBEAM_INTEROP_SPARK_LEGS): Iceberg's newest
+# runtime on the first leg's Spark 3.5, and on Spark 4.1 (PySpark from PyPI).
+ICEBERG_NEW_VERSION=1.12.0
+PYSPARK4_VERSION=4.1.4
 SQLITE_JDBC_VERSION=3.50.3.0
 MVN_DEP_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
 
@@ -92,3 +96,27 @@ if [[ ! -f "$REST_JARS/.complete" || "$HERE/rest/pom.xml" -nt "$REST_JARS/.compl
 fi
 took jars "$s"
 
+# --- The further Spark legs ----------------------------------------------------
+# PySpark 4.1 in a venv of its own (only Spark runs there: the first leg's venv has
+# PyIceberg and DuckDB), and the Iceberg runtime jars in jars-<version>. The legs,
+# as run.sh passes them to the tests, go to $DEPS/spark-legs.
+SPARK4KEY="pyspark==$PYSPARK4_VERSION pytz==2025.2"
+s=$(t0)
+if ! has_stamp "$SPARK4KEY" venv-spark41 || [[ ! -x "$DEPS/venv-spark41/bin/python" ]]; then
+  rm -rf "$DEPS/venv-spark41"
+  "${PYTHON:-python3}" -m venv "$DEPS/venv-spark41"
+  "$DEPS/venv-spark41/bin/pip" install -q --disable-pip-version-check $SPARK4KEY
+  stamp "$SPARK4KEY" venv-spark41
+fi
+NEWJARS="$DEPS/jars-$ICEBERG_NEW_VERSION"
+mkdir -p "$NEWJARS"
+for art in iceberg-spark-runtime-3.5_2.12 iceberg-spark-runtime-4.1_2.13; do
+  f="$NEWJARS/$art-$ICEBERG_NEW_VERSION.jar"
+  [[ -s "$f" ]] && continue
+  mvn -q -B "$MVN_DEP_PLUGIN:copy" -Dartifact="org.apache.iceberg:$art:$ICEBERG_NEW_VERSION:jar" -DoutputDirectory="$NEWJARS"
+  [[ -s "$f" ]] || { echo "interop: $art did not produce $f" >&2; exit 1; }
+done
+NEWV="${ICEBERG_NEW_VERSION%.*}"  # 1.12
+echo "spark-3.5-iceberg-$NEWV=$DEPS/venv/bin/python=$NEWJARS/iceberg-spark-runtime-3.5_2.12-$ICEBERG_NEW_VERSION.jar;spark-4.1-iceberg-$NEWV=$DEPS/venv-spark41/bin/python=$NEWJARS/iceberg-spark-runtime-4.1_2.13-$ICEBERG_NEW_VERSION.jar" >"$DEPS/spark-legs.tmp"
+mv "$DEPS/spark-legs.tmp" "$DEPS/spark-legs"
+took spark-legs "$s"

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,12 +46,45 @@ func TestInterop(t *testing.T) {
 		t.FailNow()
 	}
 	timed(t, "engines", func(t *testing.T) {
-		cmd := exec.Command(mustEnv(t, envPython), filepath.Join(sourceDir(t), "engines.py"),
-			"--work", work, "--jars", mustEnv(t, envJars))
-		cmd.Env = append(os.Environ(), "TZ=UTC", "PYSPARK_PYTHON="+mustEnv(t, envPython))
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("engines.py: %v (see its output above and results/python.json)", err)
+		// The first leg (Spark, PyIceberg, DuckDB) and each further Spark leg run at
+		// once, each its own process and JVM; a leg's output goes to
+		// engines-<leg>.log in the work folder, and is printed when it is done.
+		type leg struct {
+			name string
+			cmd  *exec.Cmd
+		}
+		legs := []leg{{"spark", exec.Command(mustEnv(t, envPython), filepath.Join(sourceDir(t), "engines.py"),
+			"--work", work, "--jars", mustEnv(t, envJars))}}
+		legs[0].cmd.Env = append(os.Environ(), "TZ=UTC", "PYSPARK_PYTHON="+mustEnv(t, envPython))
+		for _, l := range sparkLegs(t) {
+			cmd := exec.Command(l.Python, filepath.Join(sourceDir(t), "engines.py"), "--work", work,
+				"--jars", mustEnv(t, envJars), "--engines", "spark", "--spark-name", l.Name, "--spark-runtime", l.Runtime)
+			cmd.Env = append(os.Environ(), "TZ=UTC", "PYSPARK_PYTHON="+l.Python, "ICEBEAM_SPARK_DRIVER_MEMORY=2g")
+			legs = append(legs, leg{l.Name, cmd})
+		}
+		errs := make([]error, len(legs))
+		var wg sync.WaitGroup
+		for i, l := range legs {
+			logPath := filepath.Join(work, "engines-"+l.name+".log")
+			f, err := os.Create(logPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.cmd.Stdout, l.cmd.Stderr = f, f
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = l.cmd.Run()
+				f.Close()
+			}()
+		}
+		wg.Wait()
+		for i, l := range legs {
+			out, _ := os.ReadFile(filepath.Join(work, "engines-"+l.name+".log"))
+			os.Stdout.Write(out)
+			if errs[i] != nil {
+				t.Errorf("engines.py (%s): %v (see its output above and results/python*.json)", l.name, errs[i])
+			}
 		}
 	})
 	timed(t, "changes/icebeam", checkSparkChanges)

@@ -68,6 +68,9 @@ export ICEBEAM_INTEROP_REST_URI="http://127.0.0.1:$RESTPORT"
 
 # --- tests ----------------------------------------------------------------------
 export ICEBEAM_INTEROP_WORK="$WORK" ICEBEAM_INTEROP_PYTHON="$DEPS/venv/bin/python" ICEBEAM_INTEROP_JARS="$DEPS/jars"
+# The further Spark legs (Iceberg 1.12 on Spark 3.5 and on Spark 4.1), from install.sh.
+ICEBEAM_INTEROP_SPARK_LEGS="$(cat "$DEPS/spark-legs")"
+export ICEBEAM_INTEROP_SPARK_LEGS
 rc=0
 step "go test -tags interop ./testing/interop/..."
 (cd "$ROOT" && "$GO" test -tags interop -count=1 -timeout 40m -v ./testing/interop/...) >"$WORK/go-test.log" 2>&1 || rc=1
@@ -85,5 +88,7 @@ GO="$GO" ICEBEAM_INTEROP_DEPS="$DEPS" bash "$HERE/matrix.sh" "$WORK" || rc=1
 
 step report
 "$DEPS/venv/bin/python" "$HERE/report.py" "$WORK" || rc=1
+# The README's compatibility table (compat.md) must be what this run's results make.
+"$DEPS/venv/bin/python" "$HERE/compat.py" "$WORK" --check >"$WORK/compat.log" 2>&1 || { cat "$WORK/compat.log"; rc=1; }
 step "done (exit $rc)"
 exit $rc
