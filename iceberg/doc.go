@@ -92,4 +92,18 @@
 // storage/s3, or catalogs/all for every one. A configuration naming a catalog type or
 // storage scheme whose package was not imported fails at construction with a
 // ConfigError, wrapping ErrUnsupported, that names the import.
+//
+// # Construction without the catalog
+//
+// Read, ReadChanges, Maintain and Write reach the catalog while the pipeline is built,
+// to check the config against the table, so the launching machine needs the catalog's
+// credentials. WithoutCatalogAtConstruction (Write) and WithSchema (Read, ReadBatches)
+// build without it, for Dataflow's --dry_run or a CI job: what needs the table is
+// checked when the job runs. WithReadAfter makes a read wait for a write of the same
+// pipeline:
+//
+//	res := iceberg.Write(s, cfg, changes, iceberg.WithoutCatalogAtConstruction())
+//	rows := iceberg.Read(s, readCfg, iceberg.WithSchema(sc), iceberg.WithReadAfter(res.Snapshots))
+//
+// To run a pipeline and read its counters, see package jobrun.
 package iceberg

@@ -16,7 +16,8 @@ import (
 // name a catalog type or a warehouse storage scheme that no imported package
 // registered fails at construction (TryWrite, TryRead, TryReadChanges,
 // TryMaintain return the error, before any connection) with a ConfigError that
-// names the import to add. This test binary links the sql catalog and gs://
+// names the import to add; so does one built without the catalog
+// (WithoutCatalogAtConstruction, WithSchema). This test binary links the sql catalog and gs://
 // storage (through icebergtest), not hive nor s3://.
 func TestUnlinkedCatalogFailsAtConstruction(t *testing.T) {
 	if registry.Registered("hive") {
@@ -53,6 +54,18 @@ func TestUnlinkedCatalogFailsAtConstruction(t *testing.T) {
 		"changes": func(props map[string]string) error {
 			_, s := beam.NewPipelineWithRoot()
 			_, err := iceberg.TryReadChanges(s, iceberg.ChangesConfig{Table: "db.t", CatalogName: "c", CatalogProperties: props})
+			return err
+		},
+		"write without the catalog": func(props map[string]string) error {
+			_, s := beam.NewPipelineWithRoot()
+			_, err := iceberg.TryWrite(s, iceberg.WriteConfig{Table: "db.t", CatalogName: "c", CatalogProperties: props},
+				beam.CreateList(s, events(1)), iceberg.WithoutCatalogAtConstruction())
+			return err
+		},
+		"read with a given schema": func(props map[string]string) error {
+			_, s := beam.NewPipelineWithRoot()
+			_, err := iceberg.TryRead(s, iceberg.ReadConfig{Table: "db.t", CatalogName: "c", CatalogProperties: props},
+				iceberg.WithSchema(offlineSchema()))
 			return err
 		},
 		"maintain": func(props map[string]string) error {

@@ -95,6 +95,9 @@ func resolveRead(cfg ReadConfig) (resolvedRead, error) {
 		Branch:     cfg.Branch,
 	}
 	if cfg.Schema != nil { // given up front: no catalog at construction
+		if err := catalogs.CheckLinked(cfg.CatalogName, cfg.CatalogProperties); err != nil {
+			return resolvedRead{}, config.WrapOp("read", cfg.Table, err)
+		}
 		spec, err := read.ResolveSchema(cfg.CatalogName, cfg.CatalogProperties, cfg.Table, cfg.Schema, opts)
 		if err != nil {
 			return resolvedRead{}, err

@@ -104,6 +104,9 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	}
 	ctx := context.Background()
 	if cfg.NoCatalogAtConstruction {
+		if err := catalogs.CheckLinked(cfg.CatalogName, cfg.CatalogProperties); err != nil {
+			return WriteResult{}, config.WrapOp("write", cfg.Table, err)
+		}
 		return streamingWrite(s, cfg, spec.SinkID, rows, func(rows beam.PCollection) (beam.PCollection, beam.PCollection, error) {
 			return write.Append(s, spec, rows)
 		})

@@ -88,9 +88,15 @@ func TryWriteBatches(s beam.Scope, cfg WriteConfig, batches beam.PCollection, op
 	if err != nil {
 		return WriteResult{}, err
 	}
-	ctx := context.Background()
-	if _, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0); err != nil && !errors.Is(err, config.ErrTableNotFound) {
-		return WriteResult{}, config.WrapOp("write", cfg.Table, err)
+	if cfg.NoCatalogAtConstruction {
+		if err := catalogs.CheckLinked(cfg.CatalogName, cfg.CatalogProperties); err != nil {
+			return WriteResult{}, config.WrapOp("write", cfg.Table, err)
+		}
+	} else {
+		ctx := context.Background()
+		if _, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0); err != nil && !errors.Is(err, config.ErrTableNotFound) {
+			return WriteResult{}, config.WrapOp("write", cfg.Table, err)
+		}
 	}
 	return streamingWrite(s, cfg, spec.SinkID, batches, func(batches beam.PCollection) (beam.PCollection, beam.PCollection, error) {
 		return write.AppendBatches(s, spec, batches)

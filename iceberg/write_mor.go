@@ -7,6 +7,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	ibg "github.com/apache/iceberg-go"
 
+	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/iceberg/write"
@@ -52,6 +53,11 @@ func tryWriteMergeOnRead(s beam.Scope, cfg WriteConfig, rows beam.PCollection) (
 		}
 		if rowSchema, err = row.InferStructSchema(t); err != nil {
 			return WriteResult{}, config.OpErrorf("write", cfg.Table, "%w: %w", ErrInvalidConfig, err)
+		}
+	}
+	if cfg.NoCatalogAtConstruction {
+		if err := catalogs.CheckLinked(cfg.CatalogName, cfg.CatalogProperties); err != nil {
+			return WriteResult{}, config.WrapOp("write", cfg.Table, err)
 		}
 	}
 	if err := write.PrepareTable(context.Background(), &spec, rowSchema, cfg.NoCatalogAtConstruction); err != nil {

@@ -56,21 +56,9 @@ func propKey(k string) string { return "catalog_properties." + k }
 // the catalog: release it with catalog.Closer when done. Most callers want
 // the cached Get instead.
 func Open(ctx context.Context, name string, props map[string]string) (catalog.Catalog, error) {
-	if strings.TrimSpace(name) == "" {
-		return nil, config.Errorf("catalog_name", "must not be empty")
-	}
-	typ := strings.ToLower(strings.TrimSpace(props[KeyType]))
-	if typ == "" {
-		return nil, config.Errorf(propKey(KeyType), "missing; supported types: %s", strings.Join(SupportedTypes, ", "))
-	}
-	open, err := registry.Lookup(typ)
+	open, err := lookup(name, props)
 	if err != nil {
 		return nil, err
-	}
-	if wh := props[KeyWarehouse]; wh != "" {
-		if err := registry.CheckLocation(propKey(KeyWarehouse), wh); err != nil {
-			return nil, err
-		}
 	}
 	cat, err := open(ctx, name, props)
 	if err != nil {
@@ -101,4 +89,35 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// CheckLinked reports what Open would refuse without reaching the catalog: an
+// empty name, a missing type, and a catalog type or warehouse storage scheme
+// whose package this program did not import (a ConfigError naming the import).
+// A pipeline built without the catalog checks this much at construction.
+func CheckLinked(name string, props map[string]string) error {
+	_, err := lookup(name, props)
+	return err
+}
+
+// lookup checks name and props as CheckLinked does and returns the opener of
+// the catalog type.
+func lookup(name string, props map[string]string) (registry.Opener, error) {
+	if strings.TrimSpace(name) == "" {
+		return nil, config.Errorf("catalog_name", "must not be empty")
+	}
+	typ := strings.ToLower(strings.TrimSpace(props[KeyType]))
+	if typ == "" {
+		return nil, config.Errorf(propKey(KeyType), "missing; supported types: %s", strings.Join(SupportedTypes, ", "))
+	}
+	open, err := registry.Lookup(typ)
+	if err != nil {
+		return nil, err
+	}
+	if wh := props[KeyWarehouse]; wh != "" {
+		if err := registry.CheckLocation(propKey(KeyWarehouse), wh); err != nil {
+			return nil, err
+		}
+	}
+	return open, nil
 }
