@@ -14,7 +14,7 @@ PYSPARK_VERSION=3.5.7
 PYICEBERG_VERSION=0.12.0
 DUCKDB_VERSION=1.5.5
 ICEBERG_VERSION=1.10.1
-BEAM_VERSION=2.77.0
+BEAM_VERSION=2.78.0
 # The further Spark legs (run.sh, ICEBEAM_INTEROP_SPARK_LEGS): Iceberg's newest
 # runtime on the first leg's Spark 3.5, and on Spark 4.1 (PySpark from PyPI).
 ICEBERG_NEW_VERSION=1.12.0
