@@ -107,10 +107,7 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 		if perr != nil {
 			return nil, perr
 		}
-		var rej error
-		if tbl, rej, err = createTable(ctx, &f.Spec, f.rt, name, ident, sc); rej != nil {
-			return rej, nil
-		}
+		tbl, err = createTable(ctx, &f.Spec, f.rt, name, ident, sc)
 	}
 	if err != nil {
 		return nil, config.WrapOp("write", name, err)

@@ -60,6 +60,10 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema) error 
 			}
 		}
 		data = images[0]
+		// The layout of the table the write would create, checked without the catalog.
+		if err := CheckLayout(*spec, data); err != nil {
+			return fail(err)
+		}
 	}
 	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, spec.Table, 0)
 	switch {
