@@ -82,6 +82,7 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	if err := cfg.Validate(); err != nil {
 		return WriteResult{}, err
 	}
+	warnBigQueryTypes(cfg, rows.Type().Type())
 	if cfg.IsMergeOnRead() {
 		return tryWriteMergeOnRead(s, cfg, rows)
 	}
