@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -159,13 +160,14 @@ func ReadChanges(s beam.Scope, cfg ChangesConfig, opts ...ChangesOption) beam.PC
 // unreachable catalog.
 func TryReadChanges(s beam.Scope, cfg ChangesConfig, opts ...ChangesOption) (beam.PCollection, error) {
 	cfg = cfg.With(opts...)
-	if err := cfg.Validate(); err != nil {
-		return beam.PCollection{}, err
+	invalid := cfg.Validate()
+	if blocksTableLoad(invalid) {
+		return beam.PCollection{}, invalid
 	}
 	ctx := context.Background()
 	tbl, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0)
 	if err != nil {
-		return beam.PCollection{}, config.WrapOp("read changes", cfg.Table, err)
+		return beam.PCollection{}, withTableProblems(invalid, config.WrapOp("read changes", cfg.Table, err))
 	}
 	spec, err := read.ResolveChanges(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, tbl, read.ChangesOptions{
 		Filter:        cfg.Filter,
@@ -179,8 +181,48 @@ func TryReadChanges(s beam.Scope, cfg ChangesConfig, opts ...ChangesOption) (bea
 		Streaming:     cfg.Streaming,
 		PollSeconds:   int(cfg.PollInterval() / time.Second),
 	})
-	if err != nil {
+	if err := withTableProblems(invalid, err); err != nil {
 		return beam.PCollection{}, err
 	}
 	return read.Changes(s, spec), nil
+}
+
+// blocksTableLoad reports whether invalid (a config's Validate error) has a problem
+// with a key the table is loaded by: table, catalog_name, catalog_properties.
+func blocksTableLoad(invalid error) bool {
+	for _, e := range config.Flatten(config.Errors{invalid}) {
+		if ce, ok := e.(*config.ConfigError); ok {
+			root, _, _ := strings.Cut(ce.Key, ".")
+			if root == KeyTable || root == KeyCatalogName || root == KeyCatalogProperties {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withTableProblems returns the problems of invalid (a config's Validate error)
+// and of found (those found against the table) at once, leaving out a problem of
+// found on a key invalid already names.
+func withTableProblems(invalid, found error) error {
+	if found == nil {
+		return invalid
+	}
+	if invalid == nil {
+		return found
+	}
+	out := config.Flatten(config.Errors{invalid})
+	named := map[string]bool{}
+	for _, e := range out {
+		if ce, ok := e.(*config.ConfigError); ok {
+			named[ce.Key] = true
+		}
+	}
+	for _, e := range config.Flatten(config.Errors{found}) {
+		if ce, ok := e.(*config.ConfigError); ok && named[ce.Key] {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out.Err()
 }

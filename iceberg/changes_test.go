@@ -406,6 +406,44 @@ func TestReadChangesConfigErrors(t *testing.T) {
 	}
 }
 
+// TestReadChangesReportsAllProblems: a problem of the config alone (a poll interval
+// without streaming) and problems found against the table (a snapshot it does not
+// have, an unknown keep column) are reported together.
+func TestReadChangesReportsAllProblems(t *testing.T) {
+	f := newChangesFixture(t)
+	cfg := f.config()
+	missing, poll := int64(12345), 10
+	cfg.FromSnapshot, cfg.PollIntervalSeconds, cfg.Keep = &missing, &poll, []string{"nope"}
+	_, s := beam.NewPipelineWithRoot()
+	_, err := iceberg.TryReadChanges(s, cfg)
+	var keys []string
+	for _, ce := range configErrorsOf(err) {
+		keys = append(keys, ce.Key)
+	}
+	slices.Sort(keys)
+	if want := []string{iceberg.KeyFromSnapshot, iceberg.KeyKeep, iceberg.KeyPollIntervalSeconds}; !slices.Equal(keys, want) {
+		t.Fatalf("TryReadChanges: %v\nkeys %v, want %v", err, keys, want)
+	}
+}
+
+// configErrorsOf returns the ConfigErrors in err, joined ones included.
+func configErrorsOf(err error) []*iceberg.ConfigError {
+	if ce, ok := err.(*iceberg.ConfigError); ok {
+		return []*iceberg.ConfigError{ce}
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []*iceberg.ConfigError
+		for _, e := range j.Unwrap() {
+			out = append(out, configErrorsOf(e)...)
+		}
+		return out
+	}
+	if e := errors.Unwrap(err); e != nil {
+		return configErrorsOf(e)
+	}
+	return nil
+}
+
 // TestReadChangesParseConfig round-trips the managed map form and rejects unknown and
 // mistyped keys.
 func TestReadChangesParseConfig(t *testing.T) {

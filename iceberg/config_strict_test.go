@@ -38,8 +38,8 @@ func TestJSONDuplicateKeys(t *testing.T) {
 		wantErrorKeys(t, err, "more than once", KeyMode)
 	})
 	t.Run("same key in different objects is fine", func(t *testing.T) {
-		c, err := ParseWriteConfigJSON([]byte(`{"table":"a.b","catalog_name":"c","catalog_properties":{"type":"sql","table":"x"},"table_properties":{"type":"y"}}`))
-		if err != nil || c.CatalogProperties["table"] != "x" || c.TableProperties["type"] != "y" {
+		c, err := ParseWriteConfigJSON([]byte(`{"table":"a.b","catalog_name":"c","catalog_properties":{"type":"sql","uri":"x"},"table_properties":{"type":"y","uri":"z"}}`))
+		if err != nil || c.CatalogProperties["uri"] != "x" || c.TableProperties["type"] != "y" || c.TableProperties["uri"] != "z" {
 			t.Fatalf("ParseWriteConfigJSON = %+v, %v", c, err)
 		}
 	})

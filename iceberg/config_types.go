@@ -84,8 +84,10 @@ type ReadConfig struct {
 // Resolved fills in the defaults. Printing it (fmt, encoding/json) redacts catalog
 // secrets.
 type WriteConfig struct {
-	// Table is the table identifier, or a template such as "db.events_{region}" whose
-	// {column} placeholders are filled from each row. Required.
+	// Table is the table identifier, or, for appends, a template such as
+	// "db.events_{region}" whose {column} placeholders are filled from each row.
+	// Merge-on-read writes take one table: a template is refused at construction
+	// (ErrUnsupported). Required.
 	Table string `managed:"table"`
 	// CatalogName is the name of the catalog holding the tables. Required.
 	CatalogName string `managed:"catalog_name"`

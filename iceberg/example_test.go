@@ -290,7 +290,7 @@ func ExampleParseWriteConfig_errors() {
 	_, err := iceberg.ParseWriteConfig(map[string]any{
 		"table":              "shop.orders",
 		"catalog_name":       "lake",
-		"catalog_properties": map[string]any{"type": "sql", "token": "never printed"},
+		"catalog_properties": map[string]any{"type": "rest", "token": "never printed"},
 		"num_shard":          4,
 		"upsert":             true,
 	})

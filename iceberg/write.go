@@ -88,6 +88,7 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	if err := cfg.Validate(); err != nil {
 		return WriteResult{}, err
 	}
+	warnBigQueryTypes(cfg, rows.Type().Type())
 	if cfg.IsMergeOnRead() {
 		return tryWriteMergeOnRead(s, cfg, rows)
 	}
@@ -100,6 +101,9 @@ func TryWrite(s beam.Scope, cfg WriteConfig, rows beam.PCollection, opts ...Writ
 	}
 	spec, err := newSpec(cfg)
 	if err != nil {
+		return WriteResult{}, err
+	}
+	if err := checkStructLayout(cfg, spec, rows); err != nil {
 		return WriteResult{}, err
 	}
 	ctx := context.Background()
@@ -240,6 +244,25 @@ func commitWindows(s beam.Scope, cfg WriteConfig, rows beam.PCollection) beam.PC
 		beam.Trigger(trigger.AfterEndOfWindow().LateFiring(trigger.Repeat(trigger.AfterProcessingTime().PlusDelay(freq)))),
 		beam.AllowedLateness(cfg.Lateness()+runnerLatenessSlack(freq)),
 		beam.PanesDiscard())
+}
+
+// checkStructLayout checks partition_fields and sort_fields against the schema of the
+// rows' struct type after keep, drop or only, the schema a missing table is created
+// from, without the catalog. Row collections have no schema before run time, where a
+// table their first row cannot create fails the job.
+func checkStructLayout(cfg WriteConfig, spec write.Spec, rows beam.PCollection) error {
+	if len(spec.PartitionFields) == 0 && len(spec.SortFields) == 0 {
+		return nil
+	}
+	t := rows.Type().Type()
+	if t == reflect.TypeFor[row.Row]() {
+		return nil
+	}
+	sc, err := write.StructSchema(spec, t)
+	if err != nil {
+		return nil // not a struct the write takes: ToRows reports it
+	}
+	return config.WrapOp("write", cfg.Table, write.CheckLayout(spec, sc))
 }
 
 // checkExistingTable checks a static destination that already exists against the rows'

@@ -183,7 +183,8 @@ func (f *batchWriteFn) process(ctx context.Context, w beam.Window, b arrow.Recor
 }
 
 // table returns the destination table, creating it from the batch schema sc when
-// missing. A non-nil reject is a reason to dead-letter the batch.
+// missing. A non-nil reject is a reason to dead-letter the batch (a schema with no
+// Iceberg equivalent); err fails the bundle (see createTable).
 func (f *batchWriteFn) table(ctx context.Context, sc *arrow.Schema) (tbl *table.Table, reject, err error) {
 	dest := f.Spec.Table
 	tbl, err = catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, dest, f.rt.refresh)
@@ -198,7 +199,8 @@ func (f *batchWriteFn) table(ctx context.Context, sc *arrow.Schema) (tbl *table.
 	if err != nil {
 		return nil, fmt.Errorf("cannot create table %s: %w", dest, err), nil
 	}
-	return createTable(ctx, &f.Spec, f.rt, dest, ident, isc)
+	tbl, err = createTable(ctx, &f.Spec, f.rt, dest, ident, isc)
+	return tbl, nil, err
 }
 
 // FinishBundle closes the writers and emits the encoded files of each window,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	ibg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 
@@ -176,10 +177,10 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 	}
 	branch := cmp.Or(req.Branch, table.MainBranch)
 	files := DedupeDataFiles(req.DataFiles)
-	if len(files) == 0 && req.Prepare == nil {
-		return CommitResult{}, nil
-	}
 	ref := WindowRef{SinkID: req.SinkID, RunID: req.RunID, WindowEndMs: req.WindowEndMs, LateID: req.LateID, ContentID: req.ContentID}
+	if len(files) == 0 && req.Prepare == nil {
+		return c.emptyPane(ctx, cat, ident, branch, ref, 0)
+	}
 	var fresh []ibg.DataFile // the data files of the last attempt
 	stage := func(ctx context.Context, a *tableAttempt) (bool, error) {
 		fresh = files
@@ -234,7 +235,7 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 		}
 		return res, nil
 	case out.tbl == nil:
-		return CommitResult{Attempts: out.attempts}, nil
+		return c.emptyPane(ctx, cat, ident, branch, ref, out.attempts)
 	}
 	res, err := resultFromTable(out.tbl, branch, fresh)
 	if err != nil {
@@ -242,6 +243,40 @@ func (c Committer) Commit(ctx context.Context, cat table.CatalogIO, ident table.
 	}
 	res.LateID = out.tokenProps[LatePaneKey(req.SinkID)]
 	res.Attempts, res.Conflicts = out.attempts, out.conflicts
+	return res, nil
+}
+
+// emptyPane is the result of a pane with nothing to commit (attempts made): Skipped,
+// naming the snapshot that holds the window, when the sink has committed its window
+// already (a streaming rerun whose rows were all replays of what an earlier run
+// committed); otherwise the zero result: nothing committed. A late pane, or a
+// table that does not exist, commits nothing either.
+func (c Committer) emptyPane(ctx context.Context, cat table.CatalogIO, ident table.Identifier, branch string, ref WindowRef, attempts int) (CommitResult, error) {
+	none := CommitResult{Attempts: attempts}
+	if ref.LateID != "" {
+		return none, nil
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return none, nil
+	}
+	if err != nil {
+		return CommitResult{}, config.WrapOp("commit", strings.Join(ident, "."), err)
+	}
+	held, done, newest, found, _, err := CheckWindow(tbl.Metadata(), branch, ref)
+	if err != nil {
+		return CommitResult{}, config.WrapOp("commit", strings.Join(ident, "."), err)
+	}
+	tok := held
+	if !done {
+		if !found || newest.CommittedThroughMs < ref.WindowEndMs {
+			return none, nil
+		}
+		tok = newest
+	}
+	res := resultFromToken(tok)
+	res.Skipped, res.Attempts = true, attempts
+	LogSkipped(ctx, strings.Join(ident, "."), ref.SinkID, ref.RunID, ref.WindowEndMs, ref.LateID, tok, 0)
 	return res, nil
 }
 
@@ -453,20 +488,28 @@ func withoutRetries(tbl *table.Table, cat table.CatalogIO) (*table.Table, error)
 	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, cat), nil
 }
 
-// LogSkipped logs a commit found already made: by this run (a retried bundle or a
-// lost response, expected) or by an earlier run (a batch rerun, or a window whose
-// history has expired): a warning when the skipped commit carried data (a sink_id
-// reused for new data?).
-func LogSkipped(ctx context.Context, name, sinkID, runID string, windowEndMs int64, lateID string, tok Token, changes int) {
+// LogSkipped counts and logs a commit found already made, which commits nothing
+// and so adds nothing to the written-work counters: by this run (a retried bundle
+// or a lost response), by an earlier run with the same sink_id (a rerun), or by a
+// run whose snapshots have expired (the token is the table's committed-through
+// property): then files of the pane cannot be told from those committed and are
+// dropped, a warning, counted in panes_skipped_with_data when there were any.
+func LogSkipped(ctx context.Context, name, sinkID, runID string, windowEndMs int64, lateID string, tok Token, files int) {
 	PanesSkipped.Inc(ctx, 1)
-	if (tok.FromProperty || tok.PriorThrough(sinkID, runID) >= windowEndMs) && changes > 0 {
-		SkippedWithData.Inc(ctx, 1)
-		log.Warnf(ctx, "iceberg: commit %s: sink %s committed through %d in an earlier run; %d changes of the window ending %d were skipped (a rerun, or a sink_id reused for new data?)",
-			name, sinkID, tok.CommittedThroughMs, changes, windowEndMs)
-		return
+	switch {
+	case tok.FromProperty:
+		if files > 0 {
+			SkippedWithData.Inc(ctx, 1)
+		}
+		log.Warnf(ctx, "iceberg: commit %s: window ending %d%s already committed by sink_id %s (committed through %d) in a run whose snapshots have expired; its %d data files are not committed (set token_heartbeat_seconds, or expire less history)",
+			name, windowEndMs, lateSuffix(lateID), sinkID, tok.CommittedThroughMs, files)
+	case tok.PriorThrough(sinkID, runID) >= windowEndMs:
+		log.Infof(ctx, "iceberg: commit %s: window ending %d%s already committed by this sink_id (%s) in an earlier run (snapshot %d, committed through %d); not committed again (a rerun: %d data files of this run dropped)",
+			name, windowEndMs, lateSuffix(lateID), sinkID, tok.SnapshotID, tok.CommittedThroughMs, files)
+	default:
+		log.Infof(ctx, "iceberg: commit %s: window ending %d%s already committed by this run of sink_id %s (snapshot %d); not committed again (a retried bundle or a lost commit response)",
+			name, windowEndMs, lateSuffix(lateID), sinkID, tok.SnapshotID)
 	}
-	log.Infof(ctx, "iceberg: commit %s: sink %s already committed window ending %d%s (snapshot %d, through %d); %d changes skipped (a retried commit)",
-		name, sinkID, windowEndMs, lateSuffix(lateID), tok.SnapshotID, tok.CommittedThroughMs, changes)
 }
 
 func lateSuffix(lateID string) string {

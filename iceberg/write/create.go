@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -82,24 +83,16 @@ func EnsureTable(ctx context.Context, cat catalog.Catalog, ident table.Identifie
 // names follow Iceberg Java: the source name for identity, then <source>_bucket,
 // _trunc, _year, _month, _day, _hour and _null. An unknown column, or a transform the
 // column's type does not support, is an error wrapping config.ErrInvalidConfig that
-// names the partition_fields entry.
+// names the partition_fields entry, the column and the columns there are.
 func BuildPartitionSpec(sc *ibg.Schema, fields []config.PartitionField) (ibg.PartitionSpec, error) {
 	if len(fields) == 0 {
 		return *ibg.UnpartitionedSpec, nil
 	}
 	opts := make([]ibg.PartitionOption, 0, len(fields))
 	for _, f := range fields {
-		src, ok := sc.FindFieldByName(f.Source)
-		if !ok {
-			return ibg.PartitionSpec{}, config.Errorf(config.KeyPartitionFields, "%s: no column %q", f, f.Source)
-		}
-		tr, suffix, err := transformOf(f.Transform, f.Param)
+		src, tr, suffix, err := layoutSource(sc, config.KeyPartitionFields, f.String(), f.Source, f.Transform, f.Param)
 		if err != nil {
-			return ibg.PartitionSpec{}, config.Errorf(config.KeyPartitionFields, "%s: %w", f, err)
-		}
-		if !tr.CanTransform(src.Type) {
-			return ibg.PartitionSpec{}, config.Errorf(config.KeyPartitionFields, "%s: transform %s cannot apply to column %q of type %s",
-				f, tr, f.Source, src.Type)
+			return ibg.PartitionSpec{}, err
 		}
 		opts = append(opts, ibg.AddPartitionFieldBySourceID(src.ID, f.Source+suffix, tr, sc, nil))
 	}
@@ -111,23 +104,16 @@ func BuildPartitionSpec(sc *ibg.Schema, fields []config.PartitionField) (ibg.Par
 }
 
 // BuildSortOrder builds the sort order of fields against sc (unsorted when empty).
+// Errors are BuildPartitionSpec's, naming sort_fields.
 func BuildSortOrder(sc *ibg.Schema, fields []config.SortField) (table.SortOrder, error) {
 	if len(fields) == 0 {
 		return table.UnsortedSortOrder, nil
 	}
 	out := make([]table.SortField, 0, len(fields))
 	for _, f := range fields {
-		src, ok := sc.FindFieldByName(f.Source)
-		if !ok {
-			return table.SortOrder{}, config.Errorf(config.KeySortFields, "no column %q", f.Source)
-		}
-		tr, _, err := transformOf(f.Transform, f.Param)
+		src, tr, _, err := layoutSource(sc, config.KeySortFields, f.String(), f.Source, f.Transform, f.Param)
 		if err != nil {
-			return table.SortOrder{}, config.Errorf(config.KeySortFields, "%s: %w", f.Source, err)
-		}
-		if !tr.CanTransform(src.Type) {
-			return table.SortOrder{}, config.Errorf(config.KeySortFields, "transform %s cannot apply to column %q of type %s",
-				tr, f.Source, src.Type)
+			return table.SortOrder{}, err
 		}
 		// config.SortField holds the resolved null order (ParseSortField applies the
 		// defaults: first for asc, last for desc).
@@ -145,6 +131,70 @@ func BuildSortOrder(sc *ibg.Schema, fields []config.SortField) (table.SortOrder,
 		return table.SortOrder{}, &config.ConfigError{Key: config.KeySortFields, Err: err}
 	}
 	return order, nil
+}
+
+// layoutSource returns the column of sc that term (an entry of key, partition_fields
+// or sort_fields) names as source, with its transform and partition name suffix: a
+// missing column is an error naming the closest column and the columns of sc, a
+// transform the column's type cannot take one naming the type.
+func layoutSource(sc *ibg.Schema, key, term, source, transform string, param int) (ibg.NestedField, ibg.Transform, string, error) {
+	src, ok := sc.FindFieldByName(source)
+	if !ok {
+		var names []string
+		for _, f := range sc.Fields() {
+			names = append(names, f.Name)
+		}
+		index, _ := ibg.IndexByName(sc)
+		all := slices.Sorted(maps.Keys(index))
+		hint := ""
+		if near := config.Closest(source, all); near != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		return ibg.NestedField{}, nil, "", config.Errorf(key, "%s: no column %q in the rows%s; columns: %s",
+			term, source, hint, strings.Join(names, ", "))
+	}
+	tr, suffix, err := transformOf(transform, param)
+	if err != nil {
+		return ibg.NestedField{}, nil, "", config.Errorf(key, "%s: %w", term, err)
+	}
+	if !tr.CanTransform(src.Type) {
+		return ibg.NestedField{}, nil, "", config.Errorf(key, "%s: transform %s cannot apply to column %q of type %s%s",
+			term, tr, source, src.Type, transformTypes(tr))
+	}
+	return src, tr, suffix, nil
+}
+
+// transformTypes names the column types transform tr applies to, as a hint.
+func transformTypes(tr ibg.Transform) string {
+	switch tr.(type) {
+	case ibg.YearTransform, ibg.MonthTransform, ibg.DayTransform:
+		return fmt.Sprintf(" (%s takes date and timestamp columns)", tr)
+	case ibg.HourTransform:
+		return " (hour takes timestamp columns)"
+	case ibg.TruncateTransform:
+		return " (truncate takes int, long, decimal, string and binary columns)"
+	case ibg.BucketTransform:
+		return " (bucket takes int, long, decimal, date, time, timestamp, string, uuid, fixed and binary columns)"
+	}
+	return ""
+}
+
+// CheckLayout checks the partition_fields and sort_fields of spec against sc, the
+// schema of the rows a missing table would be created from, without the catalog:
+// what EnsureTable would refuse, found when the write is constructed.
+func CheckLayout(spec Spec, sc *ibg.Schema) error {
+	var errs config.Errors
+	if parts, err := config.ParsePartitionFields(spec.PartitionFields); err != nil {
+		errs.Add(err)
+	} else if _, err := BuildPartitionSpec(sc, parts); err != nil {
+		errs.Add(err)
+	}
+	if sorts, err := config.ParseSortFields(spec.SortFields); err != nil {
+		errs.Add(err)
+	} else if _, err := BuildSortOrder(sc, sorts); err != nil {
+		errs.Add(err)
+	}
+	return errs.Err()
 }
 
 // transformOf maps a parsed transform to iceberg-go's and the partition name suffix.
@@ -172,24 +222,22 @@ func transformOf(name string, param int) (ibg.Transform, string, error) {
 
 // createTable creates the missing destination table dest (ident) with schema sc, as
 // a write does from its first row or batch, and returns it loaded through the
-// worker's table cache. A non-nil reject is why what was to create it goes to the
-// dead letter output (an invalid create option); err is a failure of the catalog.
-func createTable(ctx context.Context, spec *Spec, rt *runtime, dest string, ident table.Identifier, sc *ibg.Schema) (tbl *table.Table, reject, err error) {
+// worker's table cache. A table the configuration cannot create (partition_fields or
+// sort_fields that do not fit sc) is an error, as a failure of the catalog is: it
+// fails the bundle, and so the job, instead of dead-lettering every row.
+func createTable(ctx context.Context, spec *Spec, rt *runtime, dest string, ident table.Identifier, sc *ibg.Schema) (*table.Table, error) {
 	cat, err := spec.catalog(ctx, rt)
 	if err != nil {
-		return nil, nil, config.WrapOp("write", dest, err)
+		return nil, config.WrapOp("write", dest, err)
 	}
 	_, created, err := EnsureTable(ctx, cat, ident, sc, rt.create)
 	if err != nil {
-		if errors.Is(err, config.ErrInvalidConfig) {
-			return nil, err, nil
-		}
-		return nil, nil, config.WrapOp("write", dest, err)
+		return nil, config.WrapOp("write", dest, err)
 	}
 	if created {
 		log.Infof(ctx, "iceberg: write %s: created table", dest)
 	}
 	catalogs.Invalidate(spec.CatalogName, rt.catProps, dest)
-	tbl, err = catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, dest, rt.refresh)
-	return tbl, nil, config.WrapOp("write", dest, err)
+	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, dest, rt.refresh)
+	return tbl, config.WrapOp("write", dest, err)
 }

@@ -43,10 +43,12 @@ var (
 	SchemaUpdates = beam.NewCounter(MetricsNamespace, "schema_updates")
 	// LatePanes counts late panes committed.
 	LatePanes = beam.NewCounter(MetricsNamespace, "late_panes_committed")
-	// PanesSkipped counts panes found already committed (a retried bundle or a lost
-	// commit response); SkippedWithData those of them that carried data files or
-	// deletes although the pane's own commit was not found: a sink id reused for
-	// new data.
+	// PanesSkipped counts panes found already committed (a retried bundle, a lost
+	// commit response, or a rerun with the same sink id); they add nothing to the
+	// written-work counters. SkippedWithData counts those of them, and merge-on-read
+	// windows, whose data was dropped because the sink's token survived only as the
+	// table's committed-through property (the run that committed them had its
+	// snapshots expired), so their rows could not be told from those committed.
 	PanesSkipped    = beam.NewCounter(MetricsNamespace, "panes_skipped_committed")
 	SkippedWithData = beam.NewCounter(MetricsNamespace, "panes_skipped_with_data")
 )
@@ -86,6 +88,8 @@ var (
 
 // RecordCommit counts one commit step's result res of the window ending
 // windowEndMs (windowed: a window of triggering_frequency_seconds or of the input).
+// A skipped commit counts only its attempts: res then describes the snapshot an
+// earlier attempt or run made, not work of this one.
 func RecordCommit(ctx context.Context, res CommitResult, windowEndMs int64, windowed bool) {
 	CommitAttempts.Inc(ctx, int64(res.Attempts))
 	CommitConflicts.Inc(ctx, int64(res.Conflicts))
@@ -93,12 +97,16 @@ func RecordCommit(ctx context.Context, res CommitResult, windowEndMs int64, wind
 		LostResponses.Inc(ctx, 1)
 	}
 	if res.Skipped || res.SnapshotID == 0 {
-		return
+		return // no work written: a skipped (already committed) or empty commit
 	}
 	Commits.Inc(ctx, 1)
 	RowsWritten.Inc(ctx, res.RowsAdded)
 	DataFilesWritten.Inc(ctx, res.FilesAdded)
 	DataBytesWritten.Inc(ctx, res.BytesAdded)
+	DVsWritten.Inc(ctx, int64(res.DVsAdded))
+	DVsReplaced.Inc(ctx, int64(res.DVsRemoved))
+	PositionsDeleted.Inc(ctx, res.PositionsDeleted)
+	EqualityDeletes.Inc(ctx, int64(res.EqualityDeleteFiles))
 	if res.LateID != "" {
 		LatePanes.Inc(ctx, 1)
 	}

@@ -108,10 +108,7 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 		if perr != nil {
 			return nil, perr
 		}
-		var rej error
-		if tbl, rej, err = createTable(ctx, &f.Spec, f.rt, name, ident, sc); rej != nil {
-			return rej, nil
-		}
+		tbl, err = createTable(ctx, &f.Spec, f.rt, name, ident, sc)
 	}
 	if err != nil {
 		return nil, config.WrapOp("write", name, err)
@@ -978,10 +975,6 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 	}
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
 	RecordCommit(ctx, res, p.WindowEndMs, !p.Global)
-	DVsWritten.Inc(ctx, int64(res.DVsAdded))
-	DVsReplaced.Inc(ctx, int64(res.DVsRemoved))
-	PositionsDeleted.Inc(ctx, res.PositionsDeleted)
-	EqualityDeletes.Inc(ctx, int64(res.EqualityDeleteFiles))
 	Reresolutions.Inc(ctx, int64(res.Reresolved))
 	emit(SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
 		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,

@@ -66,6 +66,10 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema, offlin
 			}
 		}
 		data = images[0]
+		// The layout of the table the write would create, checked without the catalog.
+		if err := CheckLayout(*spec, data); err != nil {
+			return fail(err)
+		}
 	}
 	if offline {
 		if len(spec.EqualityColumns) == 0 {

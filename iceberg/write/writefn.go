@@ -149,8 +149,9 @@ func (rr *router) route(ctx context.Context, r row.Row) (row.Row, *destTable, *D
 }
 
 // table returns the destination table, creating it from r's schema when missing. A
-// non-nil reject is a reason to dead-letter the row (its schema cannot create the table);
-// err is a failure of the catalog (the bundle is retried).
+// non-nil reject is a reason to dead-letter the row (no destination, or a value whose
+// type no column can have); err fails the bundle: a failure of the catalog, or a
+// table the configuration cannot create (see createTable).
 func (rr *router) table(ctx context.Context, dest string, r row.Row) (dt *destTable, reject, err error) {
 	if dt := rr.tables[dest]; dt != nil {
 		return dt, nil, nil
@@ -168,8 +169,8 @@ func (rr *router) table(ctx context.Context, dest string, r row.Row) (dt *destTa
 		if ierr != nil {
 			return nil, fmt.Errorf("cannot create table %s: %w", dest, ierr), nil
 		}
-		if tbl, reject, err = createTable(ctx, rr.spec, rr.rt, dest, ident, sc); tbl == nil {
-			return nil, reject, err
+		if tbl, err = createTable(ctx, rr.spec, rr.rt, dest, ident, sc); err != nil {
+			return nil, nil, err
 		}
 	}
 	dt = &destTable{name: dest, tbl: tbl}

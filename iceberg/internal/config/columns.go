@@ -71,6 +71,7 @@ func CheckCommon(errs *Errors, table, catalogName string, catalogProps, configPr
 			catalogProps["type"], strings.Join(CatalogTypes, ", ")))
 	}
 	CheckMapKeys(errs, KeyCatalogProperties, catalogProps)
+	CheckCatalogProperties(errs, catalogProps)
 	if len(configProps) > 0 {
 		errs.Add(&ConfigError{Key: KeyConfigProperties, Err: fmt.Errorf(
 			"%w: Hadoop configuration is not used by icebeam; put storage settings in catalog_properties",
