@@ -16,8 +16,8 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/google/uuid"
 
+	"github.com/icebeam/icebeam/iceberg/cdc/dvfile"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
-	"github.com/icebeam/icebeam/internal/dvfile"
 )
 
 // DVMerge is the outcome of merging new positions with live deletion vectors.

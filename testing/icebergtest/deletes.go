@@ -20,7 +20,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/google/uuid"
 
-	"github.com/icebeam/icebeam/internal/dvfile"
+	"github.com/icebeam/icebeam/iceberg/cdc/dvfile"
 )
 
 // Field IDs of the reserved position delete columns.

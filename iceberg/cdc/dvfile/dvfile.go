@@ -1,7 +1,8 @@
 // Package dvfile writes deletion vectors into Puffin files with the blob metadata
 // Iceberg Java writes. Merge-on-read commits (iceberg/cdc) and the fixtures of
 // testing/icebergtest both write through it, so that the checks of CheckTable see
-// the blobs icebeam makes.
+// the blobs icebeam makes. It is not under an internal/ folder: testing/icebergtest
+// imports it, and the examples (as users' programs) link it through iceberg/cdc.
 package dvfile
 
 import (
