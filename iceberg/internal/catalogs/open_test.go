@@ -109,6 +109,12 @@ func TestUnreachableCatalogsKeepSecrets(t *testing.T) {
 	}))
 	t.Cleanup(fail500.Close)
 	port := closedPort(t)
+	// A folder under a regular file cannot be made, not even by root (ENOTDIR): the
+	// SQLite catalog creates a missing folder of its database file.
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name  string
 		props map[string]string
@@ -117,7 +123,7 @@ func TestUnreachableCatalogsKeepSecrets(t *testing.T) {
 			"uri": "postgres://user:" + pw + "@127.0.0.1:" + port + "/db?connect_timeout=2", "password": pw}},
 		{"sql postgres kv dsn", map[string]string{"type": "sql", "sql.driver": "pgx",
 			"uri": "host=127.0.0.1 port=" + port + " user=u password=" + pw + " connect_timeout=2"}},
-		{"sql sqlite unwritable", map[string]string{"type": "sql", "uri": "file:/nonexistent-dir/x/c.db", "token": token}},
+		{"sql sqlite unwritable", map[string]string{"type": "sql", "uri": "file:" + notDir + "/x/c.db", "token": token}},
 		{"rest 500 credential", map[string]string{"type": "rest", "uri": fail500.URL, "credential": cred, "header.Authorization": hdr}},
 		{"rest 500 token", map[string]string{"type": "rest", "uri": fail500.URL, "token": token}},
 		{"rest closed port", map[string]string{"type": "rest", "uri": "http://127.0.0.1:" + port, "token": token, "credential": cred}},
