@@ -151,10 +151,9 @@ type Options struct {
 	Branch     string
 }
 
-// Resolve validates opts against the loaded table and returns the Spec workers run.
-// Every problem is reported at once; each names the key, column or filter position.
-func Resolve(ctx context.Context, catalogName string, props map[string]string, ident string, tbl *table.Table, opts Options) (Spec, error) {
-	spec := Spec{
+// newSpec is the Spec of a read of ident before its columns are resolved.
+func newSpec(catalogName string, props map[string]string, ident string, opts Options) Spec {
+	return Spec{
 		CatalogName:  catalogName,
 		CatalogProps: SortedProps(props),
 		Table:        ident,
@@ -162,6 +161,12 @@ func Resolve(ctx context.Context, catalogName string, props map[string]string, i
 		AsOfMs:       opts.AsOfMs,
 		Branch:       opts.Branch,
 	}
+}
+
+// Resolve validates opts against the loaded table and returns the Spec workers run.
+// Every problem is reported at once; each names the key, column or filter position.
+func Resolve(ctx context.Context, catalogName string, props map[string]string, ident string, tbl *table.Table, opts Options) (Spec, error) {
+	spec := newSpec(catalogName, props, ident, opts)
 	sc := tbl.Schema()
 	var errs config.Errors
 	errs.Add(resolveColumns(&spec, sc, tbl.Metadata().Version(), opts))
@@ -184,14 +189,7 @@ func Resolve(ctx context.Context, catalogName string, props map[string]string, i
 // as is the table's schema against sc (Spec.Expect: the columns read). Lineage
 // columns are accepted as on a format-version 3 table.
 func ResolveSchema(catalogName string, props map[string]string, ident string, sc *ibg.Schema, opts Options) (Spec, error) {
-	spec := Spec{
-		CatalogName:  catalogName,
-		CatalogProps: SortedProps(props),
-		Table:        ident,
-		SnapshotID:   opts.SnapshotID,
-		AsOfMs:       opts.AsOfMs,
-		Branch:       opts.Branch,
-	}
+	spec := newSpec(catalogName, props, ident, opts)
 	if err := resolveColumns(&spec, sc, 3, opts); err != nil {
 		return Spec{}, err
 	}
