@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/icebeam/icebeam/iceberg/write"
 	"github.com/icebeam/icebeam/internal/runnertest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -43,6 +45,21 @@ func model(t *testing.T, lines []string) (live map[int64]Order, tombstones int) 
 		}
 	}
 	return live, tombstones
+}
+
+// checkOrders loads shop.orders from cat, checks the table's invariants and that
+// it holds live rows (iceberg-go's own scan), and returns it.
+func checkOrders(t *testing.T, cat *icebergtest.LocalCatalog, live int) *table.Table {
+	t.Helper()
+	tbl, err := cat.Catalog.LoadTable(context.Background(), []string{"shop", "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	icebergtest.RequireValid(t, tbl)
+	if n := icebergtest.ReadAll(t, tbl, nil).NumRows(); n != int64(live) {
+		t.Errorf("table has %d rows, model %d", n, live)
+	}
+	return tbl
 }
 
 // TestCDCExample runs the example on the shipped sample (and on a generated stream) and
@@ -95,14 +112,7 @@ func TestCDCExample(t *testing.T) {
 				}
 			}
 			// The table is valid and holds the model's row count (iceberg-go's own scan).
-			tbl, err := cat.Catalog.LoadTable(context.Background(), []string{"shop", "orders"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			icebergtest.RequireValid(t, tbl)
-			if n := icebergtest.ReadAll(t, tbl, nil).NumRows(); n != int64(len(live)) {
-				t.Errorf("table has %d rows, model %d", n, len(live))
-			}
+			checkOrders(t, cat, len(live))
 			// The read-back file holds exactly the filtered model rows.
 			b, err := os.ReadFile(filepath.Join(dir, "read.txt"))
 			if err != nil {
@@ -151,14 +161,7 @@ func TestCDCExampleSeparateWorkerProcess(t *testing.T) {
 	if want := fmt.Sprintf("%d live rows", len(live)); !strings.Contains(out.String(), want) {
 		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
-	tbl, err := cat.Catalog.LoadTable(context.Background(), []string{"shop", "orders"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	icebergtest.RequireValid(t, tbl)
-	if n := icebergtest.ReadAll(t, tbl, nil).NumRows(); n != int64(len(live)) {
-		t.Errorf("table has %d rows, model %d", n, len(live))
-	}
+	checkOrders(t, cat, len(live))
 }
 
 // TestCDCExampleStreaming runs the example as one streaming pipeline (an unbounded
@@ -180,15 +183,8 @@ func TestCDCExampleStreaming(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	tbl, err := cat.Catalog.LoadTable(context.Background(), []string{"shop", "orders"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	icebergtest.RequireValid(t, tbl)
 	live, _ := model(t, lines)
-	if n := icebergtest.ReadAll(t, tbl, nil).NumRows(); n != int64(len(live)) {
-		t.Errorf("table has %d rows, model %d", n, len(live))
-	}
+	tbl := checkOrders(t, cat, len(live))
 	// Windows committed in order: the sink's committed-through only grows.
 	var through []string
 	for _, s := range tbl.Metadata().Snapshots() {
@@ -311,14 +307,7 @@ func TestCDCExampleInput(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", line, got)
 		}
 	}
-	tbl, err := cat.Catalog.LoadTable(context.Background(), []string{"shop", "orders"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	icebergtest.RequireValid(t, tbl)
-	if n := icebergtest.ReadAll(t, tbl, nil).NumRows(); n != int64(len(live)) {
-		t.Errorf("table has %d rows, model %d", n, len(live))
-	}
+	checkOrders(t, cat, len(live))
 	gotRead, err := readLines(out + "orders.txt")
 	if err != nil {
 		t.Fatal(err)
