@@ -2,7 +2,6 @@ package iceberg
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"time"
 
@@ -54,64 +53,6 @@ func ParseChangesConfigJSON(b []byte) (ChangesConfig, error) {
 // ParseChangesConfigYAML parses a YAML mapping of changelog keys (see ParseChangesConfig).
 func ParseChangesConfigYAML(b []byte) (ChangesConfig, error) {
 	return config.ParseDoc(b, config.DecodeYAML, ParseChangesConfig)
-}
-
-// WithFromSnapshot sets from_snapshot: start after this snapshot (exclusive).
-func WithFromSnapshot(id int64) ChangesOption {
-	return func(c *ChangesConfig) { c.FromSnapshot = &id }
-}
-
-// WithToSnapshot sets to_snapshot: end at this snapshot (inclusive).
-func WithToSnapshot(id int64) ChangesOption {
-	return func(c *ChangesConfig) { c.ToSnapshot = &id }
-}
-
-// WithFromTimestamp sets from_timestamp: read the changes of snapshots committed at or
-// after t (stored in epoch milliseconds).
-func WithFromTimestamp(t time.Time) ChangesOption {
-	ms := t.UnixMilli()
-	return func(c *ChangesConfig) { c.FromTimestamp = &ms }
-}
-
-// WithToTimestamp sets to_timestamp: end at the last snapshot committed at or before t
-// (stored in epoch milliseconds).
-func WithToTimestamp(t time.Time) ChangesOption {
-	ms := t.UnixMilli()
-	return func(c *ChangesConfig) { c.ToTimestamp = &ms }
-}
-
-// WithStartingStrategy sets starting_strategy: StartEarliest or StartLatest.
-func WithStartingStrategy(s StartingStrategy) ChangesOption {
-	return func(c *ChangesConfig) { c.StartingStrategy = s }
-}
-
-// WithChangesFilter sets filter: only changed rows matching the SQL predicate are read.
-func WithChangesFilter(predicate string) ChangesOption {
-	return func(c *ChangesConfig) { c.Filter = predicate }
-}
-
-// WithChangesKeep sets keep: the only table columns to emit.
-func WithChangesKeep(cols ...string) ChangesOption {
-	cols = slices.Clone(cols)
-	return func(c *ChangesConfig) { c.Keep = cols }
-}
-
-// WithChangesDrop sets drop: the table columns not to emit.
-func WithChangesDrop(cols ...string) ChangesOption {
-	cols = slices.Clone(cols)
-	return func(c *ChangesConfig) { c.Drop = cols }
-}
-
-// WithChangesStreaming sets streaming: a continuous changelog read that follows main.
-func WithChangesStreaming(on bool) ChangesOption {
-	return func(c *ChangesConfig) { c.Streaming = on }
-}
-
-// WithChangesPollInterval sets poll_interval_seconds of a continuous changelog read (d
-// rounded up to whole seconds).
-func WithChangesPollInterval(d time.Duration) ChangesOption {
-	s := seconds(d)
-	return func(c *ChangesConfig) { c.PollIntervalSeconds = &s }
 }
 
 // ReadChanges reads the changelog of an Iceberg table: in batch, the rows changed by

@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-// keyConstants returns the Key* constants of keys.go by name and value.
+// keyConstants returns the Key* constants of internal/config/keys_gen.go by name and value.
 func keyConstants(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "internal/config/keys.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "internal/config/keys_gen.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,43 +33,57 @@ const (
 // deletes folded in, snapshot expiry and orphan file removal. Each field is tagged
 // with its managed key; the zero value of a field means "not set".
 type MaintainConfig struct {
-	// Table is the table identifier, e.g. "shop.orders". Required.
+	// Table is the table identifier (`db.table`), e.g. "shop.orders". Required.
 	Table string `managed:"table"`
-	// CatalogName is the name of the catalog holding the table. Required.
+	// CatalogName is the name of the catalog holding the table; every worker must use the
+	// same name. Required.
 	CatalogName string `managed:"catalog_name"`
-	// CatalogProperties build the catalog; "type" is required.
+	// CatalogProperties are the properties that build the catalog: `type` (`sql`, `rest`,
+	// `hadoop`, `glue`, `hive`), `uri`, `warehouse`, storage settings. A property the
+	// catalog type does not read is an error naming the closest one (see Catalogs in the
+	// README). Values of secret keys (see IsSecretKey) are never logged or put in errors.
+	// Required (`type`).
 	CatalogProperties map[string]string `managed:"catalog_properties"`
-	// ConfigProperties are Hadoop properties. Not supported: any entry is an error.
+	// ConfigProperties are Hadoop configuration properties. Not used by icebeam: any entry
+	// is rejected with ErrUnsupported (put storage settings in `catalog_properties`).
 	ConfigProperties map[string]string `managed:"config_properties"`
-	// Operations lists the operations to run, in their fixed order
-	// (OpRewriteDataFiles, OpExpireSnapshots, OpRemoveOrphanFiles); default all three.
+	// Operations lists the operations Maintain runs, in this fixed order:
+	// `rewrite_data_files` (OpRewriteDataFiles), `expire_snapshots` (OpExpireSnapshots),
+	// `remove_orphan_files` (OpRemoveOrphanFiles). icebeam key. Default: all three.
 	Operations []string `managed:"operations"`
-	// Filter is a SQL predicate: compaction rewrites only the data files that may hold
-	// matching rows (whole files; use partition columns to pick partitions).
+	// Filter is a SQL predicate (Calcite syntax): compaction rewrites only the data files
+	// that may hold matching rows (whole files; filter on partition columns to pick
+	// partitions).
 	Filter string `managed:"filter"`
-	// TargetFileSizeBytes is the size of the files compaction writes; default the
-	// table's write.target-file-size-bytes (512 MiB when unset).
+	// TargetFileSizeBytes is the size of the files compaction writes; files under 75% of
+	// it are compacted. icebeam key. Default: the table's `write.target-file-size-bytes`
+	// (512 MiB when unset).
 	TargetFileSizeBytes *int64 `managed:"target_file_size_bytes"`
 	// MinInputFiles is how many files of one partition make a bin worth rewriting for
-	// their size alone (default 5).
+	// their size alone (a bin is also rewritten when it reaches the target size, or holds
+	// a delete-heavy file). icebeam key. Default: `5`.
 	MinInputFiles *int `managed:"min_input_files"`
-	// DeleteFileThreshold rewrites any data file with at least this many delete files
-	// (a deletion vector counts one); unset: only the delete ratio (30% of a file's
-	// rows deleted) and size select files.
+	// DeleteFileThreshold rewrites any data file with at least this many delete files (a
+	// deletion vector counts one; `1` folds every DV). Unset, a file is rewritten for its
+	// deletes when they cover 30% of its rows. icebeam key. Default: unset.
 	DeleteFileThreshold *int `managed:"delete_file_threshold"`
-	// RewriteAll rewrites every selected data file whatever its size and deletes.
+	// RewriteAll rewrites every selected data file, whatever its size and deletes. icebeam
+	// key. Default: `false`.
 	RewriteAll bool `managed:"rewrite_all"`
-	// ExpireOlderThanSeconds expires snapshots older than this; default the table's
-	// history.expire.max-snapshot-age-ms (5 days when unset). Also a write key (inline
-	// maintenance).
+	// ExpireOlderThanSeconds expires snapshots older than this (beyond `retain_last`),
+	// keeping each recent sink's newest exactly-once token. icebeam key. Default: the
+	// table's `history.expire.max-snapshot-age-ms` (5 days when unset).
 	ExpireOlderThanSeconds *int `managed:"expire_older_than_seconds"`
-	// RetainLast keeps at least this many snapshots of each branch; default the
-	// table's history.expire.min-snapshots-to-keep (1 when unset). Also a write key.
+	// RetainLast keeps at least this many snapshots of each branch, whatever their age.
+	// icebeam key. Default: the table's `history.expire.min-snapshots-to-keep` (1 when
+	// unset).
 	RetainLast *int `managed:"retain_last"`
-	// OrphanOlderThanSeconds removes only orphan files older than this (default 3
-	// days: younger files may belong to a commit in flight).
+	// OrphanOlderThanSeconds makes `remove_orphan_files` delete only unreferenced files
+	// older than this: younger ones may belong to a commit in flight. icebeam key.
+	// Default: `259200` (3 days).
 	OrphanOlderThanSeconds *int `managed:"orphan_older_than_seconds"`
-	// DryRun lists orphan files without deleting them.
+	// DryRun makes `remove_orphan_files` list the orphan files in the report without
+	// deleting them. icebeam key. Default: `false`.
 	DryRun bool `managed:"dry_run"`
 }
 

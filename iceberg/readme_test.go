@@ -60,7 +60,7 @@ func readmeKeys(t *testing.T) map[string]readmeRow {
 	return rows
 }
 
-// reexportedKeys returns the Key* constant names of keys.go in package iceberg, checking
+// reexportedKeys returns the Key* constant names of a generated keys file, checking
 // that each is defined as config.<same name>.
 func reexportedKeys(t *testing.T, file, pkg string) []string {
 	t.Helper()
@@ -97,8 +97,8 @@ func reexportedKeys(t *testing.T, file, pkg string) []string {
 
 func TestReadmeKeyTable(t *testing.T) {
 	rows := readmeKeys(t)
-	ours := reexportedKeys(t, "keys.go", "config")
-	theirs := reexportedKeys(t, "internal/config/keys.go", "")
+	ours := reexportedKeys(t, "keys_gen.go", "config")
+	theirs := reexportedKeys(t, "internal/config/keys_gen.go", "")
 	if !slices.Equal(ours, theirs) {
 		t.Errorf("package iceberg re-exports %v, config defines %v", ours, theirs)
 	}
