@@ -26,11 +26,11 @@ type ReadConfig struct {
 	// CatalogProperties are the properties that build the catalog: `type` (`sql`, `rest`,
 	// `hadoop`, `glue`, `hive`), `uri`, `warehouse`, storage settings. A property the
 	// catalog type does not read is an error naming the closest one (see Catalogs in the
-	// README). Values of secret keys (see IsSecretKey) are never logged or put in errors.
-	// Required (`type`).
+	// README). Values of secret keys (see [IsSecretKey]) are never logged or put in
+	// errors. Required (`type`).
 	CatalogProperties map[string]string `managed:"catalog_properties"`
 	// ConfigProperties are Hadoop configuration properties. Not used by icebeam: any entry
-	// is rejected with ErrUnsupported (put storage settings in `catalog_properties`).
+	// is rejected with [ErrUnsupported] (put storage settings in `catalog_properties`).
 	ConfigProperties map[string]string `managed:"config_properties"`
 	// Filter is a SQL predicate (Calcite syntax) applied during the scan, e.g. `id > 5 AND
 	// status = 'ACTIVE'` (see Filter syntax in the README).
@@ -69,9 +69,9 @@ type ReadConfig struct {
 	// this time. Exclusive with `to_snapshot`. Default: none (the read goes on).
 	ToTimestamp *int64 `managed:"to_timestamp" option:"WithReadToTimestamp(t millis)"`
 	// StartingStrategy is where a continuous read (`streaming`, required) without
-	// `from_snapshot` or `from_timestamp` starts: `earliest` (StartEarliest) emits the
-	// current snapshot's rows first, `latest` (StartLatest) only the rows appended later.
-	// Default: `earliest`.
+	// `from_snapshot` or `from_timestamp` starts: `earliest` ([StartEarliest]) emits the
+	// current snapshot's rows first, `latest` ([StartLatest]) only the rows appended
+	// later. Default: `earliest`.
 	StartingStrategy StartingStrategy `managed:"starting_strategy" option:"WithReadStartingStrategy(s)"`
 	// Streaming makes the read continuous: its start (the current snapshot's rows, or see
 	// `starting_strategy` and `from_snapshot`), then the rows each new snapshot on main
@@ -80,7 +80,7 @@ type ReadConfig struct {
 	// Default: `false`.
 	Streaming bool `managed:"streaming" option:"WithStreaming(on)"`
 	// PollIntervalSeconds is how often a continuous read (`streaming`, required) looks for
-	// new snapshots; at least 1. Default: `60` (DefaultPollIntervalSeconds).
+	// new snapshots; at least 1. Default: `60` ([DefaultPollIntervalSeconds]).
 	PollIntervalSeconds *int `managed:"poll_interval_seconds" option:"WithPollInterval(d seconds)"`
 	// OutputType is the struct type the read emits instead of Row. Not a managed key: it is
 	// set by a typed option only and never appears in Map.
@@ -102,7 +102,7 @@ type WriteConfig struct {
 	// Table is the table identifier (`db.table`). For appends also a template such as
 	// `db.events_{region}` whose `{column}` placeholders pick each row's table;
 	// merge-on-read writes take one table (a template fails at construction with
-	// ErrUnsupported). Required.
+	// [ErrUnsupported]). Required.
 	Table string `managed:"table"`
 	// CatalogName is the name of the catalog holding the table; every worker must use the
 	// same name. Required.
@@ -110,14 +110,14 @@ type WriteConfig struct {
 	// CatalogProperties are the properties that build the catalog: `type` (`sql`, `rest`,
 	// `hadoop`, `glue`, `hive`), `uri`, `warehouse`, storage settings. A property the
 	// catalog type does not read is an error naming the closest one (see Catalogs in the
-	// README). Values of secret keys (see IsSecretKey) are never logged or put in errors.
-	// Required (`type`).
+	// README). Values of secret keys (see [IsSecretKey]) are never logged or put in
+	// errors. Required (`type`).
 	CatalogProperties map[string]string `managed:"catalog_properties"`
 	// ConfigProperties are Hadoop configuration properties. Not used by icebeam: any entry
-	// is rejected with ErrUnsupported (put storage settings in `catalog_properties`).
+	// is rejected with [ErrUnsupported] (put storage settings in `catalog_properties`).
 	ConfigProperties map[string]string `managed:"config_properties"`
-	// Mode is the write mode: `append` (Append) writes each row as new data;
-	// `merge-on-read` (MergeOnRead) applies each row as a change (INSERT, UPDATE_BEFORE,
+	// Mode is the write mode: `append` ([Append]) writes each row as new data;
+	// `merge-on-read` ([MergeOnRead]) applies each row as a change (INSERT, UPDATE_BEFORE,
 	// UPDATE_AFTER, DELETE) by key. Default: `append`.
 	Mode Mode `managed:"mode" option:"WithMode(m)"`
 	// ChangeTypeColumn names the column holding each row's change type; it is stripped
@@ -125,17 +125,17 @@ type WriteConfig struct {
 	// `only`, it is read from the envelope (Debezium: `op`). Merge-on-read only.
 	ChangeTypeColumn string `managed:"change_type_column" option:"WithChangeTypeColumn(col)"`
 	// ChangeTypeMap maps `change_type_column` values to INSERT, UPDATE_BEFORE,
-	// UPDATE_AFTER or DELETE (ChangeInsert, ChangeUpdateBefore, ChangeUpdateAfter,
-	// ChangeDelete). Merge-on-read only; needs `change_type_column`.
+	// UPDATE_AFTER or DELETE ([ChangeInsert], [ChangeUpdateBefore], [ChangeUpdateAfter],
+	// [ChangeDelete]). Merge-on-read only; needs `change_type_column`.
 	ChangeTypeMap map[string]string `managed:"change_type_map" option:"WithChangeTypeMap(m)"`
 	// EqualityColumns are the columns that identify a row (the key); required when the
-	// table does not exist yet, and with WithoutCatalogAtConstruction. Merge-on-read only.
-	// Default: the table's identifier fields.
+	// table does not exist yet, and with [WithoutCatalogAtConstruction]. Merge-on-read
+	// only. Default: the table's identifier fields.
 	EqualityColumns []string `managed:"equality_columns" option:"WithEqualityColumns(cols)"`
 	// SequenceNumberColumn names the INT64 column ordering the changes of one key; it is
 	// stripped before writing. A dotted path names a field of a struct column (Debezium:
 	// `source.lsn`). Merge-on-read only. Default: `_commit_snapshot_sequence_number`
-	// (DefaultSequenceNumberColumn).
+	// ([DefaultSequenceNumberColumn]).
 	SequenceNumberColumn string `managed:"sequence_number_column" option:"WithSequenceNumberColumn(col)"`
 	// Upsert treats every INSERT and UPDATE_AFTER as an upsert: the key's prior row is
 	// deleted before the new one is written. Set it for Debezium-style maps whose updates
@@ -143,12 +143,12 @@ type WriteConfig struct {
 	// when an UPDATE_BEFORE or DELETE for the key comes too. Merge-on-read only. Default:
 	// `false`.
 	Upsert bool `managed:"upsert" option:"WithUpsert(on)"`
-	// DeleteFormat is how prior rows are deleted: `dv`, deletion vectors (DeleteFormatDV),
-	// or `equality`, equality delete files (DeleteFormatEquality). icebeam key.
-	// Merge-on-read only. Default: `dv` on format-version 3, `equality` on 2.
+	// DeleteFormat is how prior rows are deleted: `dv`, deletion vectors
+	// ([DeleteFormatDV]), or `equality`, equality delete files ([DeleteFormatEquality]).
+	// icebeam key. Merge-on-read only. Default: `dv` on format-version 3, `equality` on 2.
 	DeleteFormat DeleteFormat `managed:"delete_format" option:"WithDeleteFormat(f)"`
 	// NumShards is the number of key-hash shards per destination (at least 1): the write
-	// parallelism per table. Merge-on-read only. Default: `16` (DefaultNumShards).
+	// parallelism per table. Merge-on-read only. Default: `16` ([DefaultNumShards]).
 	NumShards *int `managed:"num_shards" option:"WithNumShards(n)"`
 	// ShardsPerPartition is the most shards one partition's rows may use, 1 to
 	// `num_shards`. Below `num_shards` it needs every partition column among
@@ -159,22 +159,22 @@ type WriteConfig struct {
 	// shards (one per 4 MiB packet), so a busy partition gets more writers and a quiet one
 	// stays at one. Appends only; needs `distribution_mode` `hash`. Default: `false`.
 	AutoSharding bool `managed:"auto_sharding" option:"WithAutoSharding(on)"`
-	// DistributionMode is how rows reach the file writers: `none` (DistributionNone)
-	// writes rows where they are; `hash` (DistributionHash) shuffles rows by partition key
-	// first, so each partition gets its files from one writer (an unpartitioned table is
-	// written as with `none`). Default: `none`.
+	// DistributionMode is how rows reach the file writers: `none` ([DistributionNone])
+	// writes rows where they are; `hash` ([DistributionHash]) shuffles rows by partition
+	// key first, so each partition gets its files from one writer (an unpartitioned table
+	// is written as with `none`). Default: `none`.
 	DistributionMode DistributionMode `managed:"distribution_mode" option:"WithDistributionMode(m)"`
 	// SorterMemoryMB is the in-memory sort buffer (MB) of one shard's window before
 	// spilling to disk; at least 1. In a batch pipeline the shards of a bundle run side by
 	// side, up to GOMAXPROCS of them, each with its own buffer, so a worker may hold
 	// GOMAXPROCS + 1 of them at once. Merge-on-read only. Default: `100`
-	// (DefaultSorterMemoryMB).
+	// ([DefaultSorterMemoryMB]).
 	SorterMemoryMB *int `managed:"sorter_memory_mb" option:"WithSorterMemoryMB(mb)"`
 	// KeyIndexMemoryMB is the memory budget (MB) of each worker's index of the table's
 	// keys, which resolves a change's key to its row without reading the table each
 	// window; `0` disables it (every window reads the key columns of the data files that
 	// may hold its keys). icebeam key. Merge-on-read only. Default: `256`
-	// (DefaultKeyIndexMemoryMB).
+	// ([DefaultKeyIndexMemoryMB]).
 	KeyIndexMemoryMB *int `managed:"key_index_memory_mb" option:"WithKeyIndexMemoryMB(mb)"`
 	// DirectWriteByteLimit is the bundle size (bytes, at least 1) up to which a streaming
 	// append writes a bundle's rows directly; a larger bundle is shuffled by partition and
@@ -185,8 +185,8 @@ type WriteConfig struct {
 	// late-pane commit of its window: lateness is measured from the end of the row's
 	// window against the newest window the sink has committed to its table (the stand-in
 	// for the watermark, which trails it by the commit latency), and later rows go to the
-	// dead letter output. At least 0. Streaming writes. Default: 6 hours, `21600`
-	// (DefaultAllowedLatenessSeconds).
+	// dead letter output. At least 0. Streaming writes. Default: `21600`, 6 hours
+	// ([DefaultAllowedLatenessSeconds]).
 	AllowedLatenessSeconds *int `managed:"allowed_lateness_seconds" option:"WithAllowedLateness(d seconds)"`
 	// SinkID is the stable id namespacing the sink's exactly-once tokens in snapshot
 	// summaries; set it (and keep it across restarts) for exactly-once. Printable UTF-8
@@ -208,11 +208,11 @@ type WriteConfig struct {
 	// which never ends.
 	TriggeringFrequencySeconds *int `managed:"triggering_frequency_seconds" option:"WithTriggeringFrequency(d seconds)"`
 	// PartitionFields is the partition spec of tables the write creates (see
-	// ParsePartitionField): `col`, `bucket(N, col)`, `truncate(N, col)` (also `bucket(col,
-	// N)`, `bucket[N](col)`), `year(col)`, `month(col)`, `day(col)`, `hour(col)`,
-	// `void(col)`. Default: unpartitioned.
+	// [ParsePartitionField]): `col`, `bucket(N, col)`, `truncate(N, col)` (also
+	// `bucket(col, N)`, `bucket[N](col)`), `year(col)`, `month(col)`, `day(col)`,
+	// `hour(col)`, `void(col)`. Default: unpartitioned.
 	PartitionFields []string `managed:"partition_fields" option:"WithPartitionFields(fields)"`
-	// SortFields is the sort order of tables the write creates (see ParseSortField):
+	// SortFields is the sort order of tables the write creates (see [ParseSortField]):
 	// `<term> [asc|desc] [nulls first|nulls last]`, the term a column or a transform such
 	// as `bucket(16, id)`. Default: unsorted.
 	SortFields []string `managed:"sort_fields" option:"WithSortFields(fields)"`
@@ -253,17 +253,17 @@ type WriteConfig struct {
 	TableCacheRefreshIntervalSeconds *int `managed:"table_cache_refresh_interval_seconds" option:"WithTableCacheRefreshInterval(d seconds)"`
 	// TableCachePollingBuckets is accepted for compatibility with Dataflow's configs and
 	// not implemented (icebeam has no catalog pollers): `1` changes nothing, any other
-	// value fails at construction with ErrUnsupported. Default: `1`.
+	// value fails at construction with [ErrUnsupported]. Default: `1`.
 	TableCachePollingBuckets *int `managed:"table_cache_polling_buckets" option:"WithTableCachePollingBuckets(n)"`
 	// UseSideInputTableCache is accepted for compatibility with Dataflow's configs and not
 	// implemented (each worker caches tables itself): `false` changes nothing, `true`
-	// fails at construction with ErrUnsupported. Default: `false`.
+	// fails at construction with [ErrUnsupported]. Default: `false`.
 	UseSideInputTableCache bool `managed:"use_side_input_table_cache" option:"WithSideInputTableCache(on)"`
 	// MaintenanceEveryCommits runs inline maintenance on a table after every this many
 	// commits of the sink to it (at least 1): compaction of the table's small and
 	// delete-heavy files, and snapshot expiry when `expire_older_than_seconds` or
-	// `retain_last` is set (WithExpireSnapshots). It runs in its own step after the commit
-	// step. A run's first commit counts on from the table's commits since its last
+	// `retain_last` is set ([WithExpireSnapshots]). It runs in its own step after the
+	// commit step. A run's first commit counts on from the table's commits since its last
 	// compaction, so batch jobs of one commit each maintain every this many runs. icebeam
 	// key; see Maintenance in the README. Default: disabled.
 	MaintenanceEveryCommits *int `managed:"maintenance_every_commits" option:"WithMaintenanceEveryCommits(n)"`
@@ -301,11 +301,11 @@ type ChangesConfig struct {
 	// CatalogProperties are the properties that build the catalog: `type` (`sql`, `rest`,
 	// `hadoop`, `glue`, `hive`), `uri`, `warehouse`, storage settings. A property the
 	// catalog type does not read is an error naming the closest one (see Catalogs in the
-	// README). Values of secret keys (see IsSecretKey) are never logged or put in errors.
-	// Required (`type`).
+	// README). Values of secret keys (see [IsSecretKey]) are never logged or put in
+	// errors. Required (`type`).
 	CatalogProperties map[string]string `managed:"catalog_properties"`
 	// ConfigProperties are Hadoop configuration properties. Not used by icebeam: any entry
-	// is rejected with ErrUnsupported (put storage settings in `catalog_properties`).
+	// is rejected with [ErrUnsupported] (put storage settings in `catalog_properties`).
 	ConfigProperties map[string]string `managed:"config_properties"`
 	// Filter is a SQL predicate (Calcite syntax): only changed rows matching it are read.
 	Filter string `managed:"filter" option:"WithChangesFilter(predicate)"`
@@ -332,8 +332,8 @@ type ChangesConfig struct {
 	// with `to_snapshot`. Default: the table's current snapshot; with `streaming`, none.
 	ToTimestamp *int64 `managed:"to_timestamp" option:"WithToTimestamp(t millis)"`
 	// StartingStrategy is where the read starts when neither `from_snapshot` nor
-	// `from_timestamp` is set: `earliest` (StartEarliest) reads the whole history of the
-	// end snapshot (the oldest snapshot's rows are INSERTs), `latest` (StartLatest) only
+	// `from_timestamp` is set: `earliest` ([StartEarliest]) reads the whole history of the
+	// end snapshot (the oldest snapshot's rows are INSERTs), `latest` ([StartLatest]) only
 	// the end snapshot's own changes. Default: `earliest`.
 	StartingStrategy StartingStrategy `managed:"starting_strategy" option:"WithStartingStrategy(s)"`
 	// Streaming makes the read continuous: after the range's start it follows main,
@@ -341,7 +341,7 @@ type ChangesConfig struct {
 	// until `to_snapshot` or `to_timestamp` if set. Default: `false`.
 	Streaming bool `managed:"streaming" option:"WithChangesStreaming(on)"`
 	// PollIntervalSeconds is how often a continuous read (`streaming`, required) looks for
-	// new snapshots; at least 1. Default: `60` (DefaultPollIntervalSeconds).
+	// new snapshots; at least 1. Default: `60` ([DefaultPollIntervalSeconds]).
 	PollIntervalSeconds *int `managed:"poll_interval_seconds" option:"WithChangesPollInterval(d seconds)"`
 }
 

@@ -18,7 +18,7 @@ const (
 	// [WriteConfig.Table] is the table identifier (`db.table`). For appends also a
 	// template such as `db.events_{region}` whose `{column}` placeholders pick each row's
 	// table; merge-on-read writes take one table (a template fails at construction with
-	// ErrUnsupported). Required.
+	// [ErrUnsupported]). Required.
 	KeyTable = config.KeyTable
 
 	// KeyCatalogName is "catalog_name", a read, write, maintain and changes key.
@@ -36,7 +36,8 @@ const (
 	// properties that build the catalog: `type` (`sql`, `rest`, `hadoop`, `glue`,
 	// `hive`), `uri`, `warehouse`, storage settings. A property the catalog type does not
 	// read is an error naming the closest one (see Catalogs in the README). Values of
-	// secret keys (see IsSecretKey) are never logged or put in errors. Required (`type`).
+	// secret keys (see [IsSecretKey]) are never logged or put in errors. Required
+	// (`type`).
 	KeyCatalogProperties = config.KeyCatalogProperties
 
 	// KeyConfigProperties is "config_properties", a read, write, maintain and changes
@@ -45,7 +46,7 @@ const (
 	// [ReadConfig.ConfigProperties] (also [WriteConfig.ConfigProperties],
 	// [MaintainConfig.ConfigProperties] and [ChangesConfig.ConfigProperties]) are Hadoop
 	// configuration properties. Not used by icebeam: any entry is rejected with
-	// ErrUnsupported (put storage settings in `catalog_properties`).
+	// [ErrUnsupported] (put storage settings in `catalog_properties`).
 	KeyConfigProperties = config.KeyConfigProperties
 
 	// KeyFilter is "filter", a read, maintain and changes key.
@@ -159,14 +160,14 @@ const (
 	// KeyStartingStrategy is "starting_strategy", a read and changes key.
 	//
 	// [ReadConfig.StartingStrategy] is where a continuous read (`streaming`, required)
-	// without `from_snapshot` or `from_timestamp` starts: `earliest` (StartEarliest)
-	// emits the current snapshot's rows first, `latest` (StartLatest) only the rows
+	// without `from_snapshot` or `from_timestamp` starts: `earliest` ([StartEarliest])
+	// emits the current snapshot's rows first, `latest` ([StartLatest]) only the rows
 	// appended later. Default: `earliest`.
 	//
 	// [ChangesConfig.StartingStrategy] is where the read starts when neither
-	// `from_snapshot` nor `from_timestamp` is set: `earliest` (StartEarliest) reads the
+	// `from_snapshot` nor `from_timestamp` is set: `earliest` ([StartEarliest]) reads the
 	// whole history of the end snapshot (the oldest snapshot's rows are INSERTs),
-	// `latest` (StartLatest) only the end snapshot's own changes. Default: `earliest`.
+	// `latest` ([StartLatest]) only the end snapshot's own changes. Default: `earliest`.
 	KeyStartingStrategy = config.KeyStartingStrategy
 
 	// KeyStreaming is "streaming", a read and changes key.
@@ -187,13 +188,13 @@ const (
 	//
 	// [ReadConfig.PollIntervalSeconds] (also [ChangesConfig.PollIntervalSeconds]) is how
 	// often a continuous read (`streaming`, required) looks for new snapshots; at least
-	// 1. Default: `60` (DefaultPollIntervalSeconds).
+	// 1. Default: `60` ([DefaultPollIntervalSeconds]).
 	KeyPollIntervalSeconds = config.KeyPollIntervalSeconds
 
 	// KeyMode is "mode", a write key.
 	//
-	// [WriteConfig.Mode] is the write mode: `append` (Append) writes each row as new
-	// data; `merge-on-read` (MergeOnRead) applies each row as a change (INSERT,
+	// [WriteConfig.Mode] is the write mode: `append` ([Append]) writes each row as new
+	// data; `merge-on-read` ([MergeOnRead]) applies each row as a change (INSERT,
 	// UPDATE_BEFORE, UPDATE_AFTER, DELETE) by key. Default: `append`.
 	KeyMode = config.KeyMode
 
@@ -208,15 +209,17 @@ const (
 	// KeyChangeTypeMap is "change_type_map", a write key.
 	//
 	// [WriteConfig.ChangeTypeMap] maps `change_type_column` values to INSERT,
-	// UPDATE_BEFORE, UPDATE_AFTER or DELETE (ChangeInsert, ChangeUpdateBefore,
-	// ChangeUpdateAfter, ChangeDelete). Merge-on-read only; needs `change_type_column`.
+	// UPDATE_BEFORE, UPDATE_AFTER or DELETE ([ChangeInsert], [ChangeUpdateBefore],
+	// [ChangeUpdateAfter], [ChangeDelete]). Merge-on-read only; needs
+	// `change_type_column`.
 	KeyChangeTypeMap = config.KeyChangeTypeMap
 
 	// KeyEqualityColumns is "equality_columns", a write key.
 	//
 	// [WriteConfig.EqualityColumns] are the columns that identify a row (the key);
-	// required when the table does not exist yet, and with WithoutCatalogAtConstruction.
-	// Merge-on-read only. Default: the table's identifier fields.
+	// required when the table does not exist yet, and with
+	// [WithoutCatalogAtConstruction]. Merge-on-read only. Default: the table's identifier
+	// fields.
 	KeyEqualityColumns = config.KeyEqualityColumns
 
 	// KeySequenceNumberColumn is "sequence_number_column", a write key.
@@ -224,7 +227,7 @@ const (
 	// [WriteConfig.SequenceNumberColumn] names the INT64 column ordering the changes of
 	// one key; it is stripped before writing. A dotted path names a field of a struct
 	// column (Debezium: `source.lsn`). Merge-on-read only. Default:
-	// `_commit_snapshot_sequence_number` (DefaultSequenceNumberColumn).
+	// `_commit_snapshot_sequence_number` ([DefaultSequenceNumberColumn]).
 	KeySequenceNumberColumn = config.KeySequenceNumberColumn
 
 	// KeyUpsert is "upsert", a write key.
@@ -239,7 +242,7 @@ const (
 	// KeyDeleteFormat is "delete_format", a write key.
 	//
 	// [WriteConfig.DeleteFormat] is how prior rows are deleted: `dv`, deletion vectors
-	// (DeleteFormatDV), or `equality`, equality delete files (DeleteFormatEquality).
+	// ([DeleteFormatDV]), or `equality`, equality delete files ([DeleteFormatEquality]).
 	// icebeam key. Merge-on-read only. Default: `dv` on format-version 3, `equality` on
 	// 2.
 	KeyDeleteFormat = config.KeyDeleteFormat
@@ -248,7 +251,7 @@ const (
 	//
 	// [WriteConfig.NumShards] is the number of key-hash shards per destination (at least
 	// 1): the write parallelism per table. Merge-on-read only. Default: `16`
-	// (DefaultNumShards).
+	// ([DefaultNumShards]).
 	KeyNumShards = config.KeyNumShards
 
 	// KeyShardsPerPartition is "shards_per_partition", a write key.
@@ -270,9 +273,9 @@ const (
 	// KeyDistributionMode is "distribution_mode", a write key.
 	//
 	// [WriteConfig.DistributionMode] is how rows reach the file writers: `none`
-	// (DistributionNone) writes rows where they are; `hash` (DistributionHash) shuffles
-	// rows by partition key first, so each partition gets its files from one writer (an
-	// unpartitioned table is written as with `none`). Default: `none`.
+	// ([DistributionNone]) writes rows where they are; `hash` ([DistributionHash])
+	// shuffles rows by partition key first, so each partition gets its files from one
+	// writer (an unpartitioned table is written as with `none`). Default: `none`.
 	KeyDistributionMode = config.KeyDistributionMode
 
 	// KeySorterMemoryMB is "sorter_memory_mb", a write key.
@@ -281,7 +284,7 @@ const (
 	// window before spilling to disk; at least 1. In a batch pipeline the shards of a
 	// bundle run side by side, up to GOMAXPROCS of them, each with its own buffer, so a
 	// worker may hold GOMAXPROCS + 1 of them at once. Merge-on-read only. Default: `100`
-	// (DefaultSorterMemoryMB).
+	// ([DefaultSorterMemoryMB]).
 	KeySorterMemoryMB = config.KeySorterMemoryMB
 
 	// KeyKeyIndexMemoryMB is "key_index_memory_mb", a write key.
@@ -290,7 +293,7 @@ const (
 	// the table's keys, which resolves a change's key to its row without reading the
 	// table each window; `0` disables it (every window reads the key columns of the data
 	// files that may hold its keys). icebeam key. Merge-on-read only. Default: `256`
-	// (DefaultKeyIndexMemoryMB).
+	// ([DefaultKeyIndexMemoryMB]).
 	KeyKeyIndexMemoryMB = config.KeyKeyIndexMemoryMB
 
 	// KeyDirectWriteByteLimit is "direct_write_byte_limit", a write key.
@@ -307,8 +310,8 @@ const (
 	// committed, in a late-pane commit of its window: lateness is measured from the end
 	// of the row's window against the newest window the sink has committed to its table
 	// (the stand-in for the watermark, which trails it by the commit latency), and later
-	// rows go to the dead letter output. At least 0. Streaming writes. Default: 6 hours,
-	// `21600` (DefaultAllowedLatenessSeconds).
+	// rows go to the dead letter output. At least 0. Streaming writes. Default: `21600`,
+	// 6 hours ([DefaultAllowedLatenessSeconds]).
 	KeyAllowedLatenessSeconds = config.KeyAllowedLatenessSeconds
 
 	// KeySinkID is "sink_id", a write key.
@@ -346,7 +349,7 @@ const (
 	// KeyPartitionFields is "partition_fields", a write key.
 	//
 	// [WriteConfig.PartitionFields] is the partition spec of tables the write creates
-	// (see ParsePartitionField): `col`, `bucket(N, col)`, `truncate(N, col)` (also
+	// (see [ParsePartitionField]): `col`, `bucket(N, col)`, `truncate(N, col)` (also
 	// `bucket(col, N)`, `bucket[N](col)`), `year(col)`, `month(col)`, `day(col)`,
 	// `hour(col)`, `void(col)`. Default: unpartitioned.
 	KeyPartitionFields = config.KeyPartitionFields
@@ -354,8 +357,8 @@ const (
 	// KeySortFields is "sort_fields", a write key.
 	//
 	// [WriteConfig.SortFields] is the sort order of tables the write creates (see
-	// ParseSortField): `<term> [asc|desc] [nulls first|nulls last]`, the term a column or
-	// a transform such as `bucket(16, id)`. Default: unsorted.
+	// [ParseSortField]): `<term> [asc|desc] [nulls first|nulls last]`, the term a column
+	// or a transform such as `bucket(16, id)`. Default: unsorted.
 	KeySortFields = config.KeySortFields
 
 	// KeyTableProperties is "table_properties", a write key.
@@ -414,7 +417,7 @@ const (
 	//
 	// [WriteConfig.TableCachePollingBuckets] is accepted for compatibility with
 	// Dataflow's configs and not implemented (icebeam has no catalog pollers): `1`
-	// changes nothing, any other value fails at construction with ErrUnsupported.
+	// changes nothing, any other value fails at construction with [ErrUnsupported].
 	// Default: `1`.
 	KeyTableCachePollingBuckets = config.KeyTableCachePollingBuckets
 
@@ -422,7 +425,7 @@ const (
 	//
 	// [WriteConfig.UseSideInputTableCache] is accepted for compatibility with Dataflow's
 	// configs and not implemented (each worker caches tables itself): `false` changes
-	// nothing, `true` fails at construction with ErrUnsupported. Default: `false`.
+	// nothing, `true` fails at construction with [ErrUnsupported]. Default: `false`.
 	KeyUseSideInputTableCache = config.KeyUseSideInputTableCache
 
 	// KeyMaintenanceEveryCommits is "maintenance_every_commits", a write key.
@@ -430,7 +433,7 @@ const (
 	// [WriteConfig.MaintenanceEveryCommits] runs inline maintenance on a table after
 	// every this many commits of the sink to it (at least 1): compaction of the table's
 	// small and delete-heavy files, and snapshot expiry when `expire_older_than_seconds`
-	// or `retain_last` is set (WithExpireSnapshots). It runs in its own step after the
+	// or `retain_last` is set ([WithExpireSnapshots]). It runs in its own step after the
 	// commit step. A run's first commit counts on from the table's commits since its last
 	// compaction, so batch jobs of one commit each maintain every this many runs. icebeam
 	// key; see Maintenance in the README. Default: disabled.
@@ -474,8 +477,8 @@ const (
 	// KeyOperations is "operations", a maintain key.
 	//
 	// [MaintainConfig.Operations] lists the operations Maintain runs, in this fixed
-	// order: `rewrite_data_files` (OpRewriteDataFiles), `expire_snapshots`
-	// (OpExpireSnapshots), `remove_orphan_files` (OpRemoveOrphanFiles). icebeam key.
+	// order: `rewrite_data_files` ([OpRewriteDataFiles]), `expire_snapshots`
+	// ([OpExpireSnapshots]), `remove_orphan_files` ([OpRemoveOrphanFiles]). icebeam key.
 	// Default: all three.
 	KeyOperations = config.KeyOperations
 

@@ -41,15 +41,16 @@ type MaintainConfig struct {
 	// CatalogProperties are the properties that build the catalog: `type` (`sql`, `rest`,
 	// `hadoop`, `glue`, `hive`), `uri`, `warehouse`, storage settings. A property the
 	// catalog type does not read is an error naming the closest one (see Catalogs in the
-	// README). Values of secret keys (see IsSecretKey) are never logged or put in errors.
-	// Required (`type`).
+	// README). Values of secret keys (see [IsSecretKey]) are never logged or put in
+	// errors. Required (`type`).
 	CatalogProperties map[string]string `managed:"catalog_properties"`
 	// ConfigProperties are Hadoop configuration properties. Not used by icebeam: any entry
-	// is rejected with ErrUnsupported (put storage settings in `catalog_properties`).
+	// is rejected with [ErrUnsupported] (put storage settings in `catalog_properties`).
 	ConfigProperties map[string]string `managed:"config_properties"`
 	// Operations lists the operations Maintain runs, in this fixed order:
-	// `rewrite_data_files` (OpRewriteDataFiles), `expire_snapshots` (OpExpireSnapshots),
-	// `remove_orphan_files` (OpRemoveOrphanFiles). icebeam key. Default: all three.
+	// `rewrite_data_files` ([OpRewriteDataFiles]), `expire_snapshots`
+	// ([OpExpireSnapshots]), `remove_orphan_files` ([OpRemoveOrphanFiles]). icebeam key.
+	// Default: all three.
 	Operations []string `managed:"operations"`
 	// Filter is a SQL predicate (Calcite syntax): compaction rewrites only the data files
 	// that may hold matching rows (whole files; filter on partition columns to pick

@@ -80,8 +80,8 @@ func WithReadToTimestamp(t time.Time) ReadOption {
 
 // WithReadStartingStrategy sets starting_strategy: [ReadConfig.StartingStrategy] is where
 // a continuous read (`streaming`, required) without `from_snapshot` or `from_timestamp`
-// starts: `earliest` (StartEarliest) emits the current snapshot's rows first, `latest`
-// (StartLatest) only the rows appended later. Default: `earliest`.
+// starts: `earliest` ([StartEarliest]) emits the current snapshot's rows first, `latest`
+// ([StartLatest]) only the rows appended later. Default: `earliest`.
 func WithReadStartingStrategy(s StartingStrategy) ReadOption {
 	return func(c *ReadConfig) { c.StartingStrategy = s }
 }
@@ -97,15 +97,15 @@ func WithStreaming(on bool) ReadOption {
 
 // WithPollInterval sets poll_interval_seconds (d rounded up to whole seconds):
 // [ReadConfig.PollIntervalSeconds] is how often a continuous read (`streaming`, required)
-// looks for new snapshots; at least 1. Default: `60` (DefaultPollIntervalSeconds).
+// looks for new snapshots; at least 1. Default: `60` ([DefaultPollIntervalSeconds]).
 func WithPollInterval(d time.Duration) ReadOption {
 	s := seconds(d)
 	return func(c *ReadConfig) { c.PollIntervalSeconds = &s }
 }
 
-// WithMode sets mode: [WriteConfig.Mode] is the write mode: `append` (Append) writes each
-// row as new data; `merge-on-read` (MergeOnRead) applies each row as a change (INSERT,
-// UPDATE_BEFORE, UPDATE_AFTER, DELETE) by key. Default: `append`.
+// WithMode sets mode: [WriteConfig.Mode] is the write mode: `append` ([Append]) writes
+// each row as new data; `merge-on-read` ([MergeOnRead]) applies each row as a change
+// (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE) by key. Default: `append`.
 func WithMode(m Mode) WriteOption {
 	return func(c *WriteConfig) { c.Mode = m }
 }
@@ -120,8 +120,8 @@ func WithChangeTypeColumn(col string) WriteOption {
 
 // WithChangeTypeMap sets change_type_map: [WriteConfig.ChangeTypeMap] maps
 // `change_type_column` values to INSERT, UPDATE_BEFORE, UPDATE_AFTER or DELETE
-// (ChangeInsert, ChangeUpdateBefore, ChangeUpdateAfter, ChangeDelete). Merge-on-read
-// only; needs `change_type_column`.
+// ([ChangeInsert], [ChangeUpdateBefore], [ChangeUpdateAfter], [ChangeDelete]).
+// Merge-on-read only; needs `change_type_column`.
 func WithChangeTypeMap(m map[string]string) WriteOption {
 	m = maps.Clone(m)
 	return func(c *WriteConfig) { c.ChangeTypeMap = m }
@@ -129,8 +129,8 @@ func WithChangeTypeMap(m map[string]string) WriteOption {
 
 // WithEqualityColumns sets equality_columns: [WriteConfig.EqualityColumns] are the
 // columns that identify a row (the key); required when the table does not exist yet, and
-// with WithoutCatalogAtConstruction. Merge-on-read only. Default: the table's identifier
-// fields.
+// with [WithoutCatalogAtConstruction]. Merge-on-read only. Default: the table's
+// identifier fields.
 func WithEqualityColumns(cols ...string) WriteOption {
 	cols = slices.Clone(cols)
 	return func(c *WriteConfig) { c.EqualityColumns = cols }
@@ -140,7 +140,7 @@ func WithEqualityColumns(cols ...string) WriteOption {
 // [WriteConfig.SequenceNumberColumn] names the INT64 column ordering the changes of one
 // key; it is stripped before writing. A dotted path names a field of a struct column
 // (Debezium: `source.lsn`). Merge-on-read only. Default:
-// `_commit_snapshot_sequence_number` (DefaultSequenceNumberColumn).
+// `_commit_snapshot_sequence_number` ([DefaultSequenceNumberColumn]).
 func WithSequenceNumberColumn(col string) WriteOption {
 	return func(c *WriteConfig) { c.SequenceNumberColumn = col }
 }
@@ -155,8 +155,8 @@ func WithUpsert(on bool) WriteOption {
 }
 
 // WithDeleteFormat sets delete_format: [WriteConfig.DeleteFormat] is how prior rows are
-// deleted: `dv`, deletion vectors (DeleteFormatDV), or `equality`, equality delete files
-// (DeleteFormatEquality). icebeam key. Merge-on-read only. Default: `dv` on
+// deleted: `dv`, deletion vectors ([DeleteFormatDV]), or `equality`, equality delete
+// files ([DeleteFormatEquality]). icebeam key. Merge-on-read only. Default: `dv` on
 // format-version 3, `equality` on 2.
 func WithDeleteFormat(f DeleteFormat) WriteOption {
 	return func(c *WriteConfig) { c.DeleteFormat = f }
@@ -164,7 +164,7 @@ func WithDeleteFormat(f DeleteFormat) WriteOption {
 
 // WithNumShards sets num_shards: [WriteConfig.NumShards] is the number of key-hash shards
 // per destination (at least 1): the write parallelism per table. Merge-on-read only.
-// Default: `16` (DefaultNumShards).
+// Default: `16` ([DefaultNumShards]).
 func WithNumShards(n int) WriteOption {
 	return func(c *WriteConfig) { c.NumShards = &n }
 }
@@ -186,8 +186,8 @@ func WithAutoSharding(on bool) WriteOption {
 }
 
 // WithDistributionMode sets distribution_mode: [WriteConfig.DistributionMode] is how rows
-// reach the file writers: `none` (DistributionNone) writes rows where they are; `hash`
-// (DistributionHash) shuffles rows by partition key first, so each partition gets its
+// reach the file writers: `none` ([DistributionNone]) writes rows where they are; `hash`
+// ([DistributionHash]) shuffles rows by partition key first, so each partition gets its
 // files from one writer (an unpartitioned table is written as with `none`). Default:
 // `none`.
 func WithDistributionMode(m DistributionMode) WriteOption {
@@ -198,7 +198,7 @@ func WithDistributionMode(m DistributionMode) WriteOption {
 // sort buffer (MB) of one shard's window before spilling to disk; at least 1. In a batch
 // pipeline the shards of a bundle run side by side, up to GOMAXPROCS of them, each with
 // its own buffer, so a worker may hold GOMAXPROCS + 1 of them at once. Merge-on-read
-// only. Default: `100` (DefaultSorterMemoryMB).
+// only. Default: `100` ([DefaultSorterMemoryMB]).
 func WithSorterMemoryMB(mb int) WriteOption {
 	return func(c *WriteConfig) { c.SorterMemoryMB = &mb }
 }
@@ -207,7 +207,7 @@ func WithSorterMemoryMB(mb int) WriteOption {
 // memory budget (MB) of each worker's index of the table's keys, which resolves a
 // change's key to its row without reading the table each window; `0` disables it (every
 // window reads the key columns of the data files that may hold its keys). icebeam key.
-// Merge-on-read only. Default: `256` (DefaultKeyIndexMemoryMB).
+// Merge-on-read only. Default: `256` ([DefaultKeyIndexMemoryMB]).
 func WithKeyIndexMemoryMB(mb int) WriteOption {
 	return func(c *WriteConfig) { c.KeyIndexMemoryMB = &mb }
 }
@@ -226,8 +226,8 @@ func WithDirectWriteByteLimit(n int) WriteOption {
 // in a late-pane commit of its window: lateness is measured from the end of the row's
 // window against the newest window the sink has committed to its table (the stand-in for
 // the watermark, which trails it by the commit latency), and later rows go to the dead
-// letter output. At least 0. Streaming writes. Default: 6 hours, `21600`
-// (DefaultAllowedLatenessSeconds).
+// letter output. At least 0. Streaming writes. Default: `21600`, 6 hours
+// ([DefaultAllowedLatenessSeconds]).
 func WithAllowedLateness(d time.Duration) WriteOption {
 	s := seconds(d)
 	return func(c *WriteConfig) { c.AllowedLatenessSeconds = &s }
@@ -271,16 +271,17 @@ func WithTriggeringFrequency(d time.Duration) WriteOption {
 }
 
 // WithPartitionFields sets partition_fields: [WriteConfig.PartitionFields] is the
-// partition spec of tables the write creates (see ParsePartitionField): `col`, `bucket(N,
-// col)`, `truncate(N, col)` (also `bucket(col, N)`, `bucket[N](col)`), `year(col)`,
-// `month(col)`, `day(col)`, `hour(col)`, `void(col)`. Default: unpartitioned.
+// partition spec of tables the write creates (see [ParsePartitionField]): `col`,
+// `bucket(N, col)`, `truncate(N, col)` (also `bucket(col, N)`, `bucket[N](col)`),
+// `year(col)`, `month(col)`, `day(col)`, `hour(col)`, `void(col)`. Default:
+// unpartitioned.
 func WithPartitionFields(fields ...string) WriteOption {
 	fields = slices.Clone(fields)
 	return func(c *WriteConfig) { c.PartitionFields = fields }
 }
 
 // WithSortFields sets sort_fields: [WriteConfig.SortFields] is the sort order of tables
-// the write creates (see ParseSortField): `<term> [asc|desc] [nulls first|nulls last]`,
+// the write creates (see [ParseSortField]): `<term> [asc|desc] [nulls first|nulls last]`,
 // the term a column or a transform such as `bucket(16, id)`. Default: unsorted.
 func WithSortFields(fields ...string) WriteOption {
 	fields = slices.Clone(fields)
@@ -364,7 +365,7 @@ func WithTableCacheRefreshInterval(d time.Duration) WriteOption {
 // WithTableCachePollingBuckets sets table_cache_polling_buckets:
 // [WriteConfig.TableCachePollingBuckets] is accepted for compatibility with Dataflow's
 // configs and not implemented (icebeam has no catalog pollers): `1` changes nothing, any
-// other value fails at construction with ErrUnsupported. Default: `1`.
+// other value fails at construction with [ErrUnsupported]. Default: `1`.
 func WithTableCachePollingBuckets(n int) WriteOption {
 	return func(c *WriteConfig) { c.TableCachePollingBuckets = &n }
 }
@@ -372,7 +373,7 @@ func WithTableCachePollingBuckets(n int) WriteOption {
 // WithSideInputTableCache sets use_side_input_table_cache:
 // [WriteConfig.UseSideInputTableCache] is accepted for compatibility with Dataflow's
 // configs and not implemented (each worker caches tables itself): `false` changes
-// nothing, `true` fails at construction with ErrUnsupported. Default: `false`.
+// nothing, `true` fails at construction with [ErrUnsupported]. Default: `false`.
 func WithSideInputTableCache(on bool) WriteOption {
 	return func(c *WriteConfig) { c.UseSideInputTableCache = on }
 }
@@ -381,7 +382,7 @@ func WithSideInputTableCache(on bool) WriteOption {
 // [WriteConfig.MaintenanceEveryCommits] runs inline maintenance on a table after every
 // this many commits of the sink to it (at least 1): compaction of the table's small and
 // delete-heavy files, and snapshot expiry when `expire_older_than_seconds` or
-// `retain_last` is set (WithExpireSnapshots). It runs in its own step after the commit
+// `retain_last` is set ([WithExpireSnapshots]). It runs in its own step after the commit
 // step. A run's first commit counts on from the table's commits since its last
 // compaction, so batch jobs of one commit each maintain every this many runs. icebeam
 // key; see Maintenance in the README. Default: disabled.
@@ -446,9 +447,9 @@ func WithToTimestamp(t time.Time) ChangesOption {
 
 // WithStartingStrategy sets starting_strategy: [ChangesConfig.StartingStrategy] is where
 // the read starts when neither `from_snapshot` nor `from_timestamp` is set: `earliest`
-// (StartEarliest) reads the whole history of the end snapshot (the oldest snapshot's rows
-// are INSERTs), `latest` (StartLatest) only the end snapshot's own changes. Default:
-// `earliest`.
+// ([StartEarliest]) reads the whole history of the end snapshot (the oldest snapshot's
+// rows are INSERTs), `latest` ([StartLatest]) only the end snapshot's own changes.
+// Default: `earliest`.
 func WithStartingStrategy(s StartingStrategy) ChangesOption {
 	return func(c *ChangesConfig) { c.StartingStrategy = s }
 }
@@ -464,7 +465,7 @@ func WithChangesStreaming(on bool) ChangesOption {
 // WithChangesPollInterval sets poll_interval_seconds (d rounded up to whole seconds):
 // [ChangesConfig.PollIntervalSeconds] is how often a continuous read (`streaming`,
 // required) looks for new snapshots; at least 1. Default: `60`
-// (DefaultPollIntervalSeconds).
+// ([DefaultPollIntervalSeconds]).
 func WithChangesPollInterval(d time.Duration) ChangesOption {
 	s := seconds(d)
 	return func(c *ChangesConfig) { c.PollIntervalSeconds = &s }

@@ -20,8 +20,10 @@
 // fails when a generated file differs from what keygen would write.
 //
 // A field doc starts with the field's name, may end with "Default: <text>." or
-// "Required." (the README's default column), names other keys as `key`, and may point
-// at a README section as "see <Section> in the README". An option tag is
+// "Required ..." (the README's default column), names other keys as `key` and Go names
+// as doc links ([ErrUnsupported]; a parenthesised list of them, "([DefaultNumShards])",
+// is left out of the README), and may point at a README section as "see <Section> in
+// the README". An option tag is
 // "Name(param)" or "Name(param kind)": the option takes the field's type (its element
 // type, variadic, for a slice; int for *int), or with kind seconds a time.Duration
 // stored rounded up to whole seconds, with kind millis a time.Time stored as epoch
@@ -410,7 +412,7 @@ func readmeTable(readme []byte, keys []key) ([]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s.%s: %w", g[0].config, g[0].name, err)
 			}
-			def = goNamesRe.ReplaceAllString(def, "")
+			def = linkRe.ReplaceAllString(goNamesRe.ReplaceAllString(def, ""), "`$1`")
 			label, first := "", strings.ToUpper
 			if len(groups) > 1 {
 				first = strings.ToLower
@@ -458,19 +460,22 @@ func splitDefault(doc string) (meaning, def string) {
 	return doc, ""
 }
 
-// goNamesRe matches a parenthesised list of Go names, such as "(DefaultNumShards)" or
-// "(see ParseSortField)": what Go users see, left out of the README.
-var goNamesRe = regexp.MustCompile(` \((?:see )?[A-Z][a-z]+[A-Z][A-Za-z]*(?:, [A-Z][a-z]+[A-Z][A-Za-z]*)*\)`)
+// goNamesRe matches a parenthesised list of doc links, such as "([DefaultNumShards])"
+// or "(see [ParseSortField])": what Go users see, left out of the README.
+var goNamesRe = regexp.MustCompile(` \((?:see )?\[[A-Z][A-Za-z.]+\](?:, \[[A-Z][A-Za-z.]+\])*\)`)
+
+// linkRe matches the other doc links, code in the README.
+var linkRe = regexp.MustCompile(`\[([A-Z][A-Za-z.]+)\]`)
 
 // seeRe matches a pointer to a README section in a field doc.
 var seeRe = regexp.MustCompile(`([Ss]ee) ([A-Z][A-Za-z ,]*?) in the README`)
 
 // markdown turns a field doc (without its leading field name) into a README cell: a
-// leading "is" or "are" goes, parenthesised Go names go, paragraphs are joined and "see
-// <Section> in the README" becomes a link.
+// leading "is" or "are" goes, parenthesised doc links go and the others become code,
+// paragraphs are joined and "see <Section> in the README" becomes a link.
 func markdown(doc string, anchors map[string]string) (string, error) {
 	doc = strings.ReplaceAll(doc, "\n\n", " ")
-	doc = goNamesRe.ReplaceAllString(doc, "")
+	doc = linkRe.ReplaceAllString(goNamesRe.ReplaceAllString(doc, ""), "`$1`")
 	for _, verb := range []string{"is ", "are "} {
 		if rest, ok := strings.CutPrefix(doc, verb); ok {
 			doc = rest
