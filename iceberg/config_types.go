@@ -157,7 +157,9 @@ type WriteConfig struct {
 	ShardsPerPartition *int `managed:"shards_per_partition" option:"WithShardsPerPartition(n)"`
 	// AutoSharding spreads each partition's rows of a bundle over successive shuffle
 	// shards (one per 4 MiB packet), so a busy partition gets more writers and a quiet one
-	// stays at one. Appends only; needs `distribution_mode` `hash`. Default: `false`.
+	// stays at one. Needs `distribution_mode` `hash`. Appends only: a merge-on-read write,
+	// which shards by key hash (`num_shards`), refuses it with [ErrUnsupported]. Default:
+	// `false`.
 	AutoSharding bool `managed:"auto_sharding" option:"WithAutoSharding(on)"`
 	// DistributionMode is how rows reach the file writers: `none` ([DistributionNone])
 	// writes rows where they are; `hash` ([DistributionHash]) shuffles rows by partition
@@ -179,7 +181,8 @@ type WriteConfig struct {
 	// DirectWriteByteLimit is the bundle size (bytes, at least 1) up to which a streaming
 	// append writes a bundle's rows directly; a larger bundle is shuffled by partition and
 	// written by one writer per partition. Streaming appends only (needs
-	// `triggering_frequency_seconds`).
+	// `triggering_frequency_seconds`): a merge-on-read write, which always shuffles
+	// changes by key, refuses it with [ErrUnsupported].
 	DirectWriteByteLimit *int `managed:"direct_write_byte_limit" option:"WithDirectWriteByteLimit(n)"`
 	// AllowedLatenessSeconds is how late a row may be and still be committed, in a
 	// late-pane commit of its window: lateness is measured from the end of the row's
@@ -199,7 +202,8 @@ type WriteConfig struct {
 	// TokenHeartbeatSeconds keeps an idle sink's token: every this many seconds (at least
 	// 1), if the sink's newest token snapshot is older than that, the sink commits an
 	// empty snapshot carrying the same token, so snapshot expiry cannot drop it. Streaming
-	// writes (needs `triggering_frequency_seconds`) to a single table. Default: disabled.
+	// writes only (needs `triggering_frequency_seconds`), to a single table (a table
+	// template is refused with [ErrUnsupported]). Default: disabled.
 	TokenHeartbeatSeconds *int `managed:"token_heartbeat_seconds" option:"WithTokenHeartbeat(d seconds)"`
 	// TriggeringFrequencySeconds is the length (at least 1) of the fixed event-time
 	// windows a streaming write puts rows into: each table gets one commit per window, in

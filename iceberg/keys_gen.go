@@ -266,8 +266,9 @@ const (
 	//
 	// [WriteConfig.AutoSharding] spreads each partition's rows of a bundle over
 	// successive shuffle shards (one per 4 MiB packet), so a busy partition gets more
-	// writers and a quiet one stays at one. Appends only; needs `distribution_mode`
-	// `hash`. Default: `false`.
+	// writers and a quiet one stays at one. Needs `distribution_mode` `hash`. Appends
+	// only: a merge-on-read write, which shards by key hash (`num_shards`), refuses it
+	// with [ErrUnsupported]. Default: `false`.
 	KeyAutoSharding = config.KeyAutoSharding
 
 	// KeyDistributionMode is "distribution_mode", a write key.
@@ -301,7 +302,8 @@ const (
 	// [WriteConfig.DirectWriteByteLimit] is the bundle size (bytes, at least 1) up to
 	// which a streaming append writes a bundle's rows directly; a larger bundle is
 	// shuffled by partition and written by one writer per partition. Streaming appends
-	// only (needs `triggering_frequency_seconds`).
+	// only (needs `triggering_frequency_seconds`): a merge-on-read write, which always
+	// shuffles changes by key, refuses it with [ErrUnsupported].
 	KeyDirectWriteByteLimit = config.KeyDirectWriteByteLimit
 
 	// KeyAllowedLatenessSeconds is "allowed_lateness_seconds", a write key.
@@ -333,8 +335,8 @@ const (
 	// [WriteConfig.TokenHeartbeatSeconds] keeps an idle sink's token: every this many
 	// seconds (at least 1), if the sink's newest token snapshot is older than that, the
 	// sink commits an empty snapshot carrying the same token, so snapshot expiry cannot
-	// drop it. Streaming writes (needs `triggering_frequency_seconds`) to a single table.
-	// Default: disabled.
+	// drop it. Streaming writes only (needs `triggering_frequency_seconds`), to a single
+	// table (a table template is refused with [ErrUnsupported]). Default: disabled.
 	KeyTokenHeartbeatSeconds = config.KeyTokenHeartbeatSeconds
 
 	// KeyTriggeringFrequencySeconds is "triggering_frequency_seconds", a write key.

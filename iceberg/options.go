@@ -24,6 +24,9 @@ import (
 // (WithReadFromSnapshot, WithReadToTimestamp). Keys counted in seconds take a
 // time.Duration, rounded up to whole seconds (negative durations stay negative and are
 // rejected by Validate).
+//
+// An option that only sets its field is generated (options_gen.go) from the field's
+// option tag, with the field's doc; the options here do more.
 
 // ReadOption changes a ReadConfig.
 type ReadOption func(*ReadConfig)

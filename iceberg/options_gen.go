@@ -179,8 +179,9 @@ func WithShardsPerPartition(n int) WriteOption {
 
 // WithAutoSharding sets auto_sharding: [WriteConfig.AutoSharding] spreads each
 // partition's rows of a bundle over successive shuffle shards (one per 4 MiB packet), so
-// a busy partition gets more writers and a quiet one stays at one. Appends only; needs
-// `distribution_mode` `hash`. Default: `false`.
+// a busy partition gets more writers and a quiet one stays at one. Needs
+// `distribution_mode` `hash`. Appends only: a merge-on-read write, which shards by key
+// hash (`num_shards`), refuses it with [ErrUnsupported]. Default: `false`.
 func WithAutoSharding(on bool) WriteOption {
 	return func(c *WriteConfig) { c.AutoSharding = on }
 }
@@ -216,7 +217,8 @@ func WithKeyIndexMemoryMB(mb int) WriteOption {
 // [WriteConfig.DirectWriteByteLimit] is the bundle size (bytes, at least 1) up to which a
 // streaming append writes a bundle's rows directly; a larger bundle is shuffled by
 // partition and written by one writer per partition. Streaming appends only (needs
-// `triggering_frequency_seconds`).
+// `triggering_frequency_seconds`): a merge-on-read write, which always shuffles changes
+// by key, refuses it with [ErrUnsupported].
 func WithDirectWriteByteLimit(n int) WriteOption {
 	return func(c *WriteConfig) { c.DirectWriteByteLimit = &n }
 }
@@ -253,7 +255,8 @@ func WithSnapshotProperties(p map[string]string) WriteOption {
 // [WriteConfig.TokenHeartbeatSeconds] keeps an idle sink's token: every this many seconds
 // (at least 1), if the sink's newest token snapshot is older than that, the sink commits
 // an empty snapshot carrying the same token, so snapshot expiry cannot drop it. Streaming
-// writes (needs `triggering_frequency_seconds`) to a single table. Default: disabled.
+// writes only (needs `triggering_frequency_seconds`), to a single table (a table template
+// is refused with [ErrUnsupported]). Default: disabled.
 func WithTokenHeartbeat(d time.Duration) WriteOption {
 	s := seconds(d)
 	return func(c *WriteConfig) { c.TokenHeartbeatSeconds = &s }
