@@ -23,11 +23,13 @@
 // "Required ..." (the README's default column), names other keys as `key` and Go names
 // as doc links ([ErrUnsupported]; a parenthesised list of them, "([DefaultNumShards])",
 // is left out of the README), and may point at a README section as "see <Section> in
-// the README". An option tag is
-// "Name(param)" or "Name(param kind)": the option takes the field's type (its element
-// type, variadic, for a slice; int for *int), or with kind seconds a time.Duration
-// stored rounded up to whole seconds, with kind millis a time.Time stored as epoch
-// milliseconds. Options with more logic than that are written by hand (options.go).
+// the README".
+//
+// An option tag is "Name(param)" or "Name(param kind)": the option takes the field's
+// type (its element type, variadic, for a slice; int for *int), or with kind seconds a
+// time.Duration stored rounded up to whole seconds, with kind millis a time.Time stored
+// as epoch milliseconds. Options with more logic than that are written by hand
+// (options.go).
 package main
 
 import (
