@@ -397,6 +397,13 @@ func readmeTable(readme []byte, keys []key) ([]byte, error) {
 	var b strings.Builder
 	b.WriteString(s[:begin])
 	b.WriteString(beginMarker + "\n")
+	var shared []string
+	for _, k := range keys {
+		if slices.ContainsFunc(k.fields, func(f field) bool { return f.config == "ChangesConfig" }) {
+			shared = append(shared, "`"+k.key+"`")
+		}
+	}
+	fmt.Fprintf(&b, "`ReadChanges` takes the read keys %s.\n\n", join(shared))
 	b.WriteString("| key | transform | type | default | meaning |\n|---|---|---|---|---|\n")
 	for _, k := range keys {
 		var transforms []string
