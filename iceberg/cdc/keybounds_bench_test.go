@@ -83,3 +83,52 @@ func coldIndex(b *testing.B, f *fixture, keys [][]any) (time.Duration, int64) {
 	}
 	return time.Since(start), res.KeyBytes
 }
+
+// BenchmarkColdKeysOneFile compares a cold resolution of 10,000 keys in a table of
+// one 2,000,000-row data file of 20 row groups, with the rows in id order (as an
+// append of increasing ids, or a compaction sorted by the key, leaves them) and
+// shuffled, in the same run: keys among the newest 5% of ids (recent rows, which
+// CDC updates most) and random keys. A row group whose id statistics hold none of
+// the keys is not read (keySet.outside), so recent keys in the ordered file read
+// one row group of 20; random keys read every row group of either file. It reports
+// each layout's seconds and key-column bytes read per operation.
+func BenchmarkColdKeysOneFile(b *testing.B) {
+	const n = 2_000_000
+	rows := cityRows(n)
+	props := tableProps(map[string]string{"write.parquet.row-group-limit": "100000"})
+	ordered := newFixture(b, nil, "one_ordered", props)
+	ordered.seed(b, rows, n)
+	rand.New(rand.NewPCG(3, 4)).Shuffle(n, func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	shuffled := newFixture(b, nil, "one_shuffled", props)
+	shuffled.seed(b, rows, n)
+	rng := rand.New(rand.NewPCG(5, 6))
+	recent, random := make([][]any, 10_000), make([][]any, 10_000)
+	for i := range recent {
+		recent[i] = []any{int64(n - rng.IntN(n/20))}
+		random[i] = []any{int64(1 + rng.IntN(n))}
+	}
+	for _, tc := range []struct {
+		name string
+		keys [][]any
+	}{{"recent_10k", recent}, {"random_10k", random}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var secs, bytes [2]float64
+			for range b.N {
+				for i, f := range []*fixture{ordered, shuffled} {
+					start := time.Now()
+					res, err := Resolver{KeyColumns: []string{"id"}}.Resolve(context.Background(), f.table(b), tc.keys)
+					if err != nil || res.Found() != len(res.Keys) {
+						b.Fatalf("found %d keys (%v)", res.Found(), err)
+					}
+					secs[i] += time.Since(start).Seconds()
+					bytes[i] += float64(res.KeyBytes)
+				}
+			}
+			b.ReportMetric(secs[0]/float64(b.N), "s/op-ordered")
+			b.ReportMetric(secs[1]/float64(b.N), "s/op-shuffled")
+			b.ReportMetric(secs[0]/secs[1], "time-ordered/shuffled")
+			b.ReportMetric(bytes[0]/float64(b.N), "key-B/op-ordered")
+			b.ReportMetric(bytes[1]/float64(b.N), "key-B/op-shuffled")
+		})
+	}
+}

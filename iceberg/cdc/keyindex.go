@@ -1071,7 +1071,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 	// straight from the pages, unless the column is stored otherwise.
 	err = errNotDirect
 	if _, long := x.codec.types[0].(ibg.Int64Type); long && len(x.codec.types) == 1 && x.exact {
-		err = readInt64Key(ctx, fs, path, x.codec, read, par, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
+		err = readInt64Key(ctx, fs, path, x.codec, read, par, nil, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
 			out := outs[span]
 			if defs == nil {
 				for j, v := range vals {
@@ -1096,7 +1096,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 		})
 	} else if len(x.codec.types) == 1 && isBytesType(x.codec.types[0]) {
 		bufs := make([][]byte, par)
-		err = readByteArrayKey(ctx, fs, path, x.codec, read, par, func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
+		err = readByteArrayKey(ctx, fs, path, x.codec, read, par, nil, func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
 			eachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
 				if live(pos) {
 					bufs[span] = appendEscaped(bufs[span][:0], v)

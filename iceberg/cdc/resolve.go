@@ -18,7 +18,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 	ibg "github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -152,6 +154,11 @@ type keySet struct {
 	// bit of each key's raw bytes (see maybeBytes).
 	bytesSeed *maphash.Seed
 	order     []int32 // key indexes in encoded order
+	// sortedLongs and sortedBytes hold the keys of one long column, or of one
+	// string or binary column (raw bytes), in order: a row group whose key
+	// column's min/max statistics hold none of them is not read (outside).
+	sortedLongs []int64
+	sortedBytes []string
 }
 
 func newKeySet(codec *keyCodec, keys [][]any) (*keySet, error) {
@@ -202,12 +209,15 @@ func (ks *keySet) setSingle() {
 	if _, long := ks.codec.types[0].(ibg.Int64Type); long {
 		ks.single = make(map[int64]int32, len(ks.keys))
 		ks.seen, ks.seenShift = make([]uint64, 1<<(b-6)), uint(64-b)
+		ks.sortedLongs = make([]int64, len(ks.keys))
 		for i, k := range ks.keys {
 			v := k[0].(int64)
 			ks.single[v] = int32(i)
+			ks.sortedLongs[i] = v
 			b := ks.seenBit(v)
 			ks.seen[b>>6] |= 1 << (b & 63)
 		}
+		slices.Sort(ks.sortedLongs)
 	} else if isBytesType(ks.codec.types[0]) {
 		seed := maphash.MakeSeed()
 		ks.bytesSeed = &seed
@@ -217,13 +227,51 @@ func (ks *keySet) setSingle() {
 			switch v := k[0].(type) {
 			case string:
 				h = maphash.String(seed, v)
+				ks.sortedBytes = append(ks.sortedBytes, v)
 			case []byte:
 				h = maphash.Bytes(seed, v)
+				ks.sortedBytes = append(ks.sortedBytes, string(v))
 			}
 			b := h >> ks.seenShift
 			ks.seen[b>>6] |= 1 << (b & 63)
 		}
+		slices.Sort(ks.sortedBytes)
 	}
+}
+
+// outside reports whether a row group holds none of ks's keys by the min/max
+// statistics of its key column chunk cc (one long, string or binary key column):
+// the key read then skips the row group. It reports false when the chunk has no
+// statistics, or ks has no sorted keys of the chunk's type. A file written in key
+// order, or compacted with the key as its sort order, is then read only where
+// changed keys lie; keys spread evenly over a file land in every row group.
+//
+// Parquet orders INT64 statistics as signed values and BYTE_ARRAY statistics of
+// strings and binary as unsigned bytes (Go's string order); a writer that
+// truncates a byte array's min/max keeps them bounds (the max rounded up).
+func (ks *keySet) outside(cc *metadata.ColumnChunkMetaData) bool {
+	if ok, err := cc.StatsSet(); !ok || err != nil {
+		return false
+	}
+	st, err := cc.Statistics()
+	if err != nil || st == nil || !st.HasMinMax() {
+		return false
+	}
+	switch s := st.(type) {
+	case *metadata.Int64Statistics:
+		if ks.sortedLongs == nil || st.Descr().SortOrder() != schema.SortSIGNED {
+			return false
+		}
+		i, _ := slices.BinarySearch(ks.sortedLongs, s.Min())
+		return i == len(ks.sortedLongs) || ks.sortedLongs[i] > s.Max()
+	case *metadata.ByteArrayStatistics:
+		if ks.sortedBytes == nil || st.Descr().SortOrder() != schema.SortUNSIGNED {
+			return false
+		}
+		i, _ := slices.BinarySearch(ks.sortedBytes, string(s.Min()))
+		return i == len(ks.sortedBytes) || ks.sortedBytes[i] > string(s.Max())
+	}
+	return false
 }
 
 // isBytesType reports whether a key column of type t is stored as BYTE_ARRAY and
@@ -695,17 +743,20 @@ var errNotDirect = errors.New("key column is not stored as the direct read's typ
 // (see rowGroupSpans), each by a goroutine of its own, so that one large file
 // uses par processors: fn is called concurrently for different spans, with the
 // span's number (0 to par-1, in row order) and in row order within a span.
+//
+// A row group for which skip (when not nil) reports true, given its key column
+// chunk, is not read (nor counted in *read).
 func readInt64Key(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64, par int,
-	fn func(span int, vals []int64, defs []int16, maxDef int16, base int64) error) error {
-	return readKey(ctx, fs, path, codec, read, parquet.Types.Int64, int64Batch, par, fn)
+	skip func(*metadata.ColumnChunkMetaData) bool, fn func(span int, vals []int64, defs []int16, maxDef int16, base int64) error) error {
+	return readKey(ctx, fs, path, codec, read, parquet.Types.Int64, int64Batch, par, skip, fn)
 }
 
 // readByteArrayKey is readInt64Key for a single key column stored as BYTE_ARRAY (a
 // string or binary column): fn gets each batch's values as slices of the decoded
 // page, valid during the call only.
 func readByteArrayKey(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64, par int,
-	fn func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error) error {
-	return readKey(ctx, fs, path, codec, read, parquet.Types.ByteArray, byteArrayBatch, par, fn)
+	skip func(*metadata.ColumnChunkMetaData) bool, fn func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error) error {
+	return readKey(ctx, fs, path, codec, read, parquet.Types.ByteArray, byteArrayBatch, par, skip, fn)
 }
 
 // minSpanRows is the fewest rows a span of a parallel key read holds: a file of
@@ -713,30 +764,72 @@ func readByteArrayKey(ctx context.Context, fs iceio.IO, path string, codec *keyC
 var minSpanRows int64 = 1 << 20 // a variable for tests
 
 // rowSpan is a range of consecutive row groups [lo, hi) of a Parquet file and the
-// position of its first row.
+// position of its first row; when keep is not nil, only the row groups rg of the
+// range with keep[rg] are read.
 type rowSpan struct {
 	lo, hi int
 	base   int64
+	keep   []bool
 }
 
 // rowGroupSpans splits the row groups of pr into at most par spans of about
-// equal rows, none of fewer than minSpanRows rows but when the file has fewer.
-func rowGroupSpans(pr *file.Reader, par int) []rowSpan {
+// equal rows to read, none of fewer than minSpanRows rows but when the file has
+// fewer. When keep is not nil, only the row groups rg with keep[rg] are to be
+// read: the spans share those rows, and a span holding none of them is left out
+// (no span at all when keep holds none).
+func rowGroupSpans(pr *file.Reader, par int, keep []bool) []rowSpan {
 	n := pr.NumRowGroups()
-	total := pr.NumRows()
-	par = int(min(int64(max(par, 1)), int64(n), max(total/minSpanRows, 1)))
-	out := make([]rowSpan, 0, par)
-	var rows, start int64
-	lo := 0
+	kept := func(rg int) bool { return keep == nil || keep[rg] }
+	var total int64
+	groups := 0
 	for rg := range n {
-		rows += pr.MetaData().RowGroup(rg).NumRows()
-		// A span ends once the spans so far hold their share of the rows.
-		if rg == n-1 || rows*int64(par) >= total*int64(len(out)+1) {
-			out = append(out, rowSpan{lo: lo, hi: rg + 1, base: start})
-			lo, start = rg+1, rows
+		if kept(rg) {
+			total += pr.MetaData().RowGroup(rg).NumRows()
+			groups++
+		}
+	}
+	if keep != nil && groups == 0 {
+		return nil
+	}
+	par = int(min(int64(max(par, 1)), int64(max(groups, 1)), max(total/minSpanRows, 1)))
+	out := make([]rowSpan, 0, par)
+	var pos, done, start int64
+	lo, reads := 0, 0
+	for rg := range n {
+		r := pr.MetaData().RowGroup(rg).NumRows()
+		pos += r
+		if kept(rg) {
+			done += r
+			reads++
+		}
+		// A span ends once the spans so far hold their share of the rows to read.
+		if rg == n-1 || done*int64(par) >= total*int64(len(out)+1) {
+			if reads > 0 || keep == nil {
+				out = append(out, rowSpan{lo: lo, hi: rg + 1, base: start, keep: keep})
+			}
+			lo, start, reads = rg+1, pos, 0
 		}
 	}
 	return out
+}
+
+// keptRowGroups is the row groups of pr whose chunk of the leaf column leaf skip
+// does not report, or nil (every row group) when skip is nil or reports none.
+func keptRowGroups(pr *file.Reader, leaf int, skip func(*metadata.ColumnChunkMetaData) bool) []bool {
+	if skip == nil {
+		return nil
+	}
+	keep := make([]bool, pr.NumRowGroups())
+	all := true
+	for rg := range keep {
+		cc, err := pr.MetaData().RowGroup(rg).ColumnChunk(leaf)
+		keep[rg] = err != nil || !skip(cc)
+		all = all && keep[rg]
+	}
+	if all {
+		return nil
+	}
+	return keep
 }
 
 // readInt64Leaf reads the int64 leaf column leaf of pr as readInt64Key describes,
@@ -770,7 +863,7 @@ func byteArrayBatch(cr file.ColumnChunkReader, n int64, vals []parquet.ByteArray
 // sharing the file's reader (an io.ReaderAt may be read concurrently).
 func readKey[T any](ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64, typ parquet.Type,
 	readBatch func(cr file.ColumnChunkReader, n int64, vals []T, defs []int16) (int64, int, bool, error), par int,
-	fn func(span int, vals []T, defs []int16, maxDef int16, base int64) error) error {
+	skip func(*metadata.ColumnChunkMetaData) bool, fn func(span int, vals []T, defs []int16, maxDef int16, base int64) error) error {
 	return withParquet(fs, path, func(pr *file.Reader) error {
 		leaves, err := keyLeaves(pr, codec)
 		if err != nil {
@@ -779,10 +872,11 @@ func readKey[T any](ctx context.Context, fs iceio.IO, path string, codec *keyCod
 		if pr.MetaData().Schema.Column(leaves[0]).PhysicalType() != typ {
 			return errNotDirect
 		}
-		*read += chunkBytes(pr, leaves)
-		spans := rowGroupSpans(pr, par)
-		if len(spans) <= 1 {
-			return readLeaf(ctx, pr, path, leaves[0], typ, readBatch, rowSpan{hi: pr.NumRowGroups()}, func(vals []T, defs []int16, maxDef int16, base int64) error {
+		keep := keptRowGroups(pr, leaves[0], skip)
+		*read += chunkBytes(pr, leaves, keep)
+		spans := rowGroupSpans(pr, par, keep)
+		if len(spans) == 1 {
+			return readLeaf(ctx, pr, path, leaves[0], typ, readBatch, spans[0], func(vals []T, defs []int16, maxDef int16, base int64) error {
 				return fn(0, vals, defs, maxDef, base)
 			})
 		}
@@ -840,6 +934,10 @@ func readLeaf[T any](ctx context.Context, pr *file.Reader, path string, leaf int
 	}
 	base := span.base
 	for rg := span.lo; rg < span.hi; rg++ {
+		if span.keep != nil && !span.keep[rg] {
+			base += pr.MetaData().RowGroup(rg).NumRows()
+			continue
+		}
 		cr, err := pr.RowGroup(rg).Column(leaf)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
@@ -871,11 +969,15 @@ func readLeaf[T any](ctx context.Context, pr *file.Reader, path string, leaf int
 	return nil
 }
 
-// chunkBytes is the stored (compressed) size of the leaf columns leaves in every
-// row group of pr: what reading them costs.
-func chunkBytes(pr *file.Reader, leaves []int) int64 {
+// chunkBytes is the stored (compressed) size of the leaf columns leaves in the row
+// groups of pr to read (keep, or every one when keep is nil): what reading them
+// costs.
+func chunkBytes(pr *file.Reader, leaves []int, keep []bool) int64 {
 	var n int64
 	for rg := range pr.NumRowGroups() {
+		if keep != nil && !keep[rg] {
+			continue
+		}
 		md := pr.MetaData().RowGroup(rg)
 		for _, l := range leaves {
 			if cc, err := md.ColumnChunk(l); err == nil {
@@ -903,7 +1005,7 @@ func readKeyColumns(ctx context.Context, fs iceio.IO, path string, codec *keyCod
 		for i, l := range leaves {
 			order[i] = slices.Index(sorted, l)
 		}
-		*read += chunkBytes(pr, sorted)
+		*read += chunkBytes(pr, sorted, nil)
 		return sorted, nil
 	}, func(rec arrow.RecordBatch, base int64) error {
 		if err := ctx.Err(); err != nil {
@@ -951,7 +1053,7 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 				s.KeyIndexes = append(s.KeyIndexes, k)
 			}
 		}
-		err := readInt64Key(ctx, fs, path, ks.codec, read, par, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
+		err := readInt64Key(ctx, fs, path, ks.codec, read, par, ks.outside, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
 			s := &spans[span]
 			if defs == nil {
 				for j, v := range vals {
@@ -981,7 +1083,7 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 		// One string or binary column: read straight from the pages; most values
 		// fail the bit filter before they are encoded and looked up.
 		bufs := make([][]byte, len(spans))
-		err := readByteArrayKey(ctx, fs, path, ks.codec, read, par, func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
+		err := readByteArrayKey(ctx, fs, path, ks.codec, read, par, ks.outside, func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
 			s := &spans[span]
 			eachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
 				if !ks.maybeBytes(v) {

@@ -53,7 +53,7 @@ func TestParallelKeyRead(t *testing.T) {
 			t.Fatalf("%d row groups, want 6", n)
 		}
 		for _, par := range []int{1, 2, 4, 8} {
-			spans := rowGroupSpans(pr, par)
+			spans := rowGroupSpans(pr, par, nil)
 			if len(spans) != min(par, 6) || spans[0].lo != 0 || spans[len(spans)-1].hi != 6 {
 				t.Errorf("par %d: spans %+v, want %d covering row groups 0-5", par, spans, min(par, 6))
 			}
@@ -126,5 +126,97 @@ func TestParallelKeyRead(t *testing.T) {
 				t.Errorf("index files %+v, want the one file of 5997 entries", x.files)
 			}
 		})
+	}
+}
+
+// TestKeyReadSkipsRowGroups: the key read of a resolution skips the row groups
+// whose key column statistics hold none of the keys (keySet.outside): a file
+// written in key order is read only where the keys lie, the key bytes counted are
+// those of the row groups read, and the positions found are those of a full read,
+// for a long key column and a string one, by one goroutine and by several.
+func TestKeyReadSkipsRowGroups(t *testing.T) {
+	defer func(old int64) { minSpanRows = old }(minSpanRows)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	minSpanRows = 1000
+	ctx := context.Background()
+	// Row groups of 1000 rows in id order: group g holds ids 1000g+1 .. 1000g+1000.
+	f := newFixture(t, nil, "clustered", tableProps(map[string]string{
+		table.ParquetPageRowLimitKey: "500", table.ParquetRowGroupLimitKey: "1000"}))
+	f.seed(t, cityRows(6000), 6000)
+	tbl := f.table(t)
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := icebergtest.DataFiles(t, tbl)[0].FilePath()
+	// The stored size of the id and city chunks of each row group.
+	var idBytes, cityBytes []int64
+	err = withParquet(fs, path, func(pr *file.Reader) error {
+		if n := pr.NumRowGroups(); n != 6 {
+			t.Fatalf("%d row groups, want 6", n)
+		}
+		sc := pr.MetaData().Schema
+		for rg := range 6 {
+			for _, c := range []struct {
+				name string
+				out  *[]int64
+			}{{"id", &idBytes}, {"city", &cityBytes}} {
+				cc, err := pr.MetaData().RowGroup(rg).ColumnChunk(sc.ColumnIndexByName(c.name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				*c.out = append(*c.out, cc.TotalCompressedSize())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := func(b []int64, groups ...int) (n int64) {
+		for _, g := range groups {
+			n += b[g]
+		}
+		return n
+	}
+
+	for _, par := range []int{1, 4} {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(par))
+		// Keys in row groups 2 and 4 (the first and last rows of group 2), and
+		// ids no row holds: one inside group 4's bounds, one past every group.
+		ids := []int64{2001, 2500, 3000, 4100, 4200, 4999, 4321}
+		want := map[int64]bool{}
+		var keys [][]any
+		for _, id := range ids {
+			keys = append(keys, []any{id})
+			want[id] = true
+		}
+		brute := bruteForce(t, tbl, func(id int64, _ string) bool { return want[id] })
+		keys = append(keys, []any{int64(9000)})
+		res, err := Resolver{KeyColumns: []string{"id"}}.Resolve(ctx, tbl, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		samePositions(t, res.Positions(), brute)
+		if got, w := res.KeyBytes, sum(idBytes, 2, 4); got != w {
+			t.Errorf("par %d: %d id bytes read, want %d (row groups 2 and 4 of %v)", par, got, w, idBytes)
+		}
+
+		// A string key: "city-4100" and "city-4200" sort within the bounds of
+		// groups 0 ("city-1" .. "city-999") and 4 ("city-4001" .. "city-5000")
+		// only: groups 1, 2, 3 ("city-3001" .. "city-4000") and 5 are skipped.
+		var cities [][]any
+		for _, id := range []int64{4100, 4200} {
+			cities = append(cities, []any{fmt.Sprintf("city-%d", id)})
+		}
+		brute = bruteForce(t, tbl, func(id int64, _ string) bool { return id == 4100 || id == 4200 })
+		res, err = Resolver{KeyColumns: []string{"city"}}.Resolve(ctx, tbl, cities)
+		if err != nil {
+			t.Fatal(err)
+		}
+		samePositions(t, res.Positions(), brute)
+		if got, w := res.KeyBytes, sum(cityBytes, 0, 4); got != w {
+			t.Errorf("par %d: %d city bytes read, want %d (row groups 0 and 4 of %v)", par, got, w, cityBytes)
+		}
 	}
 }
