@@ -6,7 +6,8 @@
 # MIN_GB GB of memory are available (compiling and running the iceberg package's tests
 # takes several GB each; with no swap the kernel would kill something).
 #
-# Usage: testing/stress.sh [WORKDIR]   (env: ROUNDS=10 COPIES=2 MIN_GB=6 RUN=regexp)
+# Usage: testing/stress.sh [WORKDIR]   (env: ROUNDS=10 COPIES=2 MIN_GB=6 RUN=regexp,
+#        BIN=a prebuilt iceberg package test binary instead of building one)
 # Each run's output is WORKDIR/c<copy>-r<round>.txt; a failure there says whether a
 # model check failed (a real bug) or the environment did (a worker that did not start).
 set -euo pipefail
@@ -15,8 +16,12 @@ WORK="${1:-$(mktemp -d)}"
 ROUNDS="${ROUNDS:-10}" COPIES="${COPIES:-2}" MIN_GB="${MIN_GB:-6}"
 RUN="${RUN:-^(TestStreamingLateModel|TestStreamingSeveralWorkerProcesses|TestStreamingAppendRestart|TestLateRowsScenario|TestStreamingAppendWindowsLateRows|TestStreamingMergeOnRead|TestStreamingMergeOnReadMaintenance|TestStreamingWriteBatches|TestMergeOnReadSeparateWorkerProcess|TestStreamingReadsSeparateWorkerProcess)$}"
 mkdir -p "$WORK"
-echo "stress: building the iceberg test binary into $WORK"
-(cd "$ROOT" && CGO_ENABLED=0 go test -c -o "$WORK/iceberg.test" ./iceberg/)
+BIN="${BIN:-}"
+if [[ -z "$BIN" ]]; then
+  echo "stress: building the iceberg test binary into $WORK"
+  (cd "$ROOT" && CGO_ENABLED=0 go test -c -o "$WORK/iceberg.test" ./iceberg/)
+  BIN="$WORK/iceberg.test"
+fi
 
 avail_gb() { awk '/MemAvailable/ {print int($2 / 1048576)}' /proc/meminfo; }
 
@@ -25,7 +30,7 @@ copy() {
   for r in $(seq 1 "$ROUNDS"); do
     while (( $(avail_gb) < MIN_GB )); do sleep 30; done
     mkdir -p "$WORK/tmp-c$c"
-    (cd "$ROOT/iceberg" && TMPDIR="$WORK/tmp-c$c" "$WORK/iceberg.test" -test.run "$RUN" -test.count=1 -test.v \
+    (cd "$ROOT/iceberg" && TMPDIR="$WORK/tmp-c$c" "$BIN" -test.run "$RUN" -test.count=1 -test.v \
       -test.timeout 60m >"$WORK/c$c-r$r.txt" 2>&1) || true
     rm -rf "$WORK/tmp-c$c"
     echo "stress: copy $c round $r: $(grep -c '^--- PASS' "$WORK/c$c-r$r.txt" || true) passed, $(grep -c '^--- FAIL' "$WORK/c$c-r$r.txt" || true) failed"
