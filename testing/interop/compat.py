@@ -50,9 +50,7 @@ FEATURES = [
 # engine's cell. compat_test.go's TestGeographyNotWritable fails when Write accepts a
 # geography column, so that this reason cannot outlive it.
 NOT_WRITTEN = {
-    "geography": "icebeam cannot write geography yet (iceberg-go v0.7.0 has the type; icebeam's rows have "
-                 "no Go type for it: Write's schema check rejects the column, "
-                 "testing/interop/compat_test.go TestGeographyNotWritable)",
+    "geography": "icebeam cannot write it (no Go type maps to it; TestGeographyNotWritable)",
 }
 
 # Columns: engine names of the results (see engines.py and the Go readers), in order.
