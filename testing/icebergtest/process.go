@@ -52,7 +52,8 @@ func ProcessEnvironment(t *testing.T) {
 
 // BootLoader builds the SDK boot loader with the go command and returns a script
 // that runs it (in the test's temporary folder, its output in a log file there) with
-// the test binary as the worker binary (--worker_binary). Each run of the boot loader
+// a copy of the test binary as the worker binary (--worker_binary), made for this call
+// (see uniqueCopy). Each run of the boot loader
 // copies the worker to /tmp/bin*/worker and starts it: when the test ends the copies
 // made since BootLoader are stopped and removed, the test fails if there were none,
 // and the log's tail is shown if it failed.
@@ -74,7 +75,15 @@ func BootLoader(t *testing.T) (script string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setFlags(t, map[string]string{"worker_binary": self})
+	// The worker is a copy of the test binary with a trailer of its own, so that its
+	// copies under /tmp/bin* are this test's alone: another run of the same test
+	// binary at the same time (two copies of a stress run) makes copies with another
+	// hash, which WorkerCopies neither counts nor stops.
+	worker := filepath.Join(dir, "worker")
+	if err := uniqueCopy(self, worker, dir); err != nil {
+		t.Fatalf("copying the test binary as the worker: %v", err)
+	}
+	setFlags(t, map[string]string{"worker_binary": worker})
 	start := time.Now()
 	t.Cleanup(func() {
 		if WorkerCopies(t, start, true) == 0 {
@@ -104,16 +113,20 @@ func setFlags(t *testing.T, set map[string]string) {
 	}
 }
 
-// WorkerCopies counts the /tmp/bin*/worker copies of the test binary made since start
-// (the boot loader copies the worker binary there and runs it: one per worker
-// process); with remove it also stops the workers run from them (prism stops the
-// boot loader, not its child) and removes them.
+// WorkerCopies counts the /tmp/bin*/worker copies of the test's worker binary (the
+// worker_binary flag BootLoader set, else the test binary) made since start (the boot
+// loader copies the worker binary there and runs it: one per worker process); with
+// remove it also stops the workers run from them (prism stops the boot loader, not
+// its child) and removes them.
 func WorkerCopies(t *testing.T, start time.Time, remove bool) int {
 	t.Helper()
-	worker, err := os.Executable()
-	if err != nil {
-		t.Error(err)
-		return 0
+	worker := flag.Lookup("worker_binary").Value.String()
+	if worker == "" {
+		var err error
+		if worker, err = os.Executable(); err != nil {
+			t.Error(err)
+			return 0
+		}
 	}
 	want, err := fileHash(worker)
 	if err != nil {
@@ -139,6 +152,29 @@ func WorkerCopies(t *testing.T, start time.Time, remove bool) int {
 		}
 	}
 	return n
+}
+
+// uniqueCopy copies executable src to dst (mode 0755) and appends a trailer naming
+// tag and the time, which the loader ignores and which makes dst's hash its own.
+func uniqueCopy(src, dst, tag string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if _, err := fmt.Fprintf(out, "\nicebergtest worker %s %d\n", tag, time.Now().UnixNano()); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // killRunning kills the processes whose executable is exe.

@@ -85,6 +85,8 @@ def canon(v, typ):
             return v.lower()
         return bytes(v).hex()
     if typ == "variant":  # a decoded value; its JSON text with keys sorted (Variant.JSON in Go)
+        if hasattr(v, "toJson") and hasattr(v, "metadata"):  # PySpark 4's VariantVal (a variant null too)
+            v = json.loads(v.toJson())
         return canon(json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False), "string")
     if typ.startswith("list<"):
         elem = typ[len("list<"):-1]

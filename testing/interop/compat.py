@@ -32,7 +32,8 @@ BEGIN, END = "<!-- compat:begin -->", "<!-- compat:end -->"
 FEATURES = [
     ("Deletion vectors written by icebeam (merge-on-read, v3)",
      [("icebeam_mor", "v3 merge-on-read CDC (*", "")]),
-    ("Deletion vectors merged with Spark's", []),
+    ("Deletion vectors merged with Spark's (icebeam, Spark, icebeam)",
+     [("icebeam_dvmerge", "*", "")]),
     ("Equality deletes (v2, written by testing/icebergtest)",
      [("icebergtest", "v2 equality deletes*", "")]),
     ("Row lineage (`_row_id`, `_last_updated_sequence_number`)",
@@ -44,6 +45,13 @@ FEATURES = [
     ("geography", []),
     ("int -> long evolved column (`evolve_schema`)", [("icebeam", "v3 append, schema evolved by evolve_schema*", "")]),
 ]
+
+# Rows icebeam cannot write, so no engine is tested on them: the reason, for every
+# engine's cell. compat_test.go's TestGeographyNotWritable fails when Write accepts a
+# geography column, so that this reason cannot outlive it.
+NOT_WRITTEN = {
+    "geography": "icebeam cannot write it (no Go type maps to it; TestGeographyNotWritable)",
+}
 
 # Columns: engine names of the results (see engines.py and the Go readers), in order.
 ENGINES = ["spark", "spark-3.5-iceberg-1.12", "spark-4.1-iceberg-1.12", "pyiceberg", "duckdb", "iceberg-go"]
@@ -110,7 +118,10 @@ def table(work):
     cols = [labels.get(e, e) for e in ENGINES] + ["BigQuery (documented, not tested)"]
     out = ["| feature | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for name, sources in FEATURES:
-        cells = [cell(results, known, e, sources) for e in ENGINES]
+        if name in NOT_WRITTEN:
+            cells = ["not tested: " + NOT_WRITTEN[name]] * len(ENGINES)
+        else:
+            cells = [cell(results, known, e, sources) for e in ENGINES]
         cells.append(BIGQUERY.get(name, "not documented"))
         out.append("| " + name + " | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     out.append("")

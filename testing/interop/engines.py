@@ -17,6 +17,10 @@ were there when it started (the Go writers') and its own.
 
 Usage: engines.py --work DIR --jars DIR [--engines spark,pyiceberg,duckdb]
                   [--spark-name NAME --spark-runtime JAR]
+
+With --dv-merge-table TABLE --dv-merge-delete PREDICATE it only runs that
+merge-on-read DELETE on TABLE with the leg's Spark (the middle step of the
+"icebeam_dvmerge" scenarios, write_icebeam_dvmerge_test.go) and exits.
 """
 import argparse
 import fcntl
@@ -174,6 +178,20 @@ def spark_write(spark, work, res, writer="spark", label=""):
         json.dump(exp, f, indent=2)
 
 
+def spark_dv_merge(spark, work, ident, predicate):
+    """Deletes the rows matching predicate from ident (written by icebeam, with DVs)
+    in merge-on-read mode: on v3 Spark's DV of a data file must merge icebeam's."""
+    t0 = time.time()
+    with open(os.path.join(work, "catalog", "spark-write.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        spark.sql(f"ALTER TABLE {CATALOG}.{ident} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')")
+        spark.sql(f"DELETE FROM {CATALOG}.{ident} WHERE {predicate}")
+    snap = spark.sql(f"SELECT operation, summary FROM {CATALOG}.{ident}.snapshots "
+                     "ORDER BY committed_at DESC LIMIT 1").collect()[0]
+    log("dv merge: %s DELETE WHERE %s: %s %s, delete files %s, in %.1fs" % (
+        ident, predicate, snap.operation, dict(snap.summary), spark_delete_formats(spark, ident), time.time() - t0))
+
+
 # ------------------------------------------------------------ PyIceberg ----
 
 def pyiceberg_version():
@@ -261,7 +279,15 @@ def main():
     ap.add_argument("--no-spark-write", action="store_true")
     ap.add_argument("--spark-name", default="spark", help="the Spark leg's engine and writer name")
     ap.add_argument("--spark-runtime", help="the Iceberg Spark runtime jar (default: the one in --jars)")
+    ap.add_argument("--dv-merge-table", help="only DELETE --dv-merge-delete's rows from this table")
+    ap.add_argument("--dv-merge-delete", help="the predicate of --dv-merge-table's DELETE")
     a = ap.parse_args()
+    if a.dv_merge_table:
+        spark = spark_session(a.work, a.jars, a.spark_runtime)
+        log("%s is %s" % (a.spark_name, spark_version(spark, a.spark_runtime or next(
+            iter(glob.glob(os.path.join(a.jars, "iceberg-spark-runtime-*.jar"))), ""))))
+        spark_dv_merge(spark, a.work, a.dv_merge_table, a.dv_merge_delete)
+        return
     engines = a.engines.split(",")
     sname = a.spark_name
     out = "python.json" if sname == "spark" else "python-%s.json" % sname

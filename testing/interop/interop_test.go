@@ -23,7 +23,9 @@ import (
 // starts once:
 //
 //  1. each Go writer writes its tables to the shared catalog and its
-//     expected answers to expected/<writer>.json;
+//     expected answers to expected/<writer>.json (the DV merge scenarios
+//     have each Spark leg delete rows between two icebeam writes: see
+//     write_icebeam_dvmerge_test.go);
 //  2. engines.py: Spark writes its tables (expected/spark.json), then Spark
 //     SQL, PyIceberg and DuckDB check every writer's tables;
 //  3. icebeam's iceberg.ReadChanges reads the changelog of Spark's v3 table
@@ -42,6 +44,13 @@ func TestInterop(t *testing.T) {
 	timed(t, "write/icebergtest", writeIcebergtest)
 	timed(t, "write/icebeam", writeIcebeam)
 	timed(t, "write/icebeam-mor", writeIcebeamMOR)
+	timed(t, "write/icebeam-dvmerge", writeDVMergeFirst)
+	if !t.Failed() {
+		timed(t, "dvmerge/spark", sparkDVMerge)
+	}
+	if !t.Failed() {
+		timed(t, "write/icebeam-dvmerge-after-spark", writeDVMergeLast)
+	}
 	if t.Failed() {
 		t.FailNow()
 	}
