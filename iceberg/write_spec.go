@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/write"
 )
@@ -23,7 +22,7 @@ func (c WriteConfig) spec(sinkID string) (write.Spec, error) {
 	}
 	s := write.Spec{Table: c.Table, CatalogName: c.CatalogName, SinkID: sinkID, RunID: uuid.NewString(),
 		PartitionFields: slices.Clone(c.PartitionFields), SortFields: slices.Clone(c.SortFields),
-		Keep: slices.Clone(c.Keep), Drop: slices.Clone(c.Drop), ChangeSpec: cdc.ChangeSpec{Only: c.Only},
+		Keep: slices.Clone(c.Keep), Drop: slices.Clone(c.Drop), Only: c.Only,
 		Hash: c.DistributionMode == DistributionHash, AutoShard: c.AutoSharding, EvolveSchema: c.EvolveSchema,
 		Maintenance: c.inlineMaintenance()}
 	s.CatalogProps, s.TableProps = maps.Clone(c.CatalogProperties), maps.Clone(c.TableProperties)
@@ -50,9 +49,9 @@ func (c WriteConfig) spec(sinkID string) (write.Spec, error) {
 	if c.Mode == MergeOnRead {
 		r := c.Resolved()
 		s.MergeOnRead = true
-		s.ChangeSpec = cdc.ChangeSpec{ChangeTypeColumn: r.ChangeTypeColumn, ChangeTypeMap: maps.Clone(r.ChangeTypeMap),
-			SequenceNumberColumn: r.SequenceNumberColumn, EqualityColumns: slices.Clone(r.EqualityColumns),
-			Only: r.Only, BeforeField: r.BeforeField}
+		s.ChangeTypeColumn, s.ChangeTypeMap = r.ChangeTypeColumn, maps.Clone(r.ChangeTypeMap)
+		s.SequenceNumberColumn, s.EqualityColumns = r.SequenceNumberColumn, slices.Clone(r.EqualityColumns)
+		s.Only, s.BeforeField = r.Only, r.BeforeField
 		s.Upsert, s.DeleteFormat = r.Upsert, string(r.DeleteFormat)
 		s.NumShards, s.ShardsPerPartition, s.SorterMemoryMB = *r.NumShards, *r.ShardsPerPartition, *r.SorterMemoryMB
 		s.KeyIndexMemoryMB = *r.KeyIndexMemoryMB

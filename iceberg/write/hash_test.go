@@ -15,7 +15,6 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -383,8 +382,8 @@ func TestSpecRoundTripsThroughJSON(t *testing.T) {
 		PartitionFields: []string{"day(ts)"}, SortFields: []string{"id"}, TableProps: map[string]string{"a": "1"},
 		WriteProps: map[string]string{"b": "2"}, SnapshotProps: map[string]string{"c": "3"}, TableCacheRefreshSeconds: 5,
 		Keep: []string{"a", "b.c"}, Hash: true, TargetFileSizeBytes: 1 << 20, MergeOnRead: true, Upsert: true,
-		ChangeSpec: cdc.ChangeSpec{ChangeTypeColumn: "op", ChangeTypeMap: map[string]string{"c": "INSERT"},
-			SequenceNumberColumn: "src.lsn", EqualityColumns: []string{"id"}, Only: "after", BeforeField: "before"}}
+		ChangeTypeColumn: "op", ChangeTypeMap: map[string]string{"c": "INSERT"},
+		SequenceNumberColumn: "src.lsn", EqualityColumns: []string{"id"}, Only: "after", BeforeField: "before"}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -134,7 +133,7 @@ func TestStructSchema(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := StructSchema(Spec{Keep: tc.keep, Drop: tc.drop, ChangeSpec: cdc.ChangeSpec{Only: tc.only}}, typ)
+			sc, err := StructSchema(Spec{Keep: tc.keep, Drop: tc.drop, Only: tc.only}, typ)
 			if tc.wantErr != "" {
 				if !errors.Is(err, ErrProjection) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want ErrProjection with %q", err, tc.wantErr)

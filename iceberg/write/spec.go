@@ -46,7 +46,7 @@ type Spec struct {
 	// TableCacheSize bounds the process-wide table cache (maximum_table_cache_size,
 	// 0: catalogs.DefaultTableCacheSize).
 	TableCacheRefreshSeconds, TableCacheSize int
-	// Keep, Drop and Only (in ChangeSpec) project rows before they are written (see
+	// Keep, Drop and Only (below) project rows before they are written (see
 	// Projection). In merge-on-read mode Only (with BeforeField) names a change
 	// envelope's row images (see cdc.Envelope) and Keep or Drop project the row image.
 	Keep, Drop []string
@@ -77,13 +77,19 @@ type Spec struct {
 
 	// MergeOnRead is true for mode merge-on-read.
 	MergeOnRead bool
-	// ChangeSpec describes the change rows of a merge-on-read write (only Only is set
-	// for appends); PrepareTable sets EqualityColumns to the table's identifier fields
-	// when the config has none. Upsert applies only after-images; DeleteFormat is
-	// delete_format (empty: by the table's format version).
-	cdc.ChangeSpec
-	Upsert       bool
-	DeleteFormat string
+	// ChangeTypeColumn, ChangeTypeMap, SequenceNumberColumn, EqualityColumns, Only
+	// and BeforeField describe the change rows of a merge-on-read write (see
+	// cdc.ChangeSpec; only Only is set for appends); PrepareTable sets EqualityColumns
+	// to the table's identifier fields when the config has none. Upsert applies only
+	// after-images; DeleteFormat is delete_format (empty: by the table's format
+	// version).
+	ChangeTypeColumn     string
+	ChangeTypeMap        map[string]string
+	SequenceNumberColumn string
+	EqualityColumns      []string
+	Only, BeforeField    string
+	Upsert               bool
+	DeleteFormat         string
 	// NumShards is the number of key-hash shards; ShardsPerPartition bounds the
 	// shards one partition's keys use (see cdc.Sharder); SorterMemoryMB bounds each
 	// shard's in-memory sort buffer.
@@ -143,12 +149,18 @@ func (s Spec) runtime() (*runtime, error) {
 	if rt.proj, err = NewProjection(s.Keep, s.Drop, s.Only); err != nil {
 		return nil, err
 	}
-	rt.changes = s.ChangeSpec
-	rt.changes.EqualityColumns = slices.Clone(s.EqualityColumns)
+	rt.changes = s.changeSpec()
 	if !s.MergeOnRead {
 		rt.changes.Only, rt.changes.BeforeField = "", "" // only is a projection of appends
 	}
 	return rt, nil
+}
+
+// changeSpec returns the change rows' description for cdc (EqualityColumns cloned).
+func (s Spec) changeSpec() cdc.ChangeSpec {
+	return cdc.ChangeSpec{ChangeTypeColumn: s.ChangeTypeColumn, ChangeTypeMap: s.ChangeTypeMap,
+		SequenceNumberColumn: s.SequenceNumberColumn, EqualityColumns: slices.Clone(s.EqualityColumns),
+		Only: s.Only, BeforeField: s.BeforeField}
 }
 
 // imageProjection returns the keep or drop projection a merge-on-read write applies
