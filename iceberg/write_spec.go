@@ -10,6 +10,7 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/write"
+	"github.com/icebeam/icebeam/iceberg/write/maintain"
 )
 
 // spec returns the plan of the write's DoFns for c (which must be valid) and sinkID
@@ -61,8 +62,8 @@ func (c WriteConfig) spec(sinkID string) (write.Spec, error) {
 
 // inlineMaintenance returns the maintenance after the write's commits (the
 // maintenance_* keys, expire_older_than_seconds and retain_last).
-func (c WriteConfig) inlineMaintenance() write.InlineMaintenance {
-	var m write.InlineMaintenance
+func (c WriteConfig) inlineMaintenance() maintain.InlineMaintenance {
+	var m maintain.InlineMaintenance
 	if c.MaintenanceEveryCommits != nil {
 		m.EveryCommits = *c.MaintenanceEveryCommits
 	}
@@ -70,6 +71,6 @@ func (c WriteConfig) inlineMaintenance() write.InlineMaintenance {
 		m.Interval = time.Duration(*c.MaintenanceIntervalSeconds) * time.Second
 	}
 	m.Expire = c.ExpireOlderThanSeconds != nil || c.RetainLast != nil
-	m.Expiry = write.NewExpireOptions(c.ExpireOlderThanSeconds, c.RetainLast)
+	m.Expiry = maintain.NewExpireOptions(c.ExpireOlderThanSeconds, c.RetainLast)
 	return m
 }

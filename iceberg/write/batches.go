@@ -18,6 +18,7 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/schema"
 )
 
 // The append write of Arrow record batches (iceberg.WriteBatches): batchWriteFn
@@ -167,7 +168,7 @@ func (f *batchWriteFn) process(ctx context.Context, w beam.Window, b arrow.Recor
 	out, err := table.ToRequestedSchema(ctx, f.tbl.Schema(), c.fileSchema, b, table.SchemaOptions{
 		IncludeFieldIDs: true, FormatVersion: f.tbl.Metadata().Version(), TableProperties: f.tbl.Properties()})
 	if err != nil {
-		reject(fmt.Sprintf("%v: %v", ErrSchemaMismatch, err))
+		reject(fmt.Sprintf("%v: %v", schema.ErrSchemaMismatch, err))
 		return nil
 	}
 	wk := writerKey{win: w.MaxTimestamp().Milliseconds(), schema: out.Schema().Fingerprint()}
@@ -234,20 +235,20 @@ func (f *batchWriteFn) FinishBundle(ctx context.Context, emit func(beam.EventTim
 func newBatchCast(tsc *ibg.Schema, sc *arrow.Schema) *batchCast {
 	for _, f := range sc.Fields() {
 		if _, ok := tsc.FindFieldByName(f.Name); !ok {
-			return &batchCast{reject: fmt.Errorf("%w: column %q is not in the table", ErrSchemaMismatch, f.Name)}
+			return &batchCast{reject: fmt.Errorf("%w: column %q is not in the table", schema.ErrSchemaMismatch, f.Name)}
 		}
 	}
 	fileSchema, err := table.ArrowSchemaToIcebergWithOptions(withoutFieldIDs(sc), table.ArrowToIcebergOptions{
 		NameMapping: tsc.NameMapping(), TableSchema: tsc})
 	if err == nil {
-		err = CheckSchema(tsc, fileSchema)
+		err = schema.CheckSchema(tsc, fileSchema)
 	}
 	if err == nil {
 		err = checkOptional(tsc.Fields(), sc.Fields())
 	}
 	if err != nil {
-		if !errors.Is(err, ErrSchemaMismatch) {
-			err = fmt.Errorf("%w: %w", ErrSchemaMismatch, err)
+		if !errors.Is(err, schema.ErrSchemaMismatch) {
+			err = fmt.Errorf("%w: %w", schema.ErrSchemaMismatch, err)
 		}
 		return &batchCast{reject: err}
 	}
@@ -271,11 +272,11 @@ func checkOptional(tbl []ibg.NestedField, fields []arrow.Field) error {
 			switch t.Type.(type) {
 			case ibg.TimestampTzType, ibg.TimestampTzNsType:
 				if !zoned {
-					return fmt.Errorf("%w: column %q is %s in the table, timestamp without zone in the batch", ErrSchemaMismatch, f.Name, t.Type)
+					return fmt.Errorf("%w: column %q is %s in the table, timestamp without zone in the batch", schema.ErrSchemaMismatch, f.Name, t.Type)
 				}
 			case ibg.TimestampType, ibg.TimestampNsType:
 				if zoned {
-					return fmt.Errorf("%w: column %q is %s in the table, timestamp with zone in the batch", ErrSchemaMismatch, f.Name, t.Type)
+					return fmt.Errorf("%w: column %q is %s in the table, timestamp with zone in the batch", schema.ErrSchemaMismatch, f.Name, t.Type)
 				}
 			}
 		}
@@ -292,7 +293,7 @@ func checkRequired(tsc *ibg.Schema, b arrow.RecordBatch) error {
 		}
 		for i, f := range b.Schema().Fields() {
 			if f.Name == t.Name && b.Column(i).NullN() > 0 {
-				return fmt.Errorf("%w: column %q is required and %d rows of the batch are null", ErrSchemaMismatch, t.Name, b.Column(i).NullN())
+				return fmt.Errorf("%w: column %q is required and %d rows of the batch are null", schema.ErrSchemaMismatch, t.Name, b.Column(i).NullN())
 			}
 		}
 	}

@@ -12,6 +12,9 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 )
 
 // regionSchema has an id, a region (partitioned by identity) and a timestamp.
@@ -90,12 +93,12 @@ func TestWriteDataFiles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cat := newTestCatalog(t)
+			cat := writetest.NewCatalog(t)
 			var opts []catalog.CreateTableOpt
 			if tc.partition {
 				opts = append(opts, regionSpec())
 			}
-			tbl := createTestTable(t, cat, "t", regionSchema(), opts...)
+			tbl := writetest.CreateTable(t, cat, "t", regionSchema(), opts...)
 			sc, rec := regionBatch(t, tbl, tc.rows, "eu", "us", "ap")
 			files, err := WriteDataFiles(ctx, tbl, sc, []arrow.RecordBatch{rec}, tc.opts)
 			if err != nil {
@@ -129,10 +132,10 @@ func TestWriteDataFiles(t *testing.T) {
 					t.Errorf("decoded file %d differs: %s", i, dec[i].FilePath())
 				}
 			}
-			if _, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: dec}); err != nil {
+			if _, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), commit.CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: dec}); err != nil {
 				t.Fatal(err)
 			}
-			if got := countRows(t, cat, tbl.Identifier()); got != int64(tc.rows) {
+			if got := writetest.CountRows(t, cat, tbl.Identifier()); got != int64(tc.rows) {
 				t.Errorf("rows = %d, want %d", got, tc.rows)
 			}
 		})
@@ -141,8 +144,8 @@ func TestWriteDataFiles(t *testing.T) {
 
 func TestDecodeDataFilesMismatch(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "t", regionSchema())
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "t", regionSchema())
 	sc, rec := regionBatch(t, tbl, 5, "eu")
 	files, err := WriteDataFiles(ctx, tbl, sc, []arrow.RecordBatch{rec}, FileOptions{})
 	if err != nil {
@@ -173,8 +176,8 @@ func TestDecodeDataFilesMismatch(t *testing.T) {
 
 func TestWriteDataFilesReleasesOnError(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "t", regionSchema())
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "t", regionSchema())
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	// A batch whose schema does not match the table: WriteRecords rejects it up front.
@@ -190,8 +193,8 @@ func TestWriteDataFilesReleasesOnError(t *testing.T) {
 
 func TestFileWriterStreams(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "t", regionSchema())
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "t", regionSchema())
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	sc, empty := regionBatch(t, tbl, 0)

@@ -366,7 +366,7 @@ func (f *hashRouteFn) takePacket(k bufKey, out *packed) error {
 		}
 		// The IPC stream is at most the batch's buffers plus their framing. Compressed:
 		// the packet is copied several times on its way through the shuffle.
-		buf := make([]byte, 0, batchBytes(b)+4<<10)
+		buf := make([]byte, 0, arrowipc.BufferBytes(b)+4<<10)
 		packet, err := arrowipc.AppendCompressed(binary.AppendUvarint(buf, uint64(p.ts.sc.ID)), b)
 		if err != nil {
 			dest, _, _ := strings.Cut(k.table, partitionKeySep)
@@ -375,28 +375,6 @@ func (f *hashRouteFn) takePacket(k bufKey, out *packed) error {
 		out.packets = append(out.packets, shufflePacket{win: k.win, key: key, packet: packet})
 	}
 	return nil
-}
-
-// batchBytes is the size of b's buffers.
-func batchBytes(b arrow.RecordBatch) int {
-	var size func(d arrow.ArrayData) int
-	size = func(d arrow.ArrayData) int {
-		n := 0
-		for _, buf := range d.Buffers() {
-			if buf != nil {
-				n += buf.Len()
-			}
-		}
-		for _, c := range d.Children() {
-			n += size(c)
-		}
-		return n
-	}
-	n := 0
-	for _, c := range b.Columns() {
-		n += size(c.Data())
-	}
-	return n
 }
 
 // FinishBundle emits the remaining packets to the shuffle, or, for a bundle lifted

@@ -17,6 +17,8 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
+	"github.com/icebeam/icebeam/iceberg/write/schema"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -128,17 +130,17 @@ func regionRows(n, regions int) []row.Row {
 // createRegionTable creates db.t partitioned by region.
 func createRegionTable(t *testing.T, lc *icebergtest.LocalCatalog) {
 	t.Helper()
-	createRegionsTable(t, lc, "t", CreateOptions{PartitionFields: parsePartitions(t, "region")})
+	createRegionsTable(t, lc, "t", schema.CreateOptions{PartitionFields: writetest.ParsePartitions(t, "region")})
 }
 
 // createRegionsTable creates db.<name> with the columns of regionRows.
-func createRegionsTable(t *testing.T, lc *icebergtest.LocalCatalog, name string, opts CreateOptions) {
+func createRegionsTable(t *testing.T, lc *icebergtest.LocalCatalog, name string, opts schema.CreateOptions) {
 	t.Helper()
 	sc := ibg.NewSchema(0,
 		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64},
 		ibg.NestedField{ID: 2, Name: "region", Type: ibg.PrimitiveTypes.String},
 		ibg.NestedField{ID: 3, Name: "name", Type: ibg.PrimitiveTypes.String})
-	if _, _, err := EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", name}, sc, opts); err != nil {
+	if _, _, err := schema.EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", name}, sc, opts); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -208,7 +210,7 @@ func TestHashDistributionUnpartitioned(t *testing.T) {
 	}
 	lc := icebergtest.NewLocalCatalog(t)
 	createRegionTable(t, lc)
-	createRegionsTable(t, lc, "flat", CreateOptions{})
+	createRegionsTable(t, lc, "flat", schema.CreateOptions{})
 	spec := testSpec(t, lc, "db.{name}")
 	spec.Hash = true
 	files, dead := bundleFiles(t, spec, split)
@@ -233,7 +235,7 @@ func TestHashDistributionUnpartitioned(t *testing.T) {
 	// The same rows through Append: the unpartitioned table's files take the direct output.
 	lc = icebergtest.NewLocalCatalog(t)
 	createRegionTable(t, lc)
-	createRegionsTable(t, lc, "flat", CreateOptions{})
+	createRegionsTable(t, lc, "flat", schema.CreateOptions{})
 	spec = testSpec(t, lc, "db.{name}")
 	spec.Hash = true
 	snaps, dead := runAppend(t, spec, append(slices.Clone(rows), bad))
@@ -241,7 +243,7 @@ func TestHashDistributionUnpartitioned(t *testing.T) {
 		t.Fatalf("snapshots %+v, dead letters %+v; want one snapshot per table and the bad row", snaps, dead)
 	}
 	for _, name := range []string{"t", "flat"} {
-		if got := countRows(t, lc.Catalog, table.Identifier{"db", name}); got != n/2 {
+		if got := writetest.CountRows(t, lc.Catalog, table.Identifier{"db", name}); got != n/2 {
 			t.Errorf("db.%s holds %d rows, want %d", name, got, n/2)
 		}
 		dataFiles(t, lc, table.Identifier{"db", name}) // checks the table
@@ -262,7 +264,7 @@ func TestAppendHashDistribution(t *testing.T) {
 	if len(dead) != 1 || !strings.Contains(dead[0].Reason, `"id"`) {
 		t.Fatalf("dead letters = %+v, want the row with a string id", dead)
 	}
-	if got := countRows(t, lc.Catalog, table.Identifier{"db", "t"}); got != n {
+	if got := writetest.CountRows(t, lc.Catalog, table.Identifier{"db", "t"}); got != n {
 		t.Fatalf("rows = %d, want %d", got, n)
 	}
 	perPartition := map[string]int{}
@@ -286,8 +288,8 @@ func TestPartitionKeyer(t *testing.T) {
 		ibg.NestedField{ID: 2, Name: "ts", Type: ibg.PrimitiveTypes.TimestampTz},
 		ibg.NestedField{ID: 3, Name: "meta", Type: &ibg.StructType{FieldList: []ibg.NestedField{
 			{ID: 4, Name: "src", Type: ibg.PrimitiveTypes.String}}}})
-	tbl, _, err := EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", "k"}, sc, CreateOptions{
-		PartitionFields: parsePartitions(t, "day(ts)", "bucket[4](id)", "meta.src")})
+	tbl, _, err := schema.EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", "k"}, sc, schema.CreateOptions{
+		PartitionFields: writetest.ParsePartitions(t, "day(ts)", "bucket[4](id)", "meta.src")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +351,7 @@ func TestTargetFileSize(t *testing.T) {
 			}
 			runAppend(t, spec, rows)
 			fs := dataFiles(t, lc, table.Identifier{"db", "t"})
-			if got := countRows(t, lc.Catalog, table.Identifier{"db", "t"}); got != int64(len(rows)) {
+			if got := writetest.CountRows(t, lc.Catalog, table.Identifier{"db", "t"}); got != int64(len(rows)) {
 				t.Fatalf("rows = %d, want %d", got, len(rows))
 			}
 			small := tc.tableProp != nil || tc.writeProp != nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
-	"strconv"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -13,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
 
 // Verdict is what LateGate.Check decides for a row.
@@ -56,7 +56,7 @@ type LateGate struct {
 
 type gateToken struct {
 	found   bool
-	tok     Token
+	tok     commit.Token
 	through int64 // committed-through; 0 when the sink has no token
 	prior   int64 // how far earlier runs committed
 	read    time.Time
@@ -75,12 +75,12 @@ func NewLateGate(spec Spec) *LateGate {
 // Check returns the verdict for a row of window w bound for table dest (ident in
 // cat), with the reason when TooLate, and the sink's token as last read (found
 // false when it has none); err is a failure to read the table.
-func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, ident table.Identifier, w beam.Window) (v Verdict, reason string, tok Token, err error) {
+func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, ident table.Identifier, w beam.Window) (v Verdict, reason string, tok commit.Token, err error) {
 	if g == nil || g.LatenessMs < 0 {
-		return Pass, "", Token{}, nil
+		return Pass, "", commit.Token{}, nil
 	}
 	if _, ok := w.(window.GlobalWindow); ok {
-		return Pass, "", Token{}, nil
+		return Pass, "", commit.Token{}, nil
 	}
 	if g.tokens == nil {
 		g.tokens = map[string]gateToken{}
@@ -97,16 +97,16 @@ func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, 
 	if !ok || suspect || time.Since(gt.read) > refresh {
 		tbl, err := cat.LoadTable(ctx, ident)
 		if err != nil {
-			return Pass, "", Token{}, config.WrapOp("write", dest, err)
+			return Pass, "", commit.Token{}, config.WrapOp("write", dest, err)
 		}
-		_, _, newest, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: g.SinkID, RunID: g.RunID})
+		w, err := commit.CheckWindow(tbl.Metadata(), table.MainBranch, commit.WindowRef{SinkID: g.SinkID, RunID: g.RunID})
 		if err != nil {
-			return Pass, "", Token{}, config.WrapOp("write", dest, err)
+			return Pass, "", commit.Token{}, config.WrapOp("write", dest, err)
 		}
-		gt = gateToken{found: found, tok: newest, read: time.Now(), newest: gt.newest}
-		if found {
-			gt.through = newest.CommittedThroughMs
-			gt.prior = newest.PriorThrough(g.SinkID, g.RunID)
+		gt = gateToken{found: w.Found, tok: w.Newest, read: time.Now(), newest: gt.newest}
+		if w.Found {
+			gt.through = w.Newest.CommittedThroughMs
+			gt.prior = w.Newest.PriorThrough(g.SinkID, g.RunID)
 		}
 	}
 	gt.newest = max(gt.newest, end)
@@ -123,49 +123,6 @@ func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, 
 	default:
 		return Pass, "", gt.tok, nil
 	}
-}
-
-// windowSnapshots returns the snapshots of sinkID on main of meta that committed rows
-// of the window ending windowEndMs and were made by runs other than runID, newest
-// first. complete is false when snapshot expiry has removed part of the history that
-// could hold them: the window's rows cannot be known then.
-func windowSnapshots(meta table.Metadata, sinkID, runID string, windowEndMs int64) (snaps []*table.Snapshot, complete bool) {
-	key, winKey, lateKey, runKey := CommittedThroughKey(sinkID), WindowKey(sinkID), LatePaneKey(sinkID), RunKey(sinkID)
-	complete = walkSink(meta, table.MainBranch, sinkID, func(s *table.Snapshot) bool {
-		through, ok, err := tokenOf(s, key)
-		if err != nil || !ok {
-			return err == nil // a token that is not an integer ends the walk, as one below the window
-		}
-		if through < windowEndMs {
-			return false
-		}
-		p := s.Summary.Properties
-		win, err := strconv.ParseInt(p[winKey], 10, 64)
-		if err != nil { // made before window keys: an on-time commit ends at its window
-			win = through
-			if late := p[lateKey]; late != "" {
-				w, _, _ := cutInt(late)
-				win = w
-			}
-		}
-		if win == windowEndMs && p[runKey] != runID && p[SummaryHeartbeat] == "" {
-			snaps = append(snaps, s)
-		}
-		return true
-	})
-	return snaps, complete
-}
-
-// cutInt parses the integer before the first '/' of s.
-func cutInt(s string) (int64, string, error) {
-	for i := range len(s) {
-		if s[i] == '/' {
-			n, err := strconv.ParseInt(s[:i], 10, 64)
-			return n, s[i+1:], err
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, "", err
 }
 
 // rowSeed makes the row hashes of one process comparable.

@@ -4,6 +4,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/maintain"
 )
 
 // MergeOnRead adds the merge-on-read write of change rows (a PCollection of row.Row
@@ -83,6 +84,6 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if len(deads) > 1 {
 		dead = beam.Flatten(s.Scope("DeadLetters"), deads...)
 	}
-	MaintainAfterCommits(s, spec, commits[0])
+	maintain.AfterCommits(s, spec.inlineMaintenance(), commits[0])
 	return commits[0], dead, nil
 }

@@ -26,6 +26,8 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/maintain"
 )
 
 // changeParseFn validates change rows, finds each key's shard and packs the parsed
@@ -442,10 +444,11 @@ func (f *changeShardFn) handler(ctx context.Context, emit func(string, shardOut)
 // changes are not applied: a batch rerun of the sink (the committer reports the
 // window skipped), or a window committed by a run whose snapshots have expired.
 func (f *changeShardFn) committed(ctx context.Context, tbl *table.Table, win int64, base *int64) (c *cdc.Committed, skip bool, err error) {
-	_, _, tok, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
+	chk, err := commit.CheckWindow(tbl.Metadata(), table.MainBranch, commit.WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
 	if err != nil {
 		return nil, false, err
 	}
+	tok, found := chk.Newest, chk.Found
 	// Changes of a window the sink has committed (whatever the pane's timing says: a
 	// runner may call the first pane of a shard on time although its window was
 	// committed) are applied after later windows' changes: see cdc.Committed.
@@ -456,7 +459,7 @@ func (f *changeShardFn) committed(ctx context.Context, tbl *table.Table, win int
 		if tok.FromProperty {
 			log.Warnf(ctx, "iceberg: write %s: sink %s committed through %d by a run whose snapshots have expired; the changes of the window ending %d are skipped",
 				f.Spec.Table, f.Spec.SinkID, tok.CommittedThroughMs, win)
-			SkippedWithData.Inc(ctx, 1)
+			commit.SkippedWithData.Inc(ctx, 1)
 			return nil, true, nil
 		}
 		c = &cdc.Committed{}
@@ -904,7 +907,7 @@ func (f *morWriteFn) ProcessElement(ctx context.Context, dest string, outs func(
 }
 
 // commit commits one pane: the shard results of one window (or one late pane).
-func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
+func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit func(commit.SnapshotInfo)) error {
 	fail := func(err error) error { return config.WrapOp("commit", dest, err) }
 	ident, err := catalogs.ParseIdent(dest)
 	if err != nil {
@@ -921,11 +924,11 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 	w := ChangeWindow{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),
 		SnapshotProps: f.rt.snapshotProps,
 		Deletes:       cdc.Deletes{KeyColumns: f.Spec.EqualityColumns, Format: config.DeleteFormat(f.Spec.DeleteFormat), Resolver: f.Spec.resolver()}}
-	_, _, tok, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
+	chk, err := commit.CheckWindow(tbl.Metadata(), table.MainBranch, commit.WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
 	if err != nil {
 		return fail(err)
 	}
-	committedMax, _ := committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
+	committedMax, _ := committedSeqs(chk.Newest, chk.Found, f.Spec.SinkID, f.Spec.RunID)
 	unordered := 0
 	for _, part := range p.Parts {
 		files, err := DecodeDataFiles(tbl.Metadata(), part.Files)
@@ -962,12 +965,12 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 		log.Warnf(ctx, "iceberg: commit %s: %d shard results of the window ending %d were made before the sink committed changes newer than some of theirs (late changes that raced their window's commit); they are applied after those changes",
 			dest, unordered, p.WindowEndMs)
 	}
-	res, err := Committer{}.CommitChanges(ctx, cat, ident, w)
+	res, err := CommitChanges(ctx, commit.Committer{}, cat, ident, w)
 	if err != nil {
 		return err
 	}
 	if !res.Skipped {
-		if merged, err := MergeManifests(ctx, cat, ident); err != nil {
+		if merged, err := maintain.MergeManifests(ctx, cat, ident); err != nil {
 			log.Warnf(ctx, "iceberg: commit %s: merge data manifests: %v (tried again after the next commit)", dest, err)
 		} else if merged {
 			ManifestMerges.Inc(ctx, 1)
@@ -976,7 +979,7 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
 	RecordCommit(ctx, res, p.WindowEndMs, !p.Global)
 	Reresolutions.Inc(ctx, int64(res.Reresolved))
-	emit(SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
+	emit(commit.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
 		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
 		SinkID: f.Spec.SinkID, Skipped: res.Skipped, WindowEndMs: p.WindowEndMs, Late: p.LateID != "" || res.LateID != "",
 		DeleteFilesAdded: res.DeleteFilesAdded, DVsRemoved: int64(res.DVsRemoved),
@@ -992,7 +995,7 @@ func init() {
 	register.Emitter2[string, shardOut]()
 	register.Iter1[shardOut]()
 	register.Emitter1[DeadLetter]()
-	register.Emitter1[SnapshotInfo]()
+	register.Emitter1[commit.SnapshotInfo]()
 	register.Emitter3[beam.EventTime, int, []byte]()
 	register.Iter1[[]byte]()
 }

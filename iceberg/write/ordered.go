@@ -3,7 +3,6 @@ package write
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -20,10 +19,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
 
 // Part is what one writer (append) or one shard (merge-on-read) hands to the commit
@@ -83,8 +81,8 @@ func (p Pane) ContentIDFor(gated bool) string {
 }
 
 // Ref returns the WindowRef that commits p for run runID of sinkID.
-func (p Pane) Ref(sinkID, runID string) WindowRef {
-	return WindowRef{SinkID: sinkID, RunID: runID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(true)}
+func (p Pane) Ref(sinkID, runID string) commit.WindowRef {
+	return commit.WindowRef{SinkID: sinkID, RunID: runID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(true)}
 }
 
 // OrderPanes groups keyed (a PCollection of KV<table, Part> in the writers' windows)
@@ -167,15 +165,15 @@ func Due(sp state.Provider, bag state.Bag[Pane], throughMs int64) ([][]Pane, err
 }
 
 // Arrive handles a pane reaching an ordered commit DoFn (see OrderPanes). The global
-// window's pane is committed at once with commit. A pane of a window whose turn has
+// window's pane is committed at once with commitPane. A pane of a window whose turn has
 // not come (its end is past handled, the newest window this step has committed) is
 // held until then, and committed with the window's other panes as its one on-time
 // commit. A pane of a window whose turn has passed is a late pane: it is committed at
 // once with its LateID, which never moves the sink's token (every window up to
 // handled has had its turn), so it cannot hide a window still held.
-func Arrive(sp state.Provider, tp timers.Provider, bag state.Bag[Pane], handled state.Value[int64], timer timers.EventTime, p Pane, commit func(Pane) error) error {
+func Arrive(sp state.Provider, tp timers.Provider, bag state.Bag[Pane], handled state.Value[int64], timer timers.EventTime, p Pane, commitPane func(Pane) error) error {
 	if p.Global {
-		return commit(p)
+		return commitPane(p)
 	}
 	through, _, err := handled.Read(sp)
 	if err != nil {
@@ -184,12 +182,12 @@ func Arrive(sp state.Provider, tp timers.Provider, bag state.Bag[Pane], handled 
 	if p.WindowEndMs > through {
 		return Hold(sp, tp, bag, timer, p)
 	}
-	p.LateID = LateID(p.WindowEndMs, p.ContentID())
-	return commit(p)
+	p.LateID = commit.LateID(p.WindowEndMs, p.ContentID())
+	return commitPane(p)
 }
 
 // Fire handles the timer of an ordered commit DoFn firing at ts (the end of the
-// window it was set for): the windows due are committed with commit, oldest first,
+// window it was set for): the windows due are committed with commitPane, oldest first,
 // each as one pane (MergeParts); handled keeps the newest window end this step has
 // committed. When the timer's window is past it, committed(ts ms) must confirm that
 // this run committed rows of the window; otherwise the window's panes were lost from
@@ -198,7 +196,7 @@ func Arrive(sp state.Provider, tp timers.Provider, bag state.Bag[Pane], handled 
 // pane and sets its timer in one bundle, and the bundles of one key run one at a
 // time. Prism 2.77 breaks that when it splits a bundle of the step: see
 // runStream in the streaming tests.)
-func Fire(sp state.Provider, bag state.Bag[Pane], handled state.Value[int64], ts beam.EventTime, commit func(Pane) error, committed func(windowEndMs int64) (bool, error)) error {
+func Fire(sp state.Provider, bag state.Bag[Pane], handled state.Value[int64], ts beam.EventTime, commitPane func(Pane) error, committed func(windowEndMs int64) (bool, error)) error {
 	due, err := Due(sp, bag, ts.Milliseconds())
 	if err != nil {
 		return err
@@ -208,7 +206,7 @@ func Fire(sp state.Provider, bag state.Bag[Pane], handled state.Value[int64], ts
 		return err
 	}
 	for _, panes := range due {
-		if err := commit(MergeParts(panes)); err != nil {
+		if err := commitPane(MergeParts(panes)); err != nil {
 			return err
 		}
 		through = max(through, panes[0].WindowEndMs)
@@ -231,24 +229,6 @@ func Fire(sp state.Provider, bag state.Bag[Pane], handled state.Value[int64], ts
 
 // ErrStateLost is the error of a commit step whose held rows vanished (see Fire).
 var ErrStateLost = errors.New("commit state lost")
-
-// Committed reports whether run runID of sinkID has committed rows of the window
-// ending windowEndMs to table ident of cat (its on-time commit or a late pane, on
-// main); with an empty runID, whether the sink's token on main is at or past the
-// window. The token alone does not show that a run committed a window: it passes a
-// window whose panes never reached the commit.
-func Committed(ctx context.Context, cat catalog.Catalog, ident table.Identifier, sinkID, runID string, windowEndMs int64) (bool, error) {
-	tbl, err := cat.LoadTable(ctx, ident)
-	if err != nil {
-		return false, err
-	}
-	if runID != "" {
-		_, ok, err := findRunWindow(tbl.Metadata(), table.MainBranch, sinkID, runID, windowEndMs, func(map[string]string) bool { return true })
-		return ok, err
-	}
-	_, done, _, _, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: sinkID, WindowEndMs: windowEndMs})
-	return done, err
-}
 
 // MergeParts returns the parts of panes (one window's on-time panes) as one Pane.
 func MergeParts(panes []Pane) Pane {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -189,7 +190,7 @@ func TestAppendProjection(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := columnNames(tbl); got != tc.wantCols {
+			if got := writetest.ColumnNames(tbl); got != tc.wantCols {
 				t.Errorf("table columns %s, want %s", got, tc.wantCols)
 			}
 			if err := icebergtest.CheckTable(ctx, tbl); err != nil {

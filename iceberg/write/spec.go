@@ -14,6 +14,8 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/maintain"
+	"github.com/icebeam/icebeam/iceberg/write/schema"
 )
 
 // batchRows is the number of rows per Arrow batch handed to the Parquet writer.
@@ -97,7 +99,7 @@ type Spec struct {
 	// KeyIndexMemoryMB bounds the worker's key index of the table (cdc.KeyIndex; 0: none).
 	KeyIndexMemoryMB int
 	// Maintenance is the inline maintenance after the commits (maintenance_* keys).
-	Maintenance InlineMaintenance
+	Maintenance maintain.InlineMaintenance
 }
 
 // TargetFileSize returns props' write.target-file-size-bytes (0 when absent); key
@@ -121,7 +123,7 @@ type runtime struct {
 	tableProps    map[string]string
 	writeProps    map[string]string
 	snapshotProps map[string]string
-	create        CreateOptions
+	create        schema.CreateOptions
 	refresh       time.Duration
 	proj          *Projection
 	// changes describes the change rows of a merge-on-read write (for cdc.NewParser).
@@ -154,6 +156,12 @@ func (s Spec) runtime() (*runtime, error) {
 		rt.changes.Only, rt.changes.BeforeField = "", "" // only is a projection of appends
 	}
 	return rt, nil
+}
+
+// inlineMaintenance is the configuration of the write's inline maintenance.
+func (s Spec) inlineMaintenance() maintain.InlineSpec {
+	return maintain.InlineSpec{CatalogName: s.CatalogName, CatalogProps: s.CatalogProps, TableCacheSize: s.TableCacheSize,
+		TargetFileSizeBytes: s.TargetFileSizeBytes, KeyColumns: s.EqualityColumns, Maintenance: s.Maintenance}
 }
 
 // changeSpec returns the change rows' description for cdc (EqualityColumns cloned).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/maintain"
 )
 
 var rowType = reflect.TypeFor[row.Row]()
@@ -146,6 +147,6 @@ func commitFiles(s beam.Scope, spec Spec, files beam.PCollection) (beam.PCollect
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	MaintainAfterCommits(s, spec, commits[0])
+	maintain.AfterCommits(s, spec.inlineMaintenance(), commits[0])
 	return commits[0], nil
 }

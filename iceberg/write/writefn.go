@@ -24,6 +24,7 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
 
 // router takes rows to their tables: it projects a row (keep/drop/only), renders its
@@ -542,11 +543,11 @@ func (f *commitFn) Setup(ctx context.Context) error {
 	return nil
 }
 
-func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, p Pane, emit func(SnapshotInfo)) error {
+func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, p Pane, emit func(commit.SnapshotInfo)) error {
 	return Arrive(sp, tp, f.Pending, f.Handled, f.Turn, p, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
 }
 
-func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(SnapshotInfo)) error {
+func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(commit.SnapshotInfo)) error {
 	return config.WrapOp("commit", dest, Fire(sp, f.Pending, f.Handled, ts, func(p Pane) error { return f.commit(ctx, dest, p, emit) },
 		func(end int64) (bool, error) {
 			ident, err := parseIdent(dest)
@@ -557,11 +558,11 @@ func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Prov
 			if err != nil {
 				return false, err
 			}
-			return Committed(ctx, cat, ident, f.Spec.SinkID, f.Spec.RunID, end)
+			return commit.Committed(ctx, cat, ident, f.Spec.SinkID, f.Spec.RunID, end)
 		}))
 }
 
-func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
+func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(commit.SnapshotInfo)) error {
 	if f.Spec.MergeOnRead {
 		return f.commitChanges(ctx, dest, p, emit)
 	}
@@ -585,7 +586,7 @@ func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(Sn
 	if err != nil {
 		return config.WrapOp("commit", dest, err)
 	}
-	res, err := Commit(ctx, cat, ident, CommitRequest{
+	res, err := commit.Commit(ctx, cat, ident, commit.CommitRequest{
 		SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),
 		DataFiles: files, SnapshotProps: f.rt.snapshotProps,
 	})
@@ -597,7 +598,7 @@ func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(Sn
 	if res.LateID != "" && !res.Skipped {
 		LatePassed.Inc(ctx, res.RowsAdded)
 	}
-	emit(SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
+	emit(commit.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
 		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
 		SinkID: f.Spec.SinkID, Skipped: res.Skipped, WindowEndMs: p.WindowEndMs, Late: p.LateID != "" || res.LateID != ""})
 	return nil
@@ -798,7 +799,7 @@ func init() {
 	register.DoFn3x1[beam.T, func(row.Row), func(DeadLetter), error](&structToRowFn{})
 	register.DoFn5x1[context.Context, beam.Window, beam.T, func(beam.EventTime, string, Part), func(DeadLetter), error](&structWriteFn{})
 	register.Emitter1[DeadLetter]()
-	register.Emitter1[SnapshotInfo]()
+	register.Emitter1[commit.SnapshotInfo]()
 	register.Emitter1[row.Row]()
 	register.Emitter3[beam.EventTime, string, []byte]()
 	register.Emitter3[beam.EventTime, string, Part]()
