@@ -18,12 +18,14 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
+	"github.com/icebeam/icebeam/iceberg/write/late"
 	"github.com/icebeam/icebeam/iceberg/write/schema"
 )
 
 // The append write of Arrow record batches (iceberg.WriteBatches): batchWriteFn
 // casts each batch to its table's schema (columns matched by name) and hands it to
-// the bundle's FileWriter of its window, with no conversion to rows; the files go to
+// the bundle's datafile.Writer of its window, with no conversion to rows; the files go to
 // the same commit step as Append's.
 
 var recordBatchType = reflect.TypeFor[arrow.RecordBatch]()
@@ -55,19 +57,19 @@ func AppendBatches(s beam.Scope, spec Spec, batches beam.PCollection) (snapshots
 }
 
 // batchWriteFn writes the record batches of a bundle to data files of spec's table,
-// one FileWriter per window, and emits the encoded files keyed by table at the end of
+// one datafile.Writer per window, and emits the encoded files keyed by table at the end of
 // the bundle. A batch that cannot be written goes to the dead letter output whole.
 type batchWriteFn struct {
 	Spec Spec
 
 	rt      *runtime
-	gate    *LateGate
+	gate    *late.Gate
 	tbl     *table.Table
 	casts   map[string]*batchCast // by the batch schema's fingerprint
-	writers map[writerKey]*FileWriter
+	writers map[writerKey]*datafile.Writer
 }
 
-// writerKey is a FileWriter's window end and the fingerprint of its batches' schema
+// writerKey is a datafile.Writer's window end and the fingerprint of its batches' schema
 // (batches cast to one table schema have one Arrow schema, but a writer never gets
 // batches of another).
 type writerKey struct {
@@ -85,7 +87,7 @@ type batchCast struct {
 func (f *batchWriteFn) Setup(ctx context.Context) error {
 	var err error
 	f.rt, err = f.Spec.runtime()
-	f.gate = NewLateGate(f.Spec)
+	f.gate = late.NewGate(f.Spec.SinkID, f.Spec.RunID, f.Spec.Windowed, f.Spec.LatenessMs)
 	return err
 }
 
@@ -93,7 +95,7 @@ func (f *batchWriteFn) Setup(ctx context.Context) error {
 // lifecycle methods declare the same outputs as ProcessElement.
 func (f *batchWriteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, Part), _ func(DeadLetter)) {
 	f.abort()
-	f.writers = map[writerKey]*FileWriter{}
+	f.writers = map[writerKey]*datafile.Writer{}
 	f.tbl = nil // loaded again (from the cache) once per bundle
 	f.casts = map[string]*batchCast{}
 }
@@ -142,11 +144,11 @@ func (f *batchWriteFn) process(ctx context.Context, w beam.Window, b arrow.Recor
 			return err
 		}
 		switch v {
-		case TooLate:
+		case late.TooLate:
 			LateDead.Inc(ctx, b.NumRows())
 			reject(reason)
 			return nil
-		case Replayed:
+		case late.Replayed:
 			reject(fmt.Sprintf("replayed: an earlier run of sink %s committed this batch's window to %s, and a batch's rows cannot be told apart from those it committed", f.Spec.SinkID, f.Spec.Table))
 			return nil
 		}
@@ -174,7 +176,7 @@ func (f *batchWriteFn) process(ctx context.Context, w beam.Window, b arrow.Recor
 	wk := writerKey{win: w.MaxTimestamp().Milliseconds(), schema: out.Schema().Fingerprint()}
 	fw := f.writers[wk]
 	if fw == nil {
-		if fw, err = NewFileWriter(ctx, f.tbl, out.Schema(), f.Spec.fileOptions(f.rt)); err != nil {
+		if fw, err = datafile.NewWriter(ctx, f.tbl, out.Schema(), f.Spec.fileOptions(f.rt)); err != nil {
 			out.Release()
 			return err
 		}
@@ -217,7 +219,7 @@ func (f *batchWriteFn) FinishBundle(ctx context.Context, emit func(beam.EventTim
 			f.abort()
 			return err
 		}
-		enc, err := EncodeDataFiles(f.tbl.Metadata(), files)
+		enc, err := datafile.Encode(f.tbl.Metadata(), files)
 		if err != nil {
 			f.abort()
 			return config.WrapOp("write", f.Spec.Table, err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
 	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 	"github.com/icebeam/icebeam/iceberg/write/schema"
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -99,7 +100,14 @@ func BenchmarkAppend(b *testing.B) {
 			}
 		}
 		batches = append(batches, bb.NewBatch())
-		files, err := WriteDataFiles(ctx, tbl, bb.ArrowSchema(), batches, FileOptions{})
+		fw, err := datafile.NewWriter(ctx, tbl, bb.ArrowSchema(), datafile.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, rec := range batches {
+			fw.Write(rec)
+		}
+		files, err := fw.Close()
 		if err != nil {
 			b.Fatal(err)
 		}

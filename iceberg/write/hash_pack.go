@@ -13,7 +13,7 @@ import (
 // The hash distribution's router packs rows on a goroutine of its own (the packer),
 // fed chunks of rows by the bundle's goroutine. The per-bundle writers of
 // distribution_mode=none overlap the making of rows with the Parquet encoding (a
-// FileWriter's goroutine); the hash distribution writes only after the shuffle, so
+// datafile.Writer's goroutine); the hash distribution writes only after the shuffle, so
 // without the packer its first stage made, routed and packed every row on one
 // goroutine while the second core idled, and the Parquet encoding then came on top.
 // Emitters are used only on the bundle's goroutine: the packer returns its packets

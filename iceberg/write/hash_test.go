@@ -17,6 +17,7 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
 	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 	"github.com/icebeam/icebeam/iceberg/write/schema"
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -26,10 +27,10 @@ import (
 // started, processed and finished; with spec.Hash, the packets grouped by key as a
 // GroupByKey does and each group written by hashWriteFn) and returns the encoded files
 // of each table and the dead letters.
-func bundleFiles(t *testing.T, spec Spec, bundles [][]row.Row) (map[string][]EncodedDataFile, []DeadLetter) {
+func bundleFiles(t *testing.T, spec Spec, bundles [][]row.Row) (map[string][]datafile.Encoded, []DeadLetter) {
 	t.Helper()
 	ctx := context.Background()
-	files := map[string][]EncodedDataFile{}
+	files := map[string][]datafile.Encoded{}
 	var dead []DeadLetter
 	onDead := func(d DeadLetter) { dead = append(dead, d) }
 	onTimedDead := func(_ beam.EventTime, d DeadLetter) { onDead(d) }
@@ -521,7 +522,7 @@ func TestHashPackerLargeBundles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dfs, err := DecodeDataFiles(tbl.Metadata(), files["db.t"])
+			dfs, err := datafile.Decode(tbl.Metadata(), files["db.t"])
 			if err != nil {
 				t.Fatal(err)
 			}

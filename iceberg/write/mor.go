@@ -35,7 +35,7 @@ import (
 //
 // It returns the PCollection of SnapshotInfo (one per table and window) and the
 // PCollection of DeadLetter. Windows commit in order, in batch and streaming
-// (see OrderPanes); late changes and restarts are handled as LateGate
+// (see OrderPanes); late changes and restarts are handled as late.Gate
 // and changeShardFn describe.
 func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead beam.PCollection, err error) {
 	s = s.Scope("iceberg.MergeOnRead")

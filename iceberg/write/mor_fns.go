@@ -27,6 +27,8 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
+	"github.com/icebeam/icebeam/iceberg/write/late"
 	"github.com/icebeam/icebeam/iceberg/write/maintain"
 )
 
@@ -45,7 +47,7 @@ type changeParseFn struct {
 	rt      *runtime
 	env     *cdc.Envelope
 	tbl     *table.Table
-	gate    *LateGate
+	gate    *late.Gate
 	parser  *cdc.Parser
 	sharder *cdc.Sharder
 	// expect collects the keys parsed by a batch pipeline's worker, which its
@@ -154,7 +156,7 @@ func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, v bea
 		TombstonesSkipped.Inc(ctx, 1)
 		return nil
 	}
-	win := WindowEnd(w)
+	win := commit.WindowEnd(w)
 	if f.parser == nil {
 		rej, err := f.open(ctx, r)
 		if err != nil {
@@ -180,7 +182,7 @@ func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, v bea
 			return err
 		}
 		if f.gate == nil {
-			f.gate = &LateGate{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, LatenessMs: f.Spec.LatenessMs}
+			f.gate = &late.Gate{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, LatenessMs: f.Spec.LatenessMs}
 		}
 		// Rows of windows already committed pass on to the shards, which apply a change
 		// only when it is newer than every change committed (see changeShardFn).
@@ -188,7 +190,7 @@ func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, v bea
 		if err != nil {
 			return err
 		}
-		if v == TooLate {
+		if v == late.TooLate {
 			LateDead.Inc(ctx, 1)
 			dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: reason})
 			return nil
@@ -372,7 +374,7 @@ func (f *changeShardFn) StartBundle(ctx context.Context, _ func(string, shardOut
 }
 
 func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard int, packets func(*[]byte) bool, emit func(string, shardOut), dead func(DeadLetter)) error {
-	win := WindowEnd(w)
+	win := commit.WindowEnd(w)
 	// Outputs emitted in FinishBundle are in the global window: only shards of the
 	// global window in a batch pipeline run on goroutines.
 	_, global := w.(window.GlobalWindow)
@@ -532,7 +534,7 @@ func (f *changeShardFn) finish(ctx context.Context, tbl *table.Table, sw *cdc.Sh
 	if err != nil {
 		return Part{}, err
 	}
-	files, err := EncodeDataFiles(tbl.Metadata(), written)
+	files, err := datafile.Encode(tbl.Metadata(), written)
 	return Part{Files: files, Changes: out}, err
 }
 
@@ -692,20 +694,13 @@ type shardRows struct {
 	lpacket []byte            // rows in lineageSchema
 	lrs     *row.Schema       // lineageSchema's
 	bb      *row.BatchBuilder // direct writes, once past shardRowsToWriters
-	fw      *FileWriter
+	fw      *datafile.Writer
 }
 
 // rowLineage reports whether merge-on-read updates of tbl keep the _row_id of the
 // row they replace (see cdc.RowLineage).
 func rowLineage(tbl *table.Table, spec Spec) bool {
 	return cdc.RowLineage(tbl, config.DeleteFormat(spec.DeleteFormat), spec.EqualityColumns)
-}
-
-// lineageSchema returns sc with the _row_id column (iceberg-go's row lineage
-// schema without _last_updated_sequence_number: rows written without it take the
-// data file's sequence number, which is what an updated row needs).
-func lineageSchema(sc *ibg.Schema) *ibg.Schema {
-	return ibg.SchemaWithRowLineageColumns(sc, true, false)
 }
 
 // packetHeader starts a packet of new rows: the table schema id, and whether the
@@ -754,7 +749,7 @@ func (s *shardRows) sendFull(p *[]byte) error {
 	s.send(&s.lpacket)
 	sc := s.tbl.Schema()
 	if s.lineage {
-		sc = lineageSchema(sc)
+		sc = datafile.LineageSchema(sc)
 	}
 	var err error
 	s.bb, err = row.NewBatchBuilder(sc, memory.DefaultAllocator)
@@ -777,7 +772,7 @@ func (s *shardRows) addUpdate(body []byte, rowID int64, hasID bool) error {
 		return errors.New("row lineage: an update without lineage")
 	}
 	if s.lrs == nil {
-		s.lrs = row.SchemaOf(lineageSchema(s.tbl.Schema()))
+		s.lrs = row.SchemaOf(datafile.LineageSchema(s.tbl.Schema()))
 	}
 	var id any
 	if hasID {
@@ -818,7 +813,7 @@ func (s *shardRows) flush() error {
 	}
 	if s.fw == nil {
 		var err error
-		if s.fw, err = NewFileWriter(s.ctx, s.tbl, s.bb.ArrowSchema(), s.spec.fileOptions(s.rt)); err != nil {
+		if s.fw, err = datafile.NewWriter(s.ctx, s.tbl, s.bb.ArrowSchema(), s.spec.fileOptions(s.rt)); err != nil {
 			return err
 		}
 	}
@@ -931,7 +926,7 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 	committedMax, _ := committedSeqs(chk.Newest, chk.Found, f.Spec.SinkID, f.Spec.RunID)
 	unordered := 0
 	for _, part := range p.Parts {
-		files, err := DecodeDataFiles(tbl.Metadata(), part.Files)
+		files, err := datafile.Decode(tbl.Metadata(), part.Files)
 		if err != nil {
 			return fail(err)
 		}

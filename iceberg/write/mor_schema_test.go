@@ -13,6 +13,7 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -125,7 +126,7 @@ func decodeRowPacket(tbl *table.Table, p []byte) (string, error) {
 		return "", fmt.Errorf("packet of schema %d", id)
 	}
 	if lineage {
-		sc = lineageSchema(sc)
+		sc = datafile.LineageSchema(sc)
 	}
 	rs := row.SchemaOf(sc)
 	var out []string

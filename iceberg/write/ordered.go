@@ -22,13 +22,14 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
 )
 
 // Part is what one writer (append) or one shard (merge-on-read) hands to the commit
 // step for one table and window.
 type Part struct {
 	// Files are the data files it wrote, not committed.
-	Files []EncodedDataFile
+	Files []datafile.Encoded
 	// Changes is a merge-on-read shard's result; nil for appends.
 	Changes *ShardResult
 }
@@ -104,7 +105,7 @@ type paneFn struct{}
 // even when the watermark had passed the window (prism does); Arrive tells late panes
 // by the commit step's own progress instead.
 func (paneFn) ProcessElement(w beam.Window, table string, parts func(*Part) bool, emit func(string, Pane)) {
-	pane := Pane{WindowEndMs: WindowEnd(w)}
+	pane := Pane{WindowEndMs: commit.WindowEnd(w)}
 	if _, ok := w.(window.GlobalWindow); ok {
 		pane.Global = true
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
 )
 
 // fakeState is an in-memory state.Provider for the value and bag state the ordered
@@ -59,7 +61,7 @@ func TestOrderedCommit(t *testing.T) {
 	noCheck := func(int64) (bool, error) { t.Fatal("table checked although the window was handled"); return false, nil }
 	arrive := func(end int64, part string) {
 		t.Helper()
-		p := Pane{WindowEndMs: end, Parts: []Part{{Files: []EncodedDataFile{{Path: part}}}}}
+		p := Pane{WindowEndMs: end, Parts: []Part{{Files: []datafile.Encoded{{Path: part}}}}}
 		if err := Arrive(sp, tp, bag, handled, timer, p, commit); err != nil {
 			t.Fatal(err)
 		}

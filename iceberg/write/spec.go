@@ -14,6 +14,7 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
 	"github.com/icebeam/icebeam/iceberg/write/maintain"
 	"github.com/icebeam/icebeam/iceberg/write/schema"
 )
@@ -59,7 +60,7 @@ type Spec struct {
 	// the table's own property (which table_properties set on tables the write creates).
 	TargetFileSizeBytes int64
 	// Windowed is true for writes windowed by triggering_frequency_seconds: rows more
-	// than LatenessMs late go to the dead letter output (see LateGate).
+	// than LatenessMs late go to the dead letter output (see late.Gate).
 	Windowed   bool
 	LatenessMs int64
 	// DirectLimit is direct_write_byte_limit: bundles up to this many bytes of rows
@@ -125,7 +126,7 @@ type runtime struct {
 	snapshotProps map[string]string
 	create        schema.CreateOptions
 	refresh       time.Duration
-	proj          *Projection
+	proj          *schema.Projection
 	// changes describes the change rows of a merge-on-read write (for cdc.NewParser).
 	changes cdc.ChangeSpec
 }
@@ -148,7 +149,7 @@ func (s Spec) runtime() (*runtime, error) {
 		return nil, err
 	}
 	rt.create.Properties = rt.tableProps
-	if rt.proj, err = NewProjection(s.Keep, s.Drop, s.Only); err != nil {
+	if rt.proj, err = schema.NewProjection(s.Keep, s.Drop, s.Only); err != nil {
 		return nil, err
 	}
 	rt.changes = s.changeSpec()
@@ -207,8 +208,8 @@ func (s Spec) parser(rt *runtime, sc *ibg.Schema) (*cdc.Parser, error) {
 }
 
 // fileOptions are the options of the files the writers write.
-func (s Spec) fileOptions(rt *runtime) FileOptions {
-	return FileOptions{TargetFileSizeBytes: s.TargetFileSizeBytes, WriteProperties: rt.writeProps}
+func (s Spec) fileOptions(rt *runtime) datafile.Options {
+	return datafile.Options{TargetFileSizeBytes: s.TargetFileSizeBytes, WriteProperties: rt.writeProps}
 }
 
 func (s Spec) catalog(ctx context.Context, rt *runtime) (catalog.Catalog, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/iceberg/write/maintain"
+	"github.com/icebeam/icebeam/iceberg/write/schema"
 )
 
 var rowType = reflect.TypeFor[row.Row]()
@@ -24,7 +25,7 @@ func StructSchema(spec Spec, t reflect.Type) (*ibg.Schema, error) {
 		return nil, err
 	}
 	sc = row.WithNanoTimes(sc, spec.NanoTimes)
-	proj, err := NewProjection(spec.Keep, spec.Drop, spec.Only)
+	proj, err := schema.NewProjection(spec.Keep, spec.Drop, spec.Only)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 )
@@ -450,4 +453,13 @@ func cutInt(s string) (int64, string, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, "", err
+}
+
+// WindowEnd is the token value of window w (see CommitRequest.WindowEndMs): its max
+// timestamp in milliseconds, the end of the global window for the global window.
+func WindowEnd(w beam.Window) int64 {
+	if _, ok := w.(window.GlobalWindow); ok {
+		return mtime.EndOfGlobalWindowTime.Milliseconds()
+	}
+	return w.MaxTimestamp().Milliseconds()
 }

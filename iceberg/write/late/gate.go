@@ -1,4 +1,4 @@
-package write
+package late
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
 
-// Verdict is what LateGate.Check decides for a row.
+// Verdict is what Gate.Check decides for a row.
 type Verdict int
 
 const (
@@ -31,7 +31,7 @@ const (
 	Replayed
 )
 
-// LateGate sorts the rows of a windowed write by their window against the sink's
+// Gate sorts the rows of a windowed write by their window against the sink's
 // token (the newest window it committed, and how far earlier runs had committed):
 // see Verdict. Lateness follows Beam's definition, measured from the end of the row's
 // window, with the sink's newest committed window standing in for the watermark the
@@ -40,9 +40,9 @@ const (
 // through is never dropped by the runner, whose allowed lateness is longer. The gate
 // reads the token at most once per table and Refresh, and again (at most every
 // Refresh/100) for a row of a window the token it holds says is committed or older
-// than the newest row it has seen by more than the lateness. A nil LateGate lets
+// than the newest row it has seen by more than the lateness. A nil Gate lets
 // every row pass.
-type LateGate struct {
+type Gate struct {
 	// SinkID is the sink whose token is compared; RunID is this run of it.
 	SinkID, RunID string
 	// LatenessMs is allowed_lateness_seconds in milliseconds; negative disables the
@@ -63,11 +63,12 @@ type gateToken struct {
 	newest  int64 // the newest window end of the table's rows seen so far
 }
 
-// NewLateGate returns the gate of spec: disabled unless spec.Windowed.
-func NewLateGate(spec Spec) *LateGate {
-	g := &LateGate{SinkID: spec.SinkID, RunID: spec.RunID, LatenessMs: -1}
-	if spec.Windowed {
-		g.LatenessMs = spec.LatenessMs
+// NewGate returns the gate of sink sinkID's run runID: disabled unless the write
+// is windowed.
+func NewGate(sinkID, runID string, windowed bool, latenessMs int64) *Gate {
+	g := &Gate{SinkID: sinkID, RunID: runID, LatenessMs: -1}
+	if windowed {
+		g.LatenessMs = latenessMs
 	}
 	return g
 }
@@ -75,7 +76,7 @@ func NewLateGate(spec Spec) *LateGate {
 // Check returns the verdict for a row of window w bound for table dest (ident in
 // cat), with the reason when TooLate, and the sink's token as last read (found
 // false when it has none); err is a failure to read the table.
-func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, ident table.Identifier, w beam.Window) (v Verdict, reason string, tok commit.Token, err error) {
+func (g *Gate) Check(ctx context.Context, cat catalog.Catalog, dest string, ident table.Identifier, w beam.Window) (v Verdict, reason string, tok commit.Token, err error) {
 	if g == nil || g.LatenessMs < 0 {
 		return Pass, "", commit.Token{}, nil
 	}
@@ -89,7 +90,7 @@ func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, 
 	if refresh <= 0 {
 		refresh = time.Second
 	}
-	end := WindowEnd(w)
+	end := commit.WindowEnd(w)
 	gt, ok := g.tokens[dest]
 	// A row of a window the held token says is committed, or older than the newest
 	// row seen by more than the lateness, may be late: read the token again.

@@ -1,4 +1,4 @@
-package write
+package late
 
 import (
 	"context"
@@ -59,8 +59,8 @@ type replayUndo struct {
 }
 
 // NewReplayIndex returns the index of spec's sink and run.
-func NewReplayIndex(spec Spec) *ReplayIndex {
-	return &ReplayIndex{SinkID: spec.SinkID, RunID: spec.RunID}
+func NewReplayIndex(sinkID, runID string) *ReplayIndex {
+	return &ReplayIndex{SinkID: sinkID, RunID: runID}
 }
 
 // Begin starts a bundle: matches of a bundle that did not end with Done are undone.
