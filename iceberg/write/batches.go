@@ -45,14 +45,14 @@ func AppendBatches(s beam.Scope, spec Spec, batches beam.PCollection) (snapshots
 		return beam.PCollection{}, beam.PCollection{}, config.OpErrorf("write", spec.Table,
 			"%w: batches must implement arrow.RecordBatch, got %s", config.ErrInvalidConfig, batches.Type())
 	}
-	if err := CheckWindows(spec.Table, batches); err != nil {
+	if err := checkWindows(spec.Table, batches); err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
 	outs, err := beam.TryParDo(s.Scope("WriteFiles"), &batchWriteFn{Spec: spec}, batches)
 	if err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
-	snapshots, err = commitFiles(s, spec, Rewindow(s, batches, outs[0]))
+	snapshots, err = commitFiles(s, spec, rewindow(s, batches, outs[0]))
 	return snapshots, outs[1], err
 }
 

@@ -83,7 +83,7 @@ func (k *partitionKeyer) key(r row.Row) string {
 		return "" // unpartitioned
 	}
 	var b strings.Builder
-	get := RowGetter(r)
+	get := rowGetter(r)
 	for i, f := range k.fields {
 		if i > 0 {
 			b.WriteByte('/')

@@ -38,7 +38,7 @@ type shufflePacket struct {
 	packet []byte
 }
 
-// timedDead is a dead letter and the end of its row's window (Rewindow puts it
+// timedDead is a dead letter and the end of its row's window (rewindow puts it
 // back there: dead letters emitted at the end of a bundle are in the global window).
 type timedDead struct {
 	ts beam.EventTime

@@ -77,11 +77,11 @@ var (
 	CommitLatency = beam.NewDistribution(MetricsNamespace, "commit_latency_ms")
 )
 
-// RecordCommit counts one commit step's result res of the window ending
+// recordCommit counts one commit step's result res of the window ending
 // windowEndMs (windowed: a window of triggering_frequency_seconds or of the input).
 // A skipped commit counts only its attempts: res then describes the snapshot an
 // earlier attempt or run made, not work of this one.
-func RecordCommit(ctx context.Context, res commit.CommitResult, windowEndMs int64, windowed bool) {
+func recordCommit(ctx context.Context, res commit.CommitResult, windowEndMs int64, windowed bool) {
 	CommitAttempts.Inc(ctx, int64(res.Attempts))
 	CommitConflicts.Inc(ctx, int64(res.Conflicts))
 	if res.Recovered {

@@ -15,20 +15,20 @@ import (
 
 // Snapshot summary keys of merge-on-read commits besides the token keys.
 const (
-	// SummaryMaxCommittedSeqPrefix prefixes the key holding, for one sink id, the
+	// summaryMaxCommittedSeqPrefix prefixes the key holding, for one sink id, the
 	// highest change sequence number the snapshot's window applied.
-	SummaryMaxCommittedSeqPrefix = "beam.cdc.max-committed-seq."
-	// SummaryPriorMaxSeqPrefix prefixes the key holding, for one sink id, the highest
+	summaryMaxCommittedSeqPrefix = "beam.cdc.max-committed-seq."
+	// summaryPriorMaxSeqPrefix prefixes the key holding, for one sink id, the highest
 	// sequence number the sink's earlier runs had committed when the snapshot's run
 	// started (see PriorThroughKey).
-	SummaryPriorMaxSeqPrefix = "beam.cdc.prior-max-seq."
+	summaryPriorMaxSeqPrefix = "beam.cdc.prior-max-seq."
 )
 
-// MaxCommittedSeqKey returns "beam.cdc.max-committed-seq.<sinkID>".
-func MaxCommittedSeqKey(sinkID string) string { return SummaryMaxCommittedSeqPrefix + sinkID }
+// maxCommittedSeqKey returns "beam.cdc.max-committed-seq.<sinkID>".
+func maxCommittedSeqKey(sinkID string) string { return summaryMaxCommittedSeqPrefix + sinkID }
 
-// PriorMaxSeqKey returns "beam.cdc.prior-max-seq.<sinkID>".
-func PriorMaxSeqKey(sinkID string) string { return SummaryPriorMaxSeqPrefix + sinkID }
+// priorMaxSeqKey returns "beam.cdc.prior-max-seq.<sinkID>".
+func priorMaxSeqKey(sinkID string) string { return summaryPriorMaxSeqPrefix + sinkID }
 
 // noSeq stands for "no sequence number committed".
 const noSeq = int64(-1 << 63)
@@ -42,20 +42,20 @@ func committedSeqs(tok commit.Token, found bool, sinkID, runID string) (maxSeq, 
 		return maxSeq, prior
 	}
 	p := tok.Summary.Properties
-	if v, err := strconv.ParseInt(p[MaxCommittedSeqKey(sinkID)], 10, 64); err == nil {
+	if v, err := strconv.ParseInt(p[maxCommittedSeqKey(sinkID)], 10, 64); err == nil {
 		maxSeq = v
 	}
 	if runID == "" || p[commit.RunKey(sinkID)] != runID {
 		return maxSeq, maxSeq
 	}
-	if v, err := strconv.ParseInt(p[PriorMaxSeqKey(sinkID)], 10, 64); err == nil {
+	if v, err := strconv.ParseInt(p[priorMaxSeqKey(sinkID)], 10, 64); err == nil {
 		prior = v
 	}
 	return maxSeq, prior
 }
 
-// ChangeWindow is one table's changes of one window, ready to commit.
-type ChangeWindow struct {
+// changeWindow is one table's changes of one window, ready to commit.
+type changeWindow struct {
 	// SinkID, RunID, WindowEndMs, LateID and ContentID make the commit exactly-once
 	// (see CommitRequest).
 	SinkID, RunID     string
@@ -71,13 +71,13 @@ type ChangeWindow struct {
 	SnapshotProps map[string]string
 }
 
-// CommitChanges commits w as one snapshot, made by one RowDelta with the window's
+// commitWindowChanges commits w as one snapshot, made by one RowDelta with the window's
 // data files, the deletes of its keys and the removal of the DVs they replace,
 // through c's loop (token check, retry, lost-response recovery), exactly once per
 // (SinkID, WindowEndMs) or late pane: a window commit (commit.Committer.Commit) whose
 // deletes are windowDeletes. The result carries the delete counts (from the summary
 // when the window was already committed).
-func CommitChanges(ctx context.Context, c commit.Committer, cat table.CatalogIO, ident table.Identifier, w ChangeWindow) (commit.CommitResult, error) {
+func commitWindowChanges(ctx context.Context, c commit.Committer, cat table.CatalogIO, ident table.Identifier, w changeWindow) (commit.CommitResult, error) {
 	for k := range w.SnapshotProps {
 		if strings.HasPrefix(k, commit.SummaryReservedPrefix) {
 			return commit.CommitResult{}, config.WrapOp("commit", strings.Join(ident, "."),
@@ -106,7 +106,7 @@ func CommitChanges(ctx context.Context, c commit.Committer, cat table.CatalogIO,
 // (cdc.Deletes.Prepare: re-resolving keys whose data files changed, merging with
 // live DVs), with the sink's highest committed sequence number in the summary.
 type windowDeletes struct {
-	w       *ChangeWindow
+	w       *changeWindow
 	last    cdc.Delta // the delta of the last attempt that prepared one
 	attempt int       // that attempt's number; 0 once abandoned
 }
@@ -120,9 +120,9 @@ func (d *windowDeletes) Prepare(ctx context.Context, a *commit.Attempt) (commit.
 	d.last, d.attempt = delta, a.Number
 	prevMax, priorMax := committedSeqs(a.Newest, a.Found, d.w.SinkID, d.w.RunID)
 	props := delta.Props
-	props[MaxCommittedSeqKey(d.w.SinkID)] = strconv.FormatInt(max(d.w.MaxSeq, prevMax), 10)
+	props[maxCommittedSeqKey(d.w.SinkID)] = strconv.FormatInt(max(d.w.MaxSeq, prevMax), 10)
 	if d.w.RunID != "" && priorMax != noSeq {
-		props[PriorMaxSeqKey(d.w.SinkID)] = strconv.FormatInt(priorMax, 10)
+		props[priorMaxSeqKey(d.w.SinkID)] = strconv.FormatInt(priorMax, 10)
 	}
 	return commit.Prepared{Deletes: delta.Added, Removed: delta.Removed, Props: props}, nil
 }

@@ -33,9 +33,9 @@ func seededChangeTable(t *testing.T, cat catalog.Catalog, name string) *table.Ta
 }
 
 // deleteAndAdd is a window that deletes the rows of keys and adds rows [from, from+n).
-func deleteAndAdd(t *testing.T, tbl *table.Table, end, maxSeq int64, keys []int64, from, n int64) ChangeWindow {
+func deleteAndAdd(t *testing.T, tbl *table.Table, end, maxSeq int64, keys []int64, from, n int64) changeWindow {
 	t.Helper()
-	w := ChangeWindow{SinkID: "cdc", RunID: "run-1", WindowEndMs: end, MaxSeq: maxSeq,
+	w := changeWindow{SinkID: "cdc", RunID: "run-1", WindowEndMs: end, MaxSeq: maxSeq,
 		Deletes: cdc.Deletes{KeyColumns: []string{"id"}}}
 	for _, k := range keys {
 		w.Deletes.Keys = append(w.Deletes.Keys, []any{k})
@@ -57,29 +57,29 @@ func TestCommitChanges(t *testing.T) {
 	tbl := seededChangeTable(t, cat, "changes")
 	ident := tbl.Identifier()
 	w := deleteAndAdd(t, tbl, 1000, 11, []int64{5, 6}, 500, 1)
-	res, err := CommitChanges(ctx, fastCommitter, cat, ident, w)
+	res, err := commitWindowChanges(ctx, fastCommitter, cat, ident, w)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Skipped || res.DVsAdded != 1 || res.DVsRemoved != 0 || res.PositionsDeleted != 2 || res.RowsAdded != 1 || res.DeleteFilesAdded != 1 {
 		t.Fatalf("result %+v", res)
 	}
-	for k, want := range map[string]string{commit.CommittedThroughKey("cdc"): "1000", MaxCommittedSeqKey("cdc"): "11",
+	for k, want := range map[string]string{commit.CommittedThroughKey("cdc"): "1000", maxCommittedSeqKey("cdc"): "11",
 		cdc.SummaryAddedDVs: "1", commit.RunKey("cdc"): "run-1"} {
 		if res.Summary[k] != want {
 			t.Errorf("summary %s = %q, want %q", k, res.Summary[k], want)
 		}
 	}
 	// A later window with lower sequence numbers keeps the highest; it replaces the DV.
-	res, err = CommitChanges(ctx, fastCommitter, cat, ident, deleteAndAdd(t, tbl, 2000, 4, []int64{7}, 0, 0))
+	res, err = commitWindowChanges(ctx, fastCommitter, cat, ident, deleteAndAdd(t, tbl, 2000, 4, []int64{7}, 0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.DVsAdded != 1 || res.DVsRemoved != 1 || res.PositionsDeleted != 1 || res.Summary[MaxCommittedSeqKey("cdc")] != "11" {
+	if res.DVsAdded != 1 || res.DVsRemoved != 1 || res.PositionsDeleted != 1 || res.Summary[maxCommittedSeqKey("cdc")] != "11" {
 		t.Fatalf("second window: %+v", res)
 	}
 	// The first window again (a retried bundle): skipped, with its snapshot's counts.
-	again, err := CommitChanges(ctx, fastCommitter, cat, ident, deleteAndAdd(t, tbl, 1000, 11, []int64{5, 6}, 500, 1))
+	again, err := commitWindowChanges(ctx, fastCommitter, cat, ident, deleteAndAdd(t, tbl, 1000, 11, []int64{5, 6}, 500, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestCommitChangesLostResponse(t *testing.T) {
 		}
 		return nil
 	}}
-	res, err := CommitChanges(ctx, fastCommitter, cat, tbl.Identifier(), deleteAndAdd(t, tbl, 1000, 3, []int64{1, 2, 3}, 200, 5))
+	res, err := commitWindowChanges(ctx, fastCommitter, cat, tbl.Identifier(), deleteAndAdd(t, tbl, 1000, 3, []int64{1, 2, 3}, 200, 5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,21 +136,21 @@ func TestCommitChangesErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		ident table.Identifier
-		w     ChangeWindow
+		w     changeWindow
 		want  error
 	}{
-		{"empty sink id", tbl.Identifier(), ChangeWindow{Deletes: keys}, config.ErrInvalidConfig},
-		{"reserved summary key", tbl.Identifier(), ChangeWindow{SinkID: "s", WindowEndMs: 1, Deletes: keys,
+		{"empty sink id", tbl.Identifier(), changeWindow{Deletes: keys}, config.ErrInvalidConfig},
+		{"reserved summary key", tbl.Identifier(), changeWindow{SinkID: "s", WindowEndMs: 1, Deletes: keys,
 			SnapshotProps: map[string]string{"beam.cdc.x": "1"}}, config.ErrInvalidConfig},
-		{"no equality columns", tbl.Identifier(), ChangeWindow{SinkID: "s", WindowEndMs: 1,
+		{"no equality columns", tbl.Identifier(), changeWindow{SinkID: "s", WindowEndMs: 1,
 			Deletes: cdc.Deletes{Keys: keys.Keys}}, config.ErrInvalidConfig},
-		{"missing table", table.Identifier{"db", "nope"}, ChangeWindow{SinkID: "s", WindowEndMs: 1, Deletes: keys}, config.ErrTableNotFound},
+		{"missing table", table.Identifier{"db", "nope"}, changeWindow{SinkID: "s", WindowEndMs: 1, Deletes: keys}, config.ErrTableNotFound},
 		{"DVs on format version 2", writetest.CreateTable(t, cat, "v2", writetest.IDNameSchema(),
 			catalog.WithProperties(map[string]string{"format-version": "2"})).Identifier(),
-			ChangeWindow{SinkID: "s", WindowEndMs: 1, Deletes: cdc.Deletes{KeyColumns: []string{"id"}, Keys: keys.Keys,
+			changeWindow{SinkID: "s", WindowEndMs: 1, Deletes: cdc.Deletes{KeyColumns: []string{"id"}, Keys: keys.Keys,
 				Format: config.DeleteFormatDV}}, config.ErrUnsupported},
 	} {
-		_, err := CommitChanges(ctx, fastCommitter, cat, tc.ident, tc.w)
+		_, err := commitWindowChanges(ctx, fastCommitter, cat, tc.ident, tc.w)
 		if !errors.Is(err, tc.want) || !strings.HasPrefix(err.Error(), "iceberg: commit db.") {
 			t.Errorf("%s: err = %v, want %v prefixed by the table", tc.name, err, tc.want)
 		}

@@ -324,9 +324,9 @@ func (f *changeParseFn) expectKeys() {
 	f.expected.Reset()
 }
 
-// ShardResult is what a merge-on-read shard hands to the committer for one window,
+// shardResult is what a merge-on-read shard hands to the committer for one window,
 // besides the data files of its new rows (Part.Files).
-type ShardResult struct {
+type shardResult struct {
 	// MaxSeq and MinSeq are the highest and lowest sequence numbers of the shard's
 	// changes; BaseSeq is the highest the sink had committed when the shard ran
 	// (noSeq when none or when its window was not committed yet).
@@ -398,7 +398,7 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 	if err != nil {
 		return fail(err)
 	}
-	out := &ShardResult{MinSeq: math.MaxInt64, BaseSeq: noSeq}
+	out := &shardResult{MinSeq: math.MaxInt64, BaseSeq: noSeq}
 	committed, skip, err := f.committed(ctx, tbl, win, &out.BaseSeq)
 	if err != nil {
 		return fail(err)
@@ -505,7 +505,7 @@ func (f *changeShardFn) sort(tbl *table.Table, committed *cdc.Committed, packets
 // finish finishes the shard's window sw: its new rows go to the table's writer or
 // the shard's own files (shardRows), they and its dead letters and counts to send.
 // It fills out and returns the Part of the shard's result.
-func (f *changeShardFn) finish(ctx context.Context, tbl *table.Table, sw *cdc.ShardWindow, parser *cdc.Parser, out *ShardResult, send func(shardEvent)) (Part, error) {
+func (f *changeShardFn) finish(ctx context.Context, tbl *table.Table, sw *cdc.ShardWindow, parser *cdc.Parser, out *shardResult, send func(shardEvent)) (Part, error) {
 	sc := tbl.Schema()
 	rows := &shardRows{ctx: ctx, spec: f.Spec, rt: f.rt, tbl: tbl, rs: parser.Schema(), lineage: sw.Lineage(),
 		emit: func(p []byte) { send(shardEvent{out: &shardOut{Rows: p}}) }}
@@ -916,7 +916,7 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 	if err != nil {
 		return fail(err)
 	}
-	w := ChangeWindow{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),
+	w := changeWindow{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),
 		SnapshotProps: f.rt.snapshotProps,
 		Deletes:       cdc.Deletes{KeyColumns: f.Spec.EqualityColumns, Format: config.DeleteFormat(f.Spec.DeleteFormat), Resolver: f.Spec.resolver()}}
 	chk, err := commit.CheckWindow(tbl.Metadata(), table.MainBranch, commit.WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
@@ -960,7 +960,7 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 		log.Warnf(ctx, "iceberg: commit %s: %d shard results of the window ending %d were made before the sink committed changes newer than some of theirs (late changes that raced their window's commit); they are applied after those changes",
 			dest, unordered, p.WindowEndMs)
 	}
-	res, err := CommitChanges(ctx, commit.Committer{}, cat, ident, w)
+	res, err := commitWindowChanges(ctx, commit.Committer{}, cat, ident, w)
 	if err != nil {
 		return err
 	}
@@ -972,7 +972,7 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 		}
 	}
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
-	RecordCommit(ctx, res, p.WindowEndMs, !p.Global)
+	recordCommit(ctx, res, p.WindowEndMs, !p.Global)
 	Reresolutions.Inc(ctx, int64(res.Reresolved))
 	emit(commit.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
 		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,

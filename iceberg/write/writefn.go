@@ -137,7 +137,7 @@ func (rr *router) route(ctx context.Context, r row.Row) (row.Row, *destTable, *D
 		return row.Row{}, nil, &DeadLetter{Row: r.String(), Reason: err.Error()}, nil
 	}
 	r = pr
-	dest, err := rr.rt.tpl.Render(RowGetter(r))
+	dest, err := rr.rt.tpl.Render(rowGetter(r))
 	if err != nil {
 		return row.Row{}, nil, &DeadLetter{Row: r.String(), Reason: err.Error()}, nil
 	}
@@ -161,7 +161,7 @@ func (rr *router) table(ctx context.Context, dest string, r row.Row) (dt *destTa
 	}
 	ident, perr := parseIdent(dest)
 	if perr != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoDestination, perr), nil
+		return nil, fmt.Errorf("%w: %w", errNoDestination, perr), nil
 	}
 	tbl, err := catalogs.LoadTable(ctx, rr.spec.CatalogName, rr.rt.catProps, dest, rr.rt.refresh)
 	if err != nil {
@@ -523,7 +523,7 @@ func (b *bundleWriters) abort() {
 }
 
 // commitFn commits each table's files (and, merge-on-read, its shards' deletes), one
-// commit per window and table, oldest window first (see OrderPanes), through the
+// commit per window and table, oldest window first (see orderPanes), through the
 // Committer. It holds each table's
 // on-time panes in state until the watermark passes their window's end.
 type commitFn struct {
@@ -546,11 +546,11 @@ func (f *commitFn) Setup(ctx context.Context) error {
 }
 
 func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, p Pane, emit func(commit.SnapshotInfo)) error {
-	return Arrive(sp, tp, f.Pending, f.Handled, f.Turn, p, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
+	return arrivePane(sp, tp, f.Pending, f.Handled, f.Turn, p, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
 }
 
 func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(commit.SnapshotInfo)) error {
-	return config.WrapOp("commit", dest, Fire(sp, f.Pending, f.Handled, ts, func(p Pane) error { return f.commit(ctx, dest, p, emit) },
+	return config.WrapOp("commit", dest, firePanes(sp, f.Pending, f.Handled, ts, func(p Pane) error { return f.commit(ctx, dest, p, emit) },
 		func(end int64) (bool, error) {
 			ident, err := parseIdent(dest)
 			if err != nil {
@@ -596,7 +596,7 @@ func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(co
 		return err
 	}
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
-	RecordCommit(ctx, res, p.WindowEndMs, !p.Global)
+	recordCommit(ctx, res, p.WindowEndMs, !p.Global)
 	if res.LateID != "" && !res.Skipped {
 		LatePassed.Inc(ctx, res.RowsAdded)
 	}
