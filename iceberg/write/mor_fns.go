@@ -91,11 +91,28 @@ func (f *changeParseFn) StartBundle(ctx context.Context, _ func(beam.EventTime, 
 	f.expected.Reset()
 }
 
-// open loads the table, or creates it from r. A non-nil reject is a reason to
+// open makes the DoFn ready to parse the table's rows: it opens the table (or creates
+// it from r, openTable), builds the parser and sharder of its schema (parseSchema)
+// and plans how the shards resolve keys (planKeys). A non-nil reject is a reason to
 // dead-letter r; err fails the bundle.
 func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error) {
+	tbl, reject, err := f.openTable(ctx, r)
+	if reject != nil || err != nil {
+		return reject, err
+	}
+	if f.parser, f.sharder, err = f.parseSchema(tbl); err != nil {
+		return nil, err
+	}
+	f.tbl = tbl
+	return nil, f.planKeys(tbl)
+}
+
+// openTable loads the table through the worker's table cache, or creates it from r
+// when it is missing: its schema is inferred from r's row image, with the equality
+// columns required. A non-nil reject says why r cannot create the table.
+func (f *changeParseFn) openTable(ctx context.Context, r row.Row) (tbl *table.Table, reject, err error) {
 	name := f.Spec.Table
-	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
+	tbl, err = catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
 	if errors.Is(err, config.ErrTableNotFound) {
 		data, ierr := f.env.Data(r)
 		var sc *ibg.Schema
@@ -106,41 +123,75 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 			sc, ierr = cdc.CreateSchema(sc, f.Spec.EqualityColumns)
 		}
 		if ierr != nil {
-			return fmt.Errorf("cannot create table %s from this row: %w", name, ierr), nil
+			return nil, fmt.Errorf("cannot create table %s from this row: %w", name, ierr), nil
 		}
 		ident, perr := catalogs.ParseIdent(name)
 		if perr != nil {
-			return nil, perr
+			return nil, nil, perr
 		}
 		tbl, err = createTable(ctx, &f.Spec, f.rt, name, ident, sc)
 	}
 	if err != nil {
-		return nil, config.WrapOp("write", name, err)
+		return nil, nil, config.WrapOp("write", name, err)
 	}
-	if f.parser, err = f.Spec.parser(f.rt, tbl.Schema()); err != nil {
-		return nil, config.WrapOp("write", name, err)
+	return tbl, nil, nil
+}
+
+// parseSchema returns the change parser and the sharder of tbl's current schema.
+func (f *changeParseFn) parseSchema(tbl *table.Table) (*cdc.Parser, *cdc.Sharder, error) {
+	parser, err := f.Spec.parser(f.rt, tbl.Schema())
+	if err != nil {
+		return nil, nil, config.WrapOp("write", f.Spec.Table, err)
 	}
-	if f.sharder, err = cdc.NewSharder(tbl, f.Spec.EqualityColumns, f.Spec.NumShards, f.Spec.ShardsPerPartition); err != nil {
-		f.parser = nil
-		return nil, config.WrapOp("write", name, err)
+	sharder, err := cdc.NewSharder(tbl, f.Spec.EqualityColumns, f.Spec.NumShards, f.Spec.ShardsPerPartition)
+	if err != nil {
+		return nil, nil, config.WrapOp("write", f.Spec.Table, err)
 	}
-	f.tbl = tbl
-	if format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns); err == nil && format == config.DeleteFormatDV {
-		// A streaming pipeline's shards resolve keys with the worker's key index:
-		// build it while the first window's changes are shuffled, from the end of
-		// this bundle (see FinishBundle). A batch pipeline's worker expects the
-		// keys it parses instead: its shards resolve them by one read of the
-		// candidate files' key columns (cdc.Expected), and a warm-up would read
-		// them again, on the processors the parsing needs, for an index no shard
-		// uses. The index is built only when a shard needs it: its keys were
-		// parsed by another worker, or were too many to expect (expectKeys).
-		if f.Spec.Windowed {
-			f.warm = true
-		} else if f.expect, err = f.Spec.resolver().Expect(tbl); err != nil {
-			return nil, config.WrapOp("write", name, err)
-		}
+	return parser, sharder, nil
+}
+
+// planKeys plans how the shards resolve the keys of tbl (deletion vectors only). A
+// streaming pipeline's shards resolve keys with the worker's key index: build it
+// while the first window's changes are shuffled, from the end of this bundle (warm,
+// see FinishBundle). A batch pipeline's worker expects the keys it parses instead:
+// its shards resolve them by one read of the candidate files' key columns
+// (cdc.Expected), and a warm-up would read them again, on the processors the
+// parsing needs, for an index no shard uses. The index is built only when a shard
+// needs it: its keys were parsed by another worker, or were too many to expect
+// (expectKeys).
+func (f *changeParseFn) planKeys(tbl *table.Table) error {
+	format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns)
+	if err != nil || format != config.DeleteFormatDV {
+		return nil
 	}
-	return nil, nil
+	if f.Spec.Windowed {
+		f.warm = true
+	} else if f.expect, err = f.Spec.resolver().Expect(tbl); err != nil {
+		return config.WrapOp("write", f.Spec.Table, err)
+	}
+	return nil
+}
+
+// tooLate passes r's window w through the late gate of a windowed write: a non-empty
+// reason sends r to the dead letter output. Rows of windows already committed pass
+// on to the shards, which apply a change only when it is newer than every change
+// committed (see changeShardFn).
+func (f *changeParseFn) tooLate(ctx context.Context, w beam.Window) (reason string, err error) {
+	if !f.Spec.Windowed {
+		return "", nil
+	}
+	cat, err := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
+	if err != nil {
+		return "", err
+	}
+	if f.gate == nil {
+		f.gate = &late.Gate{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, LatenessMs: f.Spec.LatenessMs}
+	}
+	v, reason, _, err := f.gate.Check(ctx, cat, f.Spec.Table, f.tbl.Identifier(), w)
+	if err != nil || v != late.TooLate {
+		return "", err
+	}
+	return reason, nil
 }
 
 // ProcessElement parses v, a row.Row or a struct (see changeParseFn).
@@ -176,25 +227,12 @@ func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, v bea
 		}
 		f.pending = nil
 	}
-	if f.Spec.Windowed {
-		cat, err := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
-		if err != nil {
-			return err
-		}
-		if f.gate == nil {
-			f.gate = &late.Gate{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, LatenessMs: f.Spec.LatenessMs}
-		}
-		// Rows of windows already committed pass on to the shards, which apply a change
-		// only when it is newer than every change committed (see changeShardFn).
-		v, reason, _, err := f.gate.Check(ctx, cat, f.Spec.Table, f.tbl.Identifier(), w)
-		if err != nil {
-			return err
-		}
-		if v == late.TooLate {
+	if reason, err := f.tooLate(ctx, w); err != nil || reason != "" {
+		if reason != "" {
 			LateDead.Inc(ctx, 1)
 			dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: reason})
-			return nil
 		}
+		return err
 	}
 	return f.add(ctx, r, win, emit, dead)
 }
@@ -263,13 +301,9 @@ func (f *changeParseFn) evolve(ctx context.Context, r row.Row, parseErr error, e
 	if tbl == nil {
 		return false, reason, err
 	}
-	parser, err := f.Spec.parser(f.rt, tbl.Schema())
+	parser, sharder, err := f.parseSchema(tbl)
 	if err != nil {
-		return false, nil, config.WrapOp("write", f.Spec.Table, err)
-	}
-	sharder, err := cdc.NewSharder(tbl, f.Spec.EqualityColumns, f.Spec.NumShards, f.Spec.ShardsPerPartition)
-	if err != nil {
-		return false, nil, config.WrapOp("write", f.Spec.Table, err)
+		return false, nil, err
 	}
 	f.emitPackets(emit)
 	f.tbl, f.parser, f.sharder = tbl, parser, sharder
