@@ -15,8 +15,8 @@
 // batches by partition (distribution_mode=hash); [AppendBatches] writes Arrow record
 // batches the same way without rows. Merge-on-read ([MergeOnRead]): rows are parsed
 // and packed per (window, shard), each shard sorts, collapses and resolves its keys
-// with package cdc, and [commitWindowChanges] commits each window's data files and
-// deletion vectors. Both modes end in the ordered commit step ([arrivePane], [firePanes]),
+// with package cdc, and commitWindowChanges commits each window's data files and
+// deletion vectors. Both modes end in the ordered commit step (arrivePane, firePanes),
 // which commits windows oldest first and late panes as they come.
 //
 // Every catalog commit (the windows of commit.Committer.Commit, heartbeats, schema
@@ -37,7 +37,7 @@
 //   - shard: a slice of a table's key space (merge-on-read, num_shards and
 //     shards_per_partition; cdc.Sharder) or of its partitions (append with
 //     distribution_mode=hash); one worker handles a shard's window at a time.
-//   - shard result ([shardResult]): what one merge-on-read shard hands to the commit
+//   - shard result (shardResult): what one merge-on-read shard hands to the commit
 //     step for a window besides its new rows: the keys to delete resolved to
 //     (data file, position) (DV mode; the commit step turns them into deletion
 //     vectors) or kept as keys (equality mode), and the sequence numbers it saw.
