@@ -12,7 +12,7 @@ import (
 // the tags), and each field's comment is what go doc shows. Validation is in
 // config_read.go, config_write.go and maintain.go; printing in config_print.go. What
 // the stages below the facade see is not a config but a plan built from a validated
-// one (read.Spec, write.Spec, cdc.ChangeSpec, write.MaintainSpec).
+// one (read.Spec, write.Spec, maintain.Spec).
 
 // ReadConfig configures Read: one field per managed read key (tagged
 // `managed:"<key>"`), plus OutputType, which only WithOutputType sets. A zero field

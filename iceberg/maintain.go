@@ -15,7 +15,7 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/read"
-	"github.com/icebeam/icebeam/iceberg/write"
+	"github.com/icebeam/icebeam/iceberg/write/maintain"
 )
 
 // Maintenance operations, the values of the operations key, in the order Maintain
@@ -150,12 +150,12 @@ func (c MaintainConfig) Validate() error {
 }
 
 // spec is the plan of Maintain's DoFns for c (which must be valid).
-func (c MaintainConfig) spec() write.MaintainSpec {
-	s := write.MaintainSpec{Table: c.Table, CatalogName: c.CatalogName, CatalogProps: maps.Clone(c.CatalogProperties),
+func (c MaintainConfig) spec() maintain.Spec {
+	s := maintain.Spec{Table: c.Table, CatalogName: c.CatalogName, CatalogProps: maps.Clone(c.CatalogProperties),
 		Compact: c.runs(OpRewriteDataFiles), Expire: c.runs(OpExpireSnapshots),
 		Orphans: c.runs(OpRemoveOrphanFiles), Filter: c.Filter,
 		OrphanOlderThan: config.DefaultOrphanOlderThanSeconds * time.Second, DryRun: c.DryRun,
-		Expiry: write.NewExpireOptions(c.ExpireOlderThanSeconds, c.RetainLast)}
+		Expiry: maintain.NewExpireOptions(c.ExpireOlderThanSeconds, c.RetainLast)}
 	if c.OrphanOlderThanSeconds != nil {
 		s.OrphanOlderThan = time.Duration(*c.OrphanOlderThanSeconds) * time.Second
 	}
@@ -196,8 +196,8 @@ func ParseMaintainConfigYAML(b []byte) (MaintainConfig, error) {
 
 // MaintenanceReport is what one Maintain run did to its table: live files before and
 // after, the compaction's groups and files, the snapshots expired and the orphan
-// files found. See write.MaintenanceReport for each field.
-type MaintenanceReport = write.MaintenanceReport
+// files found. See maintain.Report for each field.
+type MaintenanceReport = maintain.Report
 
 // Maintain maintains one table and returns a PCollection with one MaintenanceReport.
 // In order, each operation Operations lists (all by default):
@@ -244,5 +244,5 @@ func TryMaintain(s beam.Scope, cfg MaintainConfig) (beam.PCollection, error) {
 		}
 	}
 	spec := cfg.spec()
-	return write.Maintain(s, spec), nil
+	return maintain.Maintain(s, spec), nil
 }

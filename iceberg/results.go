@@ -4,6 +4,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/icebeam/icebeam/iceberg/write"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
 
 // The write's outputs are package write's types, which its DoFns emit; the names
@@ -18,8 +19,8 @@ type DeadLetter = write.DeadLetter
 // id had already committed it): the table, the snapshot made (or found holding the
 // window when Skipped), its sequence number and operation, the files, rows and
 // deletes added, the sink id, the window's token value and whether the pane was late.
-// See write.SnapshotInfo for each field.
-type SnapshotInfo = write.SnapshotInfo
+// See commit.SnapshotInfo for each field.
+type SnapshotInfo = commit.SnapshotInfo
 
 // writeResult is the WriteResult of a write's outputs.
 func writeResult(snaps, dead beam.PCollection) WriteResult {

@@ -18,6 +18,7 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/iceberg/write"
+	"github.com/icebeam/icebeam/iceberg/write/schema"
 )
 
 // WriteResult holds the outputs of Write.
@@ -196,7 +197,7 @@ func refuseUnimplemented(errs *config.Errors, cfg WriteConfig) {
 
 // addHeartbeat adds the token heartbeat of token_heartbeat_seconds, if set: a
 // periodic impulse lasting as long as the pipeline whose ticks refresh the sink's
-// token when it is older than the interval (see write.RefreshToken).
+// token when it is older than the interval (see commit.RefreshToken).
 func addHeartbeat(s beam.Scope, cfg WriteConfig, sinkID string) error {
 	if cfg.TokenHeartbeatSeconds == nil {
 		return nil
@@ -286,9 +287,9 @@ func checkExistingTable(ctx context.Context, cfg WriteConfig, spec *write.Spec, 
 		return config.OpErrorf("write", cfg.Table, "%w: %w", ErrInvalidConfig, err)
 	}
 	spec.NanoTimes = row.NanoTimes("", sc, tbl.Schema())
-	check := write.CheckSchema
+	check := schema.CheckSchema
 	if cfg.EvolveSchema {
-		check = func(tbl, rows *ibg.Schema) error { return write.CheckEvolvable(tbl, rows, nil) }
+		check = func(tbl, rows *ibg.Schema) error { return schema.CheckEvolvable(tbl, rows, nil) }
 	}
 	if err := check(tbl.Schema(), sc); err != nil {
 		return config.OpErrorf("write", cfg.Table, "%w: %w", ErrInvalidConfig, err)

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
-	"github.com/icebeam/icebeam/iceberg/write"
+	"github.com/icebeam/icebeam/iceberg/write/maintain"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -32,7 +32,7 @@ func TestMaintenanceAcrossBatchRuns(t *testing.T) {
 		files = append(files, len(icebergtest.DataFiles(t, tbl)))
 		compacted := 0
 		for _, s := range tbl.Metadata().Snapshots() {
-			if s.Summary != nil && s.Summary.Properties[write.SummaryCompactionID] != "" {
+			if s.Summary != nil && s.Summary.Properties[maintain.SummaryCompactionID] != "" {
 				compacted++
 			}
 		}

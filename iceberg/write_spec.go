@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/write"
+	"github.com/icebeam/icebeam/iceberg/write/maintain"
 )
 
 // spec returns the plan of the write's DoFns for c (which must be valid) and sinkID
@@ -23,7 +23,7 @@ func (c WriteConfig) spec(sinkID string) (write.Spec, error) {
 	}
 	s := write.Spec{Table: c.Table, CatalogName: c.CatalogName, SinkID: sinkID, RunID: uuid.NewString(),
 		PartitionFields: slices.Clone(c.PartitionFields), SortFields: slices.Clone(c.SortFields),
-		Keep: slices.Clone(c.Keep), Drop: slices.Clone(c.Drop), ChangeSpec: cdc.ChangeSpec{Only: c.Only},
+		Keep: slices.Clone(c.Keep), Drop: slices.Clone(c.Drop), Only: c.Only,
 		Hash: c.DistributionMode == DistributionHash, AutoShard: c.AutoSharding, EvolveSchema: c.EvolveSchema,
 		Maintenance: c.inlineMaintenance()}
 	s.CatalogProps, s.TableProps = maps.Clone(c.CatalogProperties), maps.Clone(c.TableProperties)
@@ -50,9 +50,9 @@ func (c WriteConfig) spec(sinkID string) (write.Spec, error) {
 	if c.Mode == MergeOnRead {
 		r := c.Resolved()
 		s.MergeOnRead = true
-		s.ChangeSpec = cdc.ChangeSpec{ChangeTypeColumn: r.ChangeTypeColumn, ChangeTypeMap: maps.Clone(r.ChangeTypeMap),
-			SequenceNumberColumn: r.SequenceNumberColumn, EqualityColumns: slices.Clone(r.EqualityColumns),
-			Only: r.Only, BeforeField: r.BeforeField}
+		s.ChangeTypeColumn, s.ChangeTypeMap = r.ChangeTypeColumn, maps.Clone(r.ChangeTypeMap)
+		s.SequenceNumberColumn, s.EqualityColumns = r.SequenceNumberColumn, slices.Clone(r.EqualityColumns)
+		s.Only, s.BeforeField = r.Only, r.BeforeField
 		s.Upsert, s.DeleteFormat = r.Upsert, string(r.DeleteFormat)
 		s.NumShards, s.ShardsPerPartition, s.SorterMemoryMB = *r.NumShards, *r.ShardsPerPartition, *r.SorterMemoryMB
 		s.KeyIndexMemoryMB = *r.KeyIndexMemoryMB
@@ -62,8 +62,8 @@ func (c WriteConfig) spec(sinkID string) (write.Spec, error) {
 
 // inlineMaintenance returns the maintenance after the write's commits (the
 // maintenance_* keys, expire_older_than_seconds and retain_last).
-func (c WriteConfig) inlineMaintenance() write.InlineMaintenance {
-	var m write.InlineMaintenance
+func (c WriteConfig) inlineMaintenance() maintain.InlineMaintenance {
+	var m maintain.InlineMaintenance
 	if c.MaintenanceEveryCommits != nil {
 		m.EveryCommits = *c.MaintenanceEveryCommits
 	}
@@ -71,6 +71,6 @@ func (c WriteConfig) inlineMaintenance() write.InlineMaintenance {
 		m.Interval = time.Duration(*c.MaintenanceIntervalSeconds) * time.Second
 	}
 	m.Expire = c.ExpireOlderThanSeconds != nil || c.RetainLast != nil
-	m.Expiry = write.NewExpireOptions(c.ExpireOlderThanSeconds, c.RetainLast)
+	m.Expiry = maintain.NewExpireOptions(c.ExpireOlderThanSeconds, c.RetainLast)
 	return m
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg"
 	"github.com/icebeam/icebeam/iceberg/write"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -327,8 +328,8 @@ func checkBenchTable(b *testing.B, lc *icebergtest.LocalCatalog, name string, wa
 			if snap.Summary != nil {
 				p := snap.Summary.Properties
 				b.Logf("snapshot %d parent %v %s: through %s max-seq %s late %s, +%s rows, +%s delete files, -%s delete files",
-					snap.SnapshotID, snap.ParentSnapshotID, snap.Summary.Operation, p[write.CommittedThroughKey(name)],
-					p["beam.cdc.max-committed-seq."+name], p[write.LatePaneKey(name)], p["added-records"], p["added-delete-files"], p["removed-delete-files"])
+					snap.SnapshotID, snap.ParentSnapshotID, snap.Summary.Operation, p[commit.CommittedThroughKey(name)],
+					p["beam.cdc.max-committed-seq."+name], p[commit.LatePaneKey(name)], p["added-records"], p["added-delete-files"], p["removed-delete-files"])
 			}
 		}
 		b.Fatalf("db.%s: not the rows of the model of the generated changes: %s", name, diff)
@@ -350,7 +351,7 @@ func checkBenchTable(b *testing.B, lc *icebergtest.LocalCatalog, name string, wa
 // first windows write to a table of full size and the last-5/first-5 latency ratio
 // measures the cost of the table's history rather than the table filling up. Expiry
 // (-stream_bench_maintain) keeps the seed sink's token snapshot, not the snapshots
-// after it (see write.ExpireSnapshots). It reports each
+// after it (see maintain.ExpireSnapshots). It reports each
 // window's commit latency (the wall time its SnapshotInfo arrives minus the window's
 // end) at p50, p95 and max, the windows committed, the late panes, the sustained
 // rate (changes committed over the time from the first tick to the last commit),

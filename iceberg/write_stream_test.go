@@ -19,7 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
-	"github.com/icebeam/icebeam/iceberg/write"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -145,11 +145,11 @@ func sinkCommits(t *testing.T, tbl *table.Table, sinkID string) []string {
 	t.Helper()
 	var out []string
 	for _, s := range tbl.Metadata().Snapshots() {
-		if s.Summary == nil || s.Summary.Properties[write.SummarySinkID] != sinkID {
+		if s.Summary == nil || s.Summary.Properties[commit.SummarySinkID] != sinkID {
 			continue
 		}
-		v := s.Summary.Properties[write.CommittedThroughKey(sinkID)]
-		if late := s.Summary.Properties[write.LatePaneKey(sinkID)]; late != "" {
+		v := s.Summary.Properties[commit.CommittedThroughKey(sinkID)]
+		if late := s.Summary.Properties[commit.LatePaneKey(sinkID)]; late != "" {
 			v += " late " + late
 		}
 		out = append(out, v)
@@ -425,7 +425,7 @@ func TestStreamingMergeOnReadMaintenance(t *testing.T) {
 	if n := len(icebergtest.DataFiles(t, tbl)); n > 5 {
 		t.Errorf("%d live data files, want at most 5", n)
 	}
-	tok, found, err := write.FindToken(tbl.Metadata(), "", "cdc-m")
+	tok, found, err := commit.FindToken(tbl.Metadata(), "", "cdc-m")
 	if err != nil || !found || tok.FromProperty || tok.CommittedThroughMs != 79_999 {
 		t.Errorf("sink token after maintenance: %+v found=%v err=%v", tok, found, err)
 	}

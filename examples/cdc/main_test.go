@@ -14,7 +14,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/icebeam/icebeam/iceberg/write"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 	"github.com/icebeam/icebeam/internal/runnertest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
@@ -241,7 +241,7 @@ func TestCDCExampleMaintain(t *testing.T) {
 		t.Errorf("after maintenance: %d data files (%d states), %d delete files", len(files), len(states), len(deletes))
 	}
 	for b := range 3 {
-		tok, found, err := write.FindToken(tbl.Metadata(), "", fmt.Sprintf("orders-cdc-batch-%d", b))
+		tok, found, err := commit.FindToken(tbl.Metadata(), "", fmt.Sprintf("orders-cdc-batch-%d", b))
 		if err != nil || !found || tok.FromProperty {
 			t.Errorf("token of batch %d after maintenance: %+v found=%v err=%v", b, tok, found, err)
 		}

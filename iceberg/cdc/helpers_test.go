@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -284,7 +285,7 @@ func runPackets(cfg ShardConfig, packets [][]byte, rejected []Rejected) (shardRu
 		return r, err
 	}
 	var err error
-	run.ShardResult, err = sw.Run(context.Background(), slices.Values(packets), ShardOutput{
+	run.ShardResult, err = runWindow(context.Background(), sw, slices.Values(packets), ShardOutput{
 		Write: func(body []byte) error {
 			r, err := decode(body)
 			run.rows = append(run.rows, r)
@@ -462,4 +463,16 @@ func cityRows(n int) [][]any {
 		rows[i] = []any{id, fmt.Sprintf("city-%d", id), states[id%int64(len(states))]}
 	}
 	return rows
+}
+
+// runWindow applies the changes of packets to sw and returns the window's result: Add,
+// then Finish, as the shard DoFn of package write does.
+func runWindow(ctx context.Context, sw *ShardWindow, packets iter.Seq[[]byte], out ShardOutput) (ShardResult, error) {
+	for p := range packets {
+		if err := sw.Add(p, out); err != nil {
+			sw.Close()
+			return sw.res, err
+		}
+	}
+	return sw.Finish(ctx, out)
 }

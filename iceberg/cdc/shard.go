@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"time"
@@ -144,18 +143,6 @@ func NewShardWindow(cfg ShardConfig) *ShardWindow {
 // Lineage reports whether the window's updates keep the _row_id of the row they
 // replace (see RowLineage): they come through ShardOutput.Update.
 func (w *ShardWindow) Lineage() bool { return w.lineage }
-
-// Run applies the changes of packets (see NewPacket) and returns the window's
-// result: Add, then Finish. Its Stats are counted also when it fails.
-func (w *ShardWindow) Run(ctx context.Context, packets iter.Seq[[]byte], out ShardOutput) (ShardResult, error) {
-	for p := range packets {
-		if err := w.Add(p, out); err != nil {
-			w.Close()
-			return w.res, err
-		}
-	}
-	return w.Finish(ctx, out)
-}
 
 // Add sorts the changes of packet p (see NewPacket), but replayed and late ones
 // (see Committed), which go to out.Dead. After the last packet, Finish applies them;

@@ -11,7 +11,7 @@ import (
 // of its own (the appender), fed chunks by the bundle's goroutine, which routes each
 // element to its file buffer. Without it, one goroutine made the elements (the user's
 // DoFn and Beam's emit, fused into the write's stage) and appended them, while the
-// Parquet encoding (a FileWriter's goroutine) kept the second core only half busy.
+// Parquet encoding (a datafile.Writer's goroutine) kept the second core only half busy.
 // The appender is the only goroutine touching the file buffers while it holds chunks:
 // the bundle's goroutine waits for it (sync) before it appends an element itself (a
 // windowed one, or one that may evolve the table's schema), finishes or aborts the

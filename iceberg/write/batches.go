@@ -18,11 +18,14 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
+	"github.com/icebeam/icebeam/iceberg/write/late"
+	"github.com/icebeam/icebeam/iceberg/write/schema"
 )
 
 // The append write of Arrow record batches (iceberg.WriteBatches): batchWriteFn
 // casts each batch to its table's schema (columns matched by name) and hands it to
-// the bundle's FileWriter of its window, with no conversion to rows; the files go to
+// the bundle's datafile.Writer of its window, with no conversion to rows; the files go to
 // the same commit step as Append's.
 
 var recordBatchType = reflect.TypeFor[arrow.RecordBatch]()
@@ -42,31 +45,31 @@ func AppendBatches(s beam.Scope, spec Spec, batches beam.PCollection) (snapshots
 		return beam.PCollection{}, beam.PCollection{}, config.OpErrorf("write", spec.Table,
 			"%w: batches must implement arrow.RecordBatch, got %s", config.ErrInvalidConfig, batches.Type())
 	}
-	if err := CheckWindows(spec.Table, batches); err != nil {
+	if err := checkWindows(spec.Table, batches); err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
 	outs, err := beam.TryParDo(s.Scope("WriteFiles"), &batchWriteFn{Spec: spec}, batches)
 	if err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
-	snapshots, err = commitFiles(s, spec, Rewindow(s, batches, outs[0]))
+	snapshots, err = commitFiles(s, spec, rewindow(s, batches, outs[0]))
 	return snapshots, outs[1], err
 }
 
 // batchWriteFn writes the record batches of a bundle to data files of spec's table,
-// one FileWriter per window, and emits the encoded files keyed by table at the end of
+// one datafile.Writer per window, and emits the encoded files keyed by table at the end of
 // the bundle. A batch that cannot be written goes to the dead letter output whole.
 type batchWriteFn struct {
 	Spec Spec
 
 	rt      *runtime
-	gate    *LateGate
+	gate    *late.Gate
 	tbl     *table.Table
 	casts   map[string]*batchCast // by the batch schema's fingerprint
-	writers map[writerKey]*FileWriter
+	writers map[writerKey]*datafile.Writer
 }
 
-// writerKey is a FileWriter's window end and the fingerprint of its batches' schema
+// writerKey is a datafile.Writer's window end and the fingerprint of its batches' schema
 // (batches cast to one table schema have one Arrow schema, but a writer never gets
 // batches of another).
 type writerKey struct {
@@ -84,7 +87,7 @@ type batchCast struct {
 func (f *batchWriteFn) Setup(ctx context.Context) error {
 	var err error
 	f.rt, err = f.Spec.runtime()
-	f.gate = NewLateGate(f.Spec)
+	f.gate = late.NewGate(f.Spec.SinkID, f.Spec.RunID, f.Spec.Windowed, f.Spec.LatenessMs)
 	return err
 }
 
@@ -92,7 +95,7 @@ func (f *batchWriteFn) Setup(ctx context.Context) error {
 // lifecycle methods declare the same outputs as ProcessElement.
 func (f *batchWriteFn) StartBundle(ctx context.Context, _ func(beam.EventTime, string, Part), _ func(DeadLetter)) {
 	f.abort()
-	f.writers = map[writerKey]*FileWriter{}
+	f.writers = map[writerKey]*datafile.Writer{}
 	f.tbl = nil // loaded again (from the cache) once per bundle
 	f.casts = map[string]*batchCast{}
 }
@@ -141,11 +144,11 @@ func (f *batchWriteFn) process(ctx context.Context, w beam.Window, b arrow.Recor
 			return err
 		}
 		switch v {
-		case TooLate:
+		case late.TooLate:
 			LateDead.Inc(ctx, b.NumRows())
 			reject(reason)
 			return nil
-		case Replayed:
+		case late.Replayed:
 			reject(fmt.Sprintf("replayed: an earlier run of sink %s committed this batch's window to %s, and a batch's rows cannot be told apart from those it committed", f.Spec.SinkID, f.Spec.Table))
 			return nil
 		}
@@ -167,13 +170,13 @@ func (f *batchWriteFn) process(ctx context.Context, w beam.Window, b arrow.Recor
 	out, err := table.ToRequestedSchema(ctx, f.tbl.Schema(), c.fileSchema, b, table.SchemaOptions{
 		IncludeFieldIDs: true, FormatVersion: f.tbl.Metadata().Version(), TableProperties: f.tbl.Properties()})
 	if err != nil {
-		reject(fmt.Sprintf("%v: %v", ErrSchemaMismatch, err))
+		reject(fmt.Sprintf("%v: %v", schema.ErrSchemaMismatch, err))
 		return nil
 	}
 	wk := writerKey{win: w.MaxTimestamp().Milliseconds(), schema: out.Schema().Fingerprint()}
 	fw := f.writers[wk]
 	if fw == nil {
-		if fw, err = NewFileWriter(ctx, f.tbl, out.Schema(), f.Spec.fileOptions(f.rt)); err != nil {
+		if fw, err = datafile.NewWriter(ctx, f.tbl, out.Schema(), f.Spec.fileOptions(f.rt)); err != nil {
 			out.Release()
 			return err
 		}
@@ -216,7 +219,7 @@ func (f *batchWriteFn) FinishBundle(ctx context.Context, emit func(beam.EventTim
 			f.abort()
 			return err
 		}
-		enc, err := EncodeDataFiles(f.tbl.Metadata(), files)
+		enc, err := datafile.Encode(f.tbl.Metadata(), files)
 		if err != nil {
 			f.abort()
 			return config.WrapOp("write", f.Spec.Table, err)
@@ -234,20 +237,20 @@ func (f *batchWriteFn) FinishBundle(ctx context.Context, emit func(beam.EventTim
 func newBatchCast(tsc *ibg.Schema, sc *arrow.Schema) *batchCast {
 	for _, f := range sc.Fields() {
 		if _, ok := tsc.FindFieldByName(f.Name); !ok {
-			return &batchCast{reject: fmt.Errorf("%w: column %q is not in the table", ErrSchemaMismatch, f.Name)}
+			return &batchCast{reject: fmt.Errorf("%w: column %q is not in the table", schema.ErrSchemaMismatch, f.Name)}
 		}
 	}
 	fileSchema, err := table.ArrowSchemaToIcebergWithOptions(withoutFieldIDs(sc), table.ArrowToIcebergOptions{
 		NameMapping: tsc.NameMapping(), TableSchema: tsc})
 	if err == nil {
-		err = CheckSchema(tsc, fileSchema)
+		err = schema.CheckSchema(tsc, fileSchema)
 	}
 	if err == nil {
 		err = checkOptional(tsc.Fields(), sc.Fields())
 	}
 	if err != nil {
-		if !errors.Is(err, ErrSchemaMismatch) {
-			err = fmt.Errorf("%w: %w", ErrSchemaMismatch, err)
+		if !errors.Is(err, schema.ErrSchemaMismatch) {
+			err = fmt.Errorf("%w: %w", schema.ErrSchemaMismatch, err)
 		}
 		return &batchCast{reject: err}
 	}
@@ -271,11 +274,11 @@ func checkOptional(tbl []ibg.NestedField, fields []arrow.Field) error {
 			switch t.Type.(type) {
 			case ibg.TimestampTzType, ibg.TimestampTzNsType:
 				if !zoned {
-					return fmt.Errorf("%w: column %q is %s in the table, timestamp without zone in the batch", ErrSchemaMismatch, f.Name, t.Type)
+					return fmt.Errorf("%w: column %q is %s in the table, timestamp without zone in the batch", schema.ErrSchemaMismatch, f.Name, t.Type)
 				}
 			case ibg.TimestampType, ibg.TimestampNsType:
 				if zoned {
-					return fmt.Errorf("%w: column %q is %s in the table, timestamp with zone in the batch", ErrSchemaMismatch, f.Name, t.Type)
+					return fmt.Errorf("%w: column %q is %s in the table, timestamp with zone in the batch", schema.ErrSchemaMismatch, f.Name, t.Type)
 				}
 			}
 		}
@@ -292,7 +295,7 @@ func checkRequired(tsc *ibg.Schema, b arrow.RecordBatch) error {
 		}
 		for i, f := range b.Schema().Fields() {
 			if f.Name == t.Name && b.Column(i).NullN() > 0 {
-				return fmt.Errorf("%w: column %q is required and %d rows of the batch are null", ErrSchemaMismatch, t.Name, b.Column(i).NullN())
+				return fmt.Errorf("%w: column %q is required and %d rows of the batch are null", schema.ErrSchemaMismatch, t.Name, b.Column(i).NullN())
 			}
 		}
 	}

@@ -17,6 +17,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
+	"github.com/icebeam/icebeam/iceberg/write/schema"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -78,7 +82,7 @@ func BenchmarkAppend(b *testing.B) {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		tbl, _, err := EnsureTable(ctx, lc.Catalog, table.Identifier{"db", "direct"}, sc, CreateOptions{})
+		tbl, _, err := schema.EnsureTable(ctx, lc.Catalog, table.Identifier{"db", "direct"}, sc, schema.CreateOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -96,11 +100,18 @@ func BenchmarkAppend(b *testing.B) {
 			}
 		}
 		batches = append(batches, bb.NewBatch())
-		files, err := WriteDataFiles(ctx, tbl, bb.ArrowSchema(), batches, FileOptions{})
+		fw, err := datafile.NewWriter(ctx, tbl, bb.ArrowSchema(), datafile.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := Commit(ctx, lc.Catalog, tbl.Identifier(), CommitRequest{SinkID: "d", WindowEndMs: 1, DataFiles: files}); err != nil {
+		for _, rec := range batches {
+			fw.Write(rec)
+		}
+		files, err := fw.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := commit.Commit(ctx, lc.Catalog, tbl.Identifier(), commit.CommitRequest{SinkID: "d", WindowEndMs: 1, DataFiles: files}); err != nil {
 			b.Fatal(err)
 		}
 		direct += time.Since(start)
@@ -126,7 +137,7 @@ func BenchmarkAppend(b *testing.B) {
 			b.Fatal(err)
 		}
 		pipeline += time.Since(start)
-		if got := countRows(b, lc.Catalog, table.Identifier{"db", "beam"}); got != n {
+		if got := writetest.CountRows(b, lc.Catalog, table.Identifier{"db", "beam"}); got != n {
 			b.Fatalf("pipeline wrote %d rows", got)
 		}
 	}
@@ -182,7 +193,7 @@ func BenchmarkAppendPeakMemory(b *testing.B) {
 		elapsed := time.Since(start)
 		close(done)
 		peak := <-peakc
-		if got := countRows(b, lc.Catalog, table.Identifier{"db", "big"}); got != int64(n*(i+1)) {
+		if got := writetest.CountRows(b, lc.Catalog, table.Identifier{"db", "big"}); got != int64(n*(i+1)) {
 			b.Fatalf("pipeline wrote %d rows in all", got)
 		}
 		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
@@ -240,7 +251,7 @@ func BenchmarkAppendDistribution(b *testing.B) {
 			}
 			took[v] += time.Since(start)
 			ident := table.Identifier{"db", "dist"}
-			if got := countRows(b, lc.Catalog, ident); got != n {
+			if got := writetest.CountRows(b, lc.Catalog, ident); got != n {
 				b.Fatalf("%s: wrote %d rows, want %d", vr.name, got, n)
 			}
 			tbl, err := lc.Catalog.LoadTable(context.Background(), ident)

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
 
 // Test sinks: prism runs the SDK harness in this process, so a DoFn can append its
@@ -36,6 +38,6 @@ func (f *collectFn[T]) ProcessElement(v T) {
 }
 
 func init() {
-	register.DoFn1x0[SnapshotInfo](&collectFn[SnapshotInfo]{})
+	register.DoFn1x0[commit.SnapshotInfo](&collectFn[commit.SnapshotInfo]{})
 	register.DoFn1x0[DeadLetter](&collectFn[DeadLetter]{})
 }

@@ -14,10 +14,10 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
-// ErrNoDestination is wrapped when a row's destination table cannot be rendered from
+// errNoDestination is wrapped when a row's destination table cannot be rendered from
 // the table template: the placeholder's column is missing or null, or its value cannot
 // name a table. Such rows go to the dead letter output.
-var ErrNoDestination = errors.New("no destination")
+var errNoDestination = errors.New("no destination")
 
 // Template is a parsed table template such as "db.events_{region}" or
 // "db.t_{col.nested}": literal text with {column} placeholders filled from each row.
@@ -100,11 +100,11 @@ func (t Template) Columns() []string {
 	return out
 }
 
-// Getter returns the value at a column path of one row, and whether the path exists.
-type Getter func(path []string) (any, bool)
+// getter returns the value at a column path of one row, and whether the path exists.
+type getter func(path []string) (any, bool)
 
-// RowGetter returns the Getter of r; nested struct values are Rows.
-func RowGetter(r row.Row) Getter {
+// rowGetter returns the getter of r; nested struct values are Rows.
+func rowGetter(r row.Row) getter {
 	return func(path []string) (any, bool) {
 		cur := r
 		for i, name := range path {
@@ -129,8 +129,8 @@ func RowGetter(r row.Row) Getter {
 // decimal integers, true/false, dates as YYYY_MM_DD, strings and UUIDs with every
 // character other than ASCII letters, digits and '_' replaced by '_' (so a value can
 // never add a namespace level or escape the template). A missing or null column, an
-// empty value or a value of another type is an error wrapping ErrNoDestination.
-func (t Template) Render(get Getter) (string, error) {
+// empty value or a value of another type is an error wrapping errNoDestination.
+func (t Template) Render(get getter) (string, error) {
 	if t.IsStatic() {
 		return t.raw, nil
 	}
@@ -143,11 +143,11 @@ func (t Template) Render(get Getter) (string, error) {
 		col := strings.Join(p.column, ".")
 		v, ok := get(p.column)
 		if !ok {
-			return "", fmt.Errorf("%w: row has no column %q", ErrNoDestination, col)
+			return "", fmt.Errorf("%w: row has no column %q", errNoDestination, col)
 		}
 		s, err := renderValue(v)
 		if err != nil {
-			return "", fmt.Errorf("%w: column %q: %w", ErrNoDestination, col, err)
+			return "", fmt.Errorf("%w: column %q: %w", errNoDestination, col, err)
 		}
 		b.WriteString(s)
 	}

@@ -93,10 +93,10 @@ func TestTemplateRender(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := tpl.Render(RowGetter(r))
+			got, err := tpl.Render(rowGetter(r))
 			if tc.wantErr {
-				if !errors.Is(err, ErrNoDestination) {
-					t.Fatalf("Render = %q, %v; want ErrNoDestination", got, err)
+				if !errors.Is(err, errNoDestination) {
+					t.Fatalf("Render = %q, %v; want errNoDestination", got, err)
 				}
 				return
 			}
@@ -122,7 +122,7 @@ func FuzzTemplateRender(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := tpl.Render(RowGetter(row.New([]string{"c"}, []any{v})))
+		got, err := tpl.Render(rowGetter(row.New([]string{"c"}, []any{v})))
 		if err != nil {
 			if v == "" {
 				return

@@ -23,6 +23,7 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
 )
 
 // The hash distribution (distribution_mode=hash): hashRouteFn checks each row against
@@ -82,7 +83,7 @@ func (k *partitionKeyer) key(r row.Row) string {
 		return "" // unpartitioned
 	}
 	var b strings.Builder
-	get := RowGetter(r)
+	get := rowGetter(r)
 	for i, f := range k.fields {
 		if i > 0 {
 			b.WriteByte('/')
@@ -366,7 +367,7 @@ func (f *hashRouteFn) takePacket(k bufKey, out *packed) error {
 		}
 		// The IPC stream is at most the batch's buffers plus their framing. Compressed:
 		// the packet is copied several times on its way through the shuffle.
-		buf := make([]byte, 0, batchBytes(b)+4<<10)
+		buf := make([]byte, 0, arrowipc.BufferBytes(b)+4<<10)
 		packet, err := arrowipc.AppendCompressed(binary.AppendUvarint(buf, uint64(p.ts.sc.ID)), b)
 		if err != nil {
 			dest, _, _ := strings.Cut(k.table, partitionKeySep)
@@ -375,28 +376,6 @@ func (f *hashRouteFn) takePacket(k bufKey, out *packed) error {
 		out.packets = append(out.packets, shufflePacket{win: k.win, key: key, packet: packet})
 	}
 	return nil
-}
-
-// batchBytes is the size of b's buffers.
-func batchBytes(b arrow.RecordBatch) int {
-	var size func(d arrow.ArrayData) int
-	size = func(d arrow.ArrayData) int {
-		n := 0
-		for _, buf := range d.Buffers() {
-			if buf != nil {
-				n += buf.Len()
-			}
-		}
-		for _, c := range d.Children() {
-			n += size(c)
-		}
-		return n
-	}
-	n := 0
-	for _, c := range b.Columns() {
-		n += size(c.Data())
-	}
-	return n
 }
 
 // FinishBundle emits the remaining packets to the shuffle, or, for a bundle lifted
@@ -482,7 +461,7 @@ const maxClosing = 1
 type closingFiles struct {
 	dest  string
 	done  chan struct{}
-	files []EncodedDataFile
+	files []datafile.Encoded
 	err   error
 }
 
@@ -592,17 +571,17 @@ type idBatch struct {
 	b  arrow.RecordBatch
 }
 
-// openFiles is the writers of one table's batches, one FileWriter per table schema.
+// openFiles is the writers of one table's batches, one datafile.Writer per table schema.
 type openFiles struct {
 	tbl     *table.Table
 	dest    string
-	writers map[int]*FileWriter
+	writers map[int]*datafile.Writer
 	ids     []int // in order of first use
 }
 
 // writeBatches writes batches (of table dest) to data files and returns them: one
-// FileWriter per table schema of the batches, which it releases.
-func writeBatches(ctx context.Context, spec Spec, rt *runtime, dest string, batches iter.Seq[idBatch]) ([]EncodedDataFile, error) {
+// datafile.Writer per table schema of the batches, which it releases.
+func writeBatches(ctx context.Context, spec Spec, rt *runtime, dest string, batches iter.Seq[idBatch]) ([]datafile.Encoded, error) {
 	open, err := openBatches(ctx, spec, rt, dest, batches)
 	if err != nil {
 		if open != nil {
@@ -624,7 +603,7 @@ func openBatches(ctx context.Context, spec Spec, rt *runtime, dest string, batch
 		}
 		return nil, config.WrapOp("write", dest, err)
 	}
-	o := &openFiles{tbl: tbl, dest: dest, writers: map[int]*FileWriter{}}
+	o := &openFiles{tbl: tbl, dest: dest, writers: map[int]*datafile.Writer{}}
 	for ib := range batches {
 		w := o.writers[ib.id]
 		if w == nil {
@@ -632,7 +611,7 @@ func openBatches(ctx context.Context, spec Spec, rt *runtime, dest string, batch
 				ib.b.Release()
 				return o, err
 			}
-			if w, err = NewFileWriter(ctx, o.tbl, ib.b.Schema(), spec.fileOptions(rt)); err != nil {
+			if w, err = datafile.NewWriter(ctx, o.tbl, ib.b.Schema(), spec.fileOptions(rt)); err != nil {
 				ib.b.Release()
 				return o, err
 			}
@@ -647,16 +626,16 @@ func openBatches(ctx context.Context, spec Spec, rt *runtime, dest string, batch
 }
 
 // close waits for the writers to finish their files and returns their encodings.
-func (o *openFiles) close() ([]EncodedDataFile, error) {
+func (o *openFiles) close() ([]datafile.Encoded, error) {
 	defer o.abort()
-	var out []EncodedDataFile
+	var out []datafile.Encoded
 	for _, id := range o.ids {
 		files, err := o.writers[id].Close()
 		delete(o.writers, id)
 		if err != nil {
 			return nil, err
 		}
-		enc, err := EncodeDataFiles(o.tbl.Metadata(), files)
+		enc, err := datafile.Encode(o.tbl.Metadata(), files)
 		if err != nil {
 			return nil, config.WrapOp("write", o.dest, err)
 		}
@@ -675,7 +654,7 @@ func (o *openFiles) abort() {
 
 // writePackets (merge-on-read's new rows) writes the rows of packets (of table dest) to data files and returns
 // them. Rows the table cannot take go to dead.
-func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, packets iter.Seq[[]byte], dead func(DeadLetter)) ([]EncodedDataFile, error) {
+func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, packets iter.Seq[[]byte], dead func(DeadLetter)) ([]datafile.Encoded, error) {
 	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, dest, rt.refresh)
 	if err != nil {
 		return nil, config.WrapOp("write", dest, err)
@@ -715,7 +694,7 @@ func writePackets(ctx context.Context, spec Spec, rt *runtime, dest string, pack
 				return nil, err
 			}
 			if lineage {
-				sc = lineageSchema(sc)
+				sc = datafile.LineageSchema(sc)
 			}
 			rs = row.SchemaOf(sc)
 			schemas[schemaKey{id, lineage}] = rs

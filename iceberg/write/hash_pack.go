@@ -13,7 +13,7 @@ import (
 // The hash distribution's router packs rows on a goroutine of its own (the packer),
 // fed chunks of rows by the bundle's goroutine. The per-bundle writers of
 // distribution_mode=none overlap the making of rows with the Parquet encoding (a
-// FileWriter's goroutine); the hash distribution writes only after the shuffle, so
+// datafile.Writer's goroutine); the hash distribution writes only after the shuffle, so
 // without the packer its first stage made, routed and packed every row on one
 // goroutine while the second core idled, and the Parquet encoding then came on top.
 // Emitters are used only on the bundle's goroutine: the packer returns its packets
@@ -38,7 +38,7 @@ type shufflePacket struct {
 	packet []byte
 }
 
-// timedDead is a dead letter and the end of its row's window (Rewindow puts it
+// timedDead is a dead letter and the end of its row's window (rewindow puts it
 // back there: dead letters emitted at the end of a bundle are in the global window).
 type timedDead struct {
 	ts beam.EventTime

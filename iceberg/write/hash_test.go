@@ -15,9 +15,11 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
+	"github.com/icebeam/icebeam/iceberg/write/schema"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -25,10 +27,10 @@ import (
 // started, processed and finished; with spec.Hash, the packets grouped by key as a
 // GroupByKey does and each group written by hashWriteFn) and returns the encoded files
 // of each table and the dead letters.
-func bundleFiles(t *testing.T, spec Spec, bundles [][]row.Row) (map[string][]EncodedDataFile, []DeadLetter) {
+func bundleFiles(t *testing.T, spec Spec, bundles [][]row.Row) (map[string][]datafile.Encoded, []DeadLetter) {
 	t.Helper()
 	ctx := context.Background()
-	files := map[string][]EncodedDataFile{}
+	files := map[string][]datafile.Encoded{}
 	var dead []DeadLetter
 	onDead := func(d DeadLetter) { dead = append(dead, d) }
 	onTimedDead := func(_ beam.EventTime, d DeadLetter) { onDead(d) }
@@ -129,17 +131,17 @@ func regionRows(n, regions int) []row.Row {
 // createRegionTable creates db.t partitioned by region.
 func createRegionTable(t *testing.T, lc *icebergtest.LocalCatalog) {
 	t.Helper()
-	createRegionsTable(t, lc, "t", CreateOptions{PartitionFields: parsePartitions(t, "region")})
+	createRegionsTable(t, lc, "t", schema.CreateOptions{PartitionFields: writetest.ParsePartitions(t, "region")})
 }
 
 // createRegionsTable creates db.<name> with the columns of regionRows.
-func createRegionsTable(t *testing.T, lc *icebergtest.LocalCatalog, name string, opts CreateOptions) {
+func createRegionsTable(t *testing.T, lc *icebergtest.LocalCatalog, name string, opts schema.CreateOptions) {
 	t.Helper()
 	sc := ibg.NewSchema(0,
 		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64},
 		ibg.NestedField{ID: 2, Name: "region", Type: ibg.PrimitiveTypes.String},
 		ibg.NestedField{ID: 3, Name: "name", Type: ibg.PrimitiveTypes.String})
-	if _, _, err := EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", name}, sc, opts); err != nil {
+	if _, _, err := schema.EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", name}, sc, opts); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -209,7 +211,7 @@ func TestHashDistributionUnpartitioned(t *testing.T) {
 	}
 	lc := icebergtest.NewLocalCatalog(t)
 	createRegionTable(t, lc)
-	createRegionsTable(t, lc, "flat", CreateOptions{})
+	createRegionsTable(t, lc, "flat", schema.CreateOptions{})
 	spec := testSpec(t, lc, "db.{name}")
 	spec.Hash = true
 	files, dead := bundleFiles(t, spec, split)
@@ -234,7 +236,7 @@ func TestHashDistributionUnpartitioned(t *testing.T) {
 	// The same rows through Append: the unpartitioned table's files take the direct output.
 	lc = icebergtest.NewLocalCatalog(t)
 	createRegionTable(t, lc)
-	createRegionsTable(t, lc, "flat", CreateOptions{})
+	createRegionsTable(t, lc, "flat", schema.CreateOptions{})
 	spec = testSpec(t, lc, "db.{name}")
 	spec.Hash = true
 	snaps, dead := runAppend(t, spec, append(slices.Clone(rows), bad))
@@ -242,7 +244,7 @@ func TestHashDistributionUnpartitioned(t *testing.T) {
 		t.Fatalf("snapshots %+v, dead letters %+v; want one snapshot per table and the bad row", snaps, dead)
 	}
 	for _, name := range []string{"t", "flat"} {
-		if got := countRows(t, lc.Catalog, table.Identifier{"db", name}); got != n/2 {
+		if got := writetest.CountRows(t, lc.Catalog, table.Identifier{"db", name}); got != n/2 {
 			t.Errorf("db.%s holds %d rows, want %d", name, got, n/2)
 		}
 		dataFiles(t, lc, table.Identifier{"db", name}) // checks the table
@@ -263,7 +265,7 @@ func TestAppendHashDistribution(t *testing.T) {
 	if len(dead) != 1 || !strings.Contains(dead[0].Reason, `"id"`) {
 		t.Fatalf("dead letters = %+v, want the row with a string id", dead)
 	}
-	if got := countRows(t, lc.Catalog, table.Identifier{"db", "t"}); got != n {
+	if got := writetest.CountRows(t, lc.Catalog, table.Identifier{"db", "t"}); got != n {
 		t.Fatalf("rows = %d, want %d", got, n)
 	}
 	perPartition := map[string]int{}
@@ -287,8 +289,8 @@ func TestPartitionKeyer(t *testing.T) {
 		ibg.NestedField{ID: 2, Name: "ts", Type: ibg.PrimitiveTypes.TimestampTz},
 		ibg.NestedField{ID: 3, Name: "meta", Type: &ibg.StructType{FieldList: []ibg.NestedField{
 			{ID: 4, Name: "src", Type: ibg.PrimitiveTypes.String}}}})
-	tbl, _, err := EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", "k"}, sc, CreateOptions{
-		PartitionFields: parsePartitions(t, "day(ts)", "bucket[4](id)", "meta.src")})
+	tbl, _, err := schema.EnsureTable(context.Background(), lc.Catalog, table.Identifier{"db", "k"}, sc, schema.CreateOptions{
+		PartitionFields: writetest.ParsePartitions(t, "day(ts)", "bucket[4](id)", "meta.src")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +352,7 @@ func TestTargetFileSize(t *testing.T) {
 			}
 			runAppend(t, spec, rows)
 			fs := dataFiles(t, lc, table.Identifier{"db", "t"})
-			if got := countRows(t, lc.Catalog, table.Identifier{"db", "t"}); got != int64(len(rows)) {
+			if got := writetest.CountRows(t, lc.Catalog, table.Identifier{"db", "t"}); got != int64(len(rows)) {
 				t.Fatalf("rows = %d, want %d", got, len(rows))
 			}
 			small := tc.tableProp != nil || tc.writeProp != nil
@@ -383,8 +385,8 @@ func TestSpecRoundTripsThroughJSON(t *testing.T) {
 		PartitionFields: []string{"day(ts)"}, SortFields: []string{"id"}, TableProps: map[string]string{"a": "1"},
 		WriteProps: map[string]string{"b": "2"}, SnapshotProps: map[string]string{"c": "3"}, TableCacheRefreshSeconds: 5,
 		Keep: []string{"a", "b.c"}, Hash: true, TargetFileSizeBytes: 1 << 20, MergeOnRead: true, Upsert: true,
-		ChangeSpec: cdc.ChangeSpec{ChangeTypeColumn: "op", ChangeTypeMap: map[string]string{"c": "INSERT"},
-			SequenceNumberColumn: "src.lsn", EqualityColumns: []string{"id"}, Only: "after", BeforeField: "before"}}
+		ChangeTypeColumn: "op", ChangeTypeMap: map[string]string{"c": "INSERT"},
+		SequenceNumberColumn: "src.lsn", EqualityColumns: []string{"id"}, Only: "after", BeforeField: "before"}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
@@ -520,7 +522,7 @@ func TestHashPackerLargeBundles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dfs, err := DecodeDataFiles(tbl.Metadata(), files["db.t"])
+			dfs, err := datafile.Decode(tbl.Metadata(), files["db.t"])
 			if err != nil {
 				t.Fatal(err)
 			}

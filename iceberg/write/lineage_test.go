@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -20,9 +21,9 @@ func TestShardRowsLineageDirect(t *testing.T) {
 	defer func(n int64) { shardRowsToWriters = n }(shardRowsToWriters)
 	shardRowsToWriters = 0
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "lin", idNameSchema())
-	tbl = icebergtest.CommitRowDelta(t, tbl, writeIDFiles(t, tbl, 0, 100), nil, nil)
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "lin", writetest.IDNameSchema())
+	tbl = icebergtest.CommitRowDelta(t, tbl, writetest.WriteIDFiles(t, tbl, 0, 100), nil, nil)
 
 	rs := row.SchemaOf(tbl.Schema())
 	var packets int
@@ -96,8 +97,8 @@ func TestShardRowsDirectFiles(t *testing.T) {
 	defer func(n int) { packetBytes = n }(packetBytes)
 	shardRowsToWriters, packetBytes = 1, 200 // the first packet goes to the writer, the rest is direct
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "direct", idNameSchema())
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "direct", writetest.IDNameSchema())
 	rs := row.SchemaOf(tbl.Schema())
 	var sent int
 	rows := &shardRows{ctx: ctx, tbl: tbl, rs: rs, rt: &runtime{}, emit: func(p []byte) {

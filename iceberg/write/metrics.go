@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
 
 // MetricsNamespace is the namespace of the write's Beam metrics.
-const MetricsNamespace = "icebeam"
+const MetricsNamespace = commit.MetricsNamespace
 
 // Counters of the write: rows and panes that arrive after their window was
 // committed, replays after a restart, and ambiguous changes.
@@ -38,19 +40,8 @@ var (
 	// (a null change type and null row images, such as Debezium's tombstone after a
 	// delete), skipped.
 	TombstonesSkipped = beam.NewCounter(MetricsNamespace, "tombstones_skipped")
-	// SchemaUpdates counts the schema updates evolve_schema committed (see
-	// EvolveTable).
-	SchemaUpdates = beam.NewCounter(MetricsNamespace, "schema_updates")
 	// LatePanes counts late panes committed.
 	LatePanes = beam.NewCounter(MetricsNamespace, "late_panes_committed")
-	// PanesSkipped counts panes found already committed (a retried bundle, a lost
-	// commit response, or a rerun with the same sink id); they add nothing to the
-	// written-work counters. SkippedWithData counts those of them, and merge-on-read
-	// windows, whose data was dropped because the sink's token survived only as the
-	// table's committed-through property (the run that committed them had its
-	// snapshots expired), so their rows could not be told from those committed.
-	PanesSkipped    = beam.NewCounter(MetricsNamespace, "panes_skipped_committed")
-	SkippedWithData = beam.NewCounter(MetricsNamespace, "panes_skipped_with_data")
 )
 
 // Counters and distributions of commits and files (both modes; the delete counters
@@ -86,11 +77,11 @@ var (
 	CommitLatency = beam.NewDistribution(MetricsNamespace, "commit_latency_ms")
 )
 
-// RecordCommit counts one commit step's result res of the window ending
+// recordCommit counts one commit step's result res of the window ending
 // windowEndMs (windowed: a window of triggering_frequency_seconds or of the input).
 // A skipped commit counts only its attempts: res then describes the snapshot an
 // earlier attempt or run made, not work of this one.
-func RecordCommit(ctx context.Context, res CommitResult, windowEndMs int64, windowed bool) {
+func recordCommit(ctx context.Context, res commit.CommitResult, windowEndMs int64, windowed bool) {
 	CommitAttempts.Inc(ctx, int64(res.Attempts))
 	CommitConflicts.Inc(ctx, int64(res.Conflicts))
 	if res.Recovered {

@@ -4,6 +4,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/maintain"
 )
 
 // MergeOnRead adds the merge-on-read write of change rows (a PCollection of row.Row
@@ -34,7 +35,7 @@ import (
 //
 // It returns the PCollection of SnapshotInfo (one per table and window) and the
 // PCollection of DeadLetter. Windows commit in order, in batch and streaming
-// (see OrderPanes); late changes and restarts are handled as LateGate
+// (see orderPanes); late changes and restarts are handled as late.Gate
 // and changeShardFn describe.
 func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead beam.PCollection, err error) {
 	s = s.Scope("iceberg.MergeOnRead")
@@ -50,7 +51,7 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if spec.NumShards < 1 {
 		return fail(config.Errorf(config.KeyNumShards, "must be at least 1, got %d", spec.NumShards))
 	}
-	if err := CheckWindows(spec.Table, rows); err != nil {
+	if err := checkWindows(spec.Table, rows); err != nil {
 		return fail(err)
 	}
 	// Structs become Rows inside changeParseFn.
@@ -64,7 +65,7 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 		return fail(err)
 	}
 	deads := []beam.PCollection{outs[1]}
-	shards := beam.GroupByKey(s.Scope("GroupPacketsByShard"), Rewindow(s, rows, outs[0]))
+	shards := beam.GroupByKey(s.Scope("GroupPacketsByShard"), rewindow(s, rows, outs[0]))
 	results, err := beam.TryParDo(s.Scope("CollapseAndResolveShardKeys"), &changeShardFn{Spec: spec}, shards)
 	if err != nil {
 		return fail(err)
@@ -75,7 +76,7 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 		return fail(err)
 	}
 	deads = append(deads, written[1])
-	commits, err := beam.TryParDo(s.Scope("CommitWindowsInOrder"), newCommitFn(spec), OrderPanes(s, written[0]))
+	commits, err := beam.TryParDo(s.Scope("CommitWindowsInOrder"), newCommitFn(spec), orderPanes(s, written[0]))
 	if err != nil {
 		return fail(err)
 	}
@@ -83,6 +84,6 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 	if len(deads) > 1 {
 		dead = beam.Flatten(s.Scope("DeadLetters"), deads...)
 	}
-	MaintainAfterCommits(s, spec, commits[0])
+	maintain.AfterCommits(s, spec.inlineMaintenance(), commits[0])
 	return commits[0], dead, nil
 }

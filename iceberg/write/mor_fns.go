@@ -26,6 +26,10 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
+	"github.com/icebeam/icebeam/iceberg/write/late"
+	"github.com/icebeam/icebeam/iceberg/write/maintain"
 )
 
 // changeParseFn validates change rows, finds each key's shard and packs the parsed
@@ -43,7 +47,7 @@ type changeParseFn struct {
 	rt      *runtime
 	env     *cdc.Envelope
 	tbl     *table.Table
-	gate    *LateGate
+	gate    *late.Gate
 	parser  *cdc.Parser
 	sharder *cdc.Sharder
 	// expect collects the keys parsed by a batch pipeline's worker, which its
@@ -87,11 +91,28 @@ func (f *changeParseFn) StartBundle(ctx context.Context, _ func(beam.EventTime, 
 	f.expected.Reset()
 }
 
-// open loads the table, or creates it from r. A non-nil reject is a reason to
+// open makes the DoFn ready to parse the table's rows: it opens the table (or creates
+// it from r, openTable), builds the parser and sharder of its schema (parseSchema)
+// and plans how the shards resolve keys (planKeys). A non-nil reject is a reason to
 // dead-letter r; err fails the bundle.
 func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error) {
+	tbl, reject, err := f.openTable(ctx, r)
+	if reject != nil || err != nil {
+		return reject, err
+	}
+	if f.parser, f.sharder, err = f.parseSchema(tbl); err != nil {
+		return nil, err
+	}
+	f.tbl = tbl
+	return nil, f.planKeys(tbl)
+}
+
+// openTable loads the table through the worker's table cache, or creates it from r
+// when it is missing: its schema is inferred from r's row image, with the equality
+// columns required. A non-nil reject says why r cannot create the table.
+func (f *changeParseFn) openTable(ctx context.Context, r row.Row) (tbl *table.Table, reject, err error) {
 	name := f.Spec.Table
-	tbl, err := catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
+	tbl, err = catalogs.LoadTable(ctx, f.Spec.CatalogName, f.rt.catProps, name, f.rt.refresh)
 	if errors.Is(err, config.ErrTableNotFound) {
 		data, ierr := f.env.Data(r)
 		var sc *ibg.Schema
@@ -102,41 +123,75 @@ func (f *changeParseFn) open(ctx context.Context, r row.Row) (reject, err error)
 			sc, ierr = cdc.CreateSchema(sc, f.Spec.EqualityColumns)
 		}
 		if ierr != nil {
-			return fmt.Errorf("cannot create table %s from this row: %w", name, ierr), nil
+			return nil, fmt.Errorf("cannot create table %s from this row: %w", name, ierr), nil
 		}
 		ident, perr := catalogs.ParseIdent(name)
 		if perr != nil {
-			return nil, perr
+			return nil, nil, perr
 		}
 		tbl, err = createTable(ctx, &f.Spec, f.rt, name, ident, sc)
 	}
 	if err != nil {
-		return nil, config.WrapOp("write", name, err)
+		return nil, nil, config.WrapOp("write", name, err)
 	}
-	if f.parser, err = f.Spec.parser(f.rt, tbl.Schema()); err != nil {
-		return nil, config.WrapOp("write", name, err)
+	return tbl, nil, nil
+}
+
+// parseSchema returns the change parser and the sharder of tbl's current schema.
+func (f *changeParseFn) parseSchema(tbl *table.Table) (*cdc.Parser, *cdc.Sharder, error) {
+	parser, err := f.Spec.parser(f.rt, tbl.Schema())
+	if err != nil {
+		return nil, nil, config.WrapOp("write", f.Spec.Table, err)
 	}
-	if f.sharder, err = cdc.NewSharder(tbl, f.Spec.EqualityColumns, f.Spec.NumShards, f.Spec.ShardsPerPartition); err != nil {
-		f.parser = nil
-		return nil, config.WrapOp("write", name, err)
+	sharder, err := cdc.NewSharder(tbl, f.Spec.EqualityColumns, f.Spec.NumShards, f.Spec.ShardsPerPartition)
+	if err != nil {
+		return nil, nil, config.WrapOp("write", f.Spec.Table, err)
 	}
-	f.tbl = tbl
-	if format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns); err == nil && format == config.DeleteFormatDV {
-		// A streaming pipeline's shards resolve keys with the worker's key index:
-		// build it while the first window's changes are shuffled, from the end of
-		// this bundle (see FinishBundle). A batch pipeline's worker expects the
-		// keys it parses instead: its shards resolve them by one read of the
-		// candidate files' key columns (cdc.Expected), and a warm-up would read
-		// them again, on the processors the parsing needs, for an index no shard
-		// uses. The index is built only when a shard needs it: its keys were
-		// parsed by another worker, or were too many to expect (expectKeys).
-		if f.Spec.Windowed {
-			f.warm = true
-		} else if f.expect, err = f.Spec.resolver().Expect(tbl); err != nil {
-			return nil, config.WrapOp("write", name, err)
-		}
+	return parser, sharder, nil
+}
+
+// planKeys plans how the shards resolve the keys of tbl (deletion vectors only). A
+// streaming pipeline's shards resolve keys with the worker's key index: build it
+// while the first window's changes are shuffled, from the end of this bundle (warm,
+// see FinishBundle). A batch pipeline's worker expects the keys it parses instead:
+// its shards resolve them by one read of the candidate files' key columns
+// (cdc.Expected), and a warm-up would read them again, on the processors the
+// parsing needs, for an index no shard uses. The index is built only when a shard
+// needs it: its keys were parsed by another worker, or were too many to expect
+// (expectKeys).
+func (f *changeParseFn) planKeys(tbl *table.Table) error {
+	format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns)
+	if err != nil || format != config.DeleteFormatDV {
+		return nil
 	}
-	return nil, nil
+	if f.Spec.Windowed {
+		f.warm = true
+	} else if f.expect, err = f.Spec.resolver().Expect(tbl); err != nil {
+		return config.WrapOp("write", f.Spec.Table, err)
+	}
+	return nil
+}
+
+// tooLate passes r's window w through the late gate of a windowed write: a non-empty
+// reason sends r to the dead letter output. Rows of windows already committed pass
+// on to the shards, which apply a change only when it is newer than every change
+// committed (see changeShardFn).
+func (f *changeParseFn) tooLate(ctx context.Context, w beam.Window) (reason string, err error) {
+	if !f.Spec.Windowed {
+		return "", nil
+	}
+	cat, err := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
+	if err != nil {
+		return "", err
+	}
+	if f.gate == nil {
+		f.gate = &late.Gate{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, LatenessMs: f.Spec.LatenessMs}
+	}
+	v, reason, _, err := f.gate.Check(ctx, cat, f.Spec.Table, f.tbl.Identifier(), w)
+	if err != nil || v != late.TooLate {
+		return "", err
+	}
+	return reason, nil
 }
 
 // ProcessElement parses v, a row.Row or a struct (see changeParseFn).
@@ -152,7 +207,7 @@ func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, v bea
 		TombstonesSkipped.Inc(ctx, 1)
 		return nil
 	}
-	win := WindowEnd(w)
+	win := commit.WindowEnd(w)
 	if f.parser == nil {
 		rej, err := f.open(ctx, r)
 		if err != nil {
@@ -172,25 +227,12 @@ func (f *changeParseFn) ProcessElement(ctx context.Context, w beam.Window, v bea
 		}
 		f.pending = nil
 	}
-	if f.Spec.Windowed {
-		cat, err := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
-		if err != nil {
-			return err
-		}
-		if f.gate == nil {
-			f.gate = &LateGate{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, LatenessMs: f.Spec.LatenessMs}
-		}
-		// Rows of windows already committed pass on to the shards, which apply a change
-		// only when it is newer than every change committed (see changeShardFn).
-		v, reason, _, err := f.gate.Check(ctx, cat, f.Spec.Table, f.tbl.Identifier(), w)
-		if err != nil {
-			return err
-		}
-		if v == TooLate {
+	if reason, err := f.tooLate(ctx, w); err != nil || reason != "" {
+		if reason != "" {
 			LateDead.Inc(ctx, 1)
 			dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: reason})
-			return nil
 		}
+		return err
 	}
 	return f.add(ctx, r, win, emit, dead)
 }
@@ -259,13 +301,9 @@ func (f *changeParseFn) evolve(ctx context.Context, r row.Row, parseErr error, e
 	if tbl == nil {
 		return false, reason, err
 	}
-	parser, err := f.Spec.parser(f.rt, tbl.Schema())
+	parser, sharder, err := f.parseSchema(tbl)
 	if err != nil {
-		return false, nil, config.WrapOp("write", f.Spec.Table, err)
-	}
-	sharder, err := cdc.NewSharder(tbl, f.Spec.EqualityColumns, f.Spec.NumShards, f.Spec.ShardsPerPartition)
-	if err != nil {
-		return false, nil, config.WrapOp("write", f.Spec.Table, err)
+		return false, nil, err
 	}
 	f.emitPackets(emit)
 	f.tbl, f.parser, f.sharder = tbl, parser, sharder
@@ -320,9 +358,9 @@ func (f *changeParseFn) expectKeys() {
 	f.expected.Reset()
 }
 
-// ShardResult is what a merge-on-read shard hands to the committer for one window,
+// shardResult is what a merge-on-read shard hands to the committer for one window,
 // besides the data files of its new rows (Part.Files).
-type ShardResult struct {
+type shardResult struct {
 	// MaxSeq and MinSeq are the highest and lowest sequence numbers of the shard's
 	// changes; BaseSeq is the highest the sink had committed when the shard ran
 	// (noSeq when none or when its window was not committed yet).
@@ -370,7 +408,7 @@ func (f *changeShardFn) StartBundle(ctx context.Context, _ func(string, shardOut
 }
 
 func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard int, packets func(*[]byte) bool, emit func(string, shardOut), dead func(DeadLetter)) error {
-	win := WindowEnd(w)
+	win := commit.WindowEnd(w)
 	// Outputs emitted in FinishBundle are in the global window: only shards of the
 	// global window in a batch pipeline run on goroutines.
 	_, global := w.(window.GlobalWindow)
@@ -394,7 +432,7 @@ func (f *changeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard
 	if err != nil {
 		return fail(err)
 	}
-	out := &ShardResult{MinSeq: math.MaxInt64, BaseSeq: noSeq}
+	out := &shardResult{MinSeq: math.MaxInt64, BaseSeq: noSeq}
 	committed, skip, err := f.committed(ctx, tbl, win, &out.BaseSeq)
 	if err != nil {
 		return fail(err)
@@ -442,10 +480,11 @@ func (f *changeShardFn) handler(ctx context.Context, emit func(string, shardOut)
 // changes are not applied: a batch rerun of the sink (the committer reports the
 // window skipped), or a window committed by a run whose snapshots have expired.
 func (f *changeShardFn) committed(ctx context.Context, tbl *table.Table, win int64, base *int64) (c *cdc.Committed, skip bool, err error) {
-	_, _, tok, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
+	chk, err := commit.CheckWindow(tbl.Metadata(), table.MainBranch, commit.WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
 	if err != nil {
 		return nil, false, err
 	}
+	tok, found := chk.Newest, chk.Found
 	// Changes of a window the sink has committed (whatever the pane's timing says: a
 	// runner may call the first pane of a shard on time although its window was
 	// committed) are applied after later windows' changes: see cdc.Committed.
@@ -456,7 +495,7 @@ func (f *changeShardFn) committed(ctx context.Context, tbl *table.Table, win int
 		if tok.FromProperty {
 			log.Warnf(ctx, "iceberg: write %s: sink %s committed through %d by a run whose snapshots have expired; the changes of the window ending %d are skipped",
 				f.Spec.Table, f.Spec.SinkID, tok.CommittedThroughMs, win)
-			SkippedWithData.Inc(ctx, 1)
+			commit.SkippedWithData.Inc(ctx, 1)
 			return nil, true, nil
 		}
 		c = &cdc.Committed{}
@@ -500,7 +539,7 @@ func (f *changeShardFn) sort(tbl *table.Table, committed *cdc.Committed, packets
 // finish finishes the shard's window sw: its new rows go to the table's writer or
 // the shard's own files (shardRows), they and its dead letters and counts to send.
 // It fills out and returns the Part of the shard's result.
-func (f *changeShardFn) finish(ctx context.Context, tbl *table.Table, sw *cdc.ShardWindow, parser *cdc.Parser, out *ShardResult, send func(shardEvent)) (Part, error) {
+func (f *changeShardFn) finish(ctx context.Context, tbl *table.Table, sw *cdc.ShardWindow, parser *cdc.Parser, out *shardResult, send func(shardEvent)) (Part, error) {
 	sc := tbl.Schema()
 	rows := &shardRows{ctx: ctx, spec: f.Spec, rt: f.rt, tbl: tbl, rs: parser.Schema(), lineage: sw.Lineage(),
 		emit: func(p []byte) { send(shardEvent{out: &shardOut{Rows: p}}) }}
@@ -529,7 +568,7 @@ func (f *changeShardFn) finish(ctx context.Context, tbl *table.Table, sw *cdc.Sh
 	if err != nil {
 		return Part{}, err
 	}
-	files, err := EncodeDataFiles(tbl.Metadata(), written)
+	files, err := datafile.Encode(tbl.Metadata(), written)
 	return Part{Files: files, Changes: out}, err
 }
 
@@ -689,20 +728,13 @@ type shardRows struct {
 	lpacket []byte            // rows in lineageSchema
 	lrs     *row.Schema       // lineageSchema's
 	bb      *row.BatchBuilder // direct writes, once past shardRowsToWriters
-	fw      *FileWriter
+	fw      *datafile.Writer
 }
 
 // rowLineage reports whether merge-on-read updates of tbl keep the _row_id of the
 // row they replace (see cdc.RowLineage).
 func rowLineage(tbl *table.Table, spec Spec) bool {
 	return cdc.RowLineage(tbl, config.DeleteFormat(spec.DeleteFormat), spec.EqualityColumns)
-}
-
-// lineageSchema returns sc with the _row_id column (iceberg-go's row lineage
-// schema without _last_updated_sequence_number: rows written without it take the
-// data file's sequence number, which is what an updated row needs).
-func lineageSchema(sc *ibg.Schema) *ibg.Schema {
-	return ibg.SchemaWithRowLineageColumns(sc, true, false)
 }
 
 // packetHeader starts a packet of new rows: the table schema id, and whether the
@@ -751,7 +783,7 @@ func (s *shardRows) sendFull(p *[]byte) error {
 	s.send(&s.lpacket)
 	sc := s.tbl.Schema()
 	if s.lineage {
-		sc = lineageSchema(sc)
+		sc = datafile.LineageSchema(sc)
 	}
 	var err error
 	s.bb, err = row.NewBatchBuilder(sc, memory.DefaultAllocator)
@@ -774,7 +806,7 @@ func (s *shardRows) addUpdate(body []byte, rowID int64, hasID bool) error {
 		return errors.New("row lineage: an update without lineage")
 	}
 	if s.lrs == nil {
-		s.lrs = row.SchemaOf(lineageSchema(s.tbl.Schema()))
+		s.lrs = row.SchemaOf(datafile.LineageSchema(s.tbl.Schema()))
 	}
 	var id any
 	if hasID {
@@ -815,7 +847,7 @@ func (s *shardRows) flush() error {
 	}
 	if s.fw == nil {
 		var err error
-		if s.fw, err = NewFileWriter(s.ctx, s.tbl, s.bb.ArrowSchema(), s.spec.fileOptions(s.rt)); err != nil {
+		if s.fw, err = datafile.NewWriter(s.ctx, s.tbl, s.bb.ArrowSchema(), s.spec.fileOptions(s.rt)); err != nil {
 			return err
 		}
 	}
@@ -904,7 +936,7 @@ func (f *morWriteFn) ProcessElement(ctx context.Context, dest string, outs func(
 }
 
 // commit commits one pane: the shard results of one window (or one late pane).
-func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
+func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit func(commit.SnapshotInfo)) error {
 	fail := func(err error) error { return config.WrapOp("commit", dest, err) }
 	ident, err := catalogs.ParseIdent(dest)
 	if err != nil {
@@ -918,17 +950,17 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 	if err != nil {
 		return fail(err)
 	}
-	w := ChangeWindow{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),
+	w := changeWindow{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),
 		SnapshotProps: f.rt.snapshotProps,
 		Deletes:       cdc.Deletes{KeyColumns: f.Spec.EqualityColumns, Format: config.DeleteFormat(f.Spec.DeleteFormat), Resolver: f.Spec.resolver()}}
-	_, _, tok, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
+	chk, err := commit.CheckWindow(tbl.Metadata(), table.MainBranch, commit.WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
 	if err != nil {
 		return fail(err)
 	}
-	committedMax, _ := committedSeqs(tok, found, f.Spec.SinkID, f.Spec.RunID)
+	committedMax, _ := committedSeqs(chk.Newest, chk.Found, f.Spec.SinkID, f.Spec.RunID)
 	unordered := 0
 	for _, part := range p.Parts {
-		files, err := DecodeDataFiles(tbl.Metadata(), part.Files)
+		files, err := datafile.Decode(tbl.Metadata(), part.Files)
 		if err != nil {
 			return fail(err)
 		}
@@ -962,21 +994,21 @@ func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit 
 		log.Warnf(ctx, "iceberg: commit %s: %d shard results of the window ending %d were made before the sink committed changes newer than some of theirs (late changes that raced their window's commit); they are applied after those changes",
 			dest, unordered, p.WindowEndMs)
 	}
-	res, err := Committer{}.CommitChanges(ctx, cat, ident, w)
+	res, err := commitWindowChanges(ctx, commit.Committer{}, cat, ident, w)
 	if err != nil {
 		return err
 	}
 	if !res.Skipped {
-		if merged, err := MergeManifests(ctx, cat, ident); err != nil {
+		if merged, err := maintain.MergeManifests(ctx, cat, ident); err != nil {
 			log.Warnf(ctx, "iceberg: commit %s: merge data manifests: %v (tried again after the next commit)", dest, err)
 		} else if merged {
 			ManifestMerges.Inc(ctx, 1)
 		}
 	}
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
-	RecordCommit(ctx, res, p.WindowEndMs, !p.Global)
+	recordCommit(ctx, res, p.WindowEndMs, !p.Global)
 	Reresolutions.Inc(ctx, int64(res.Reresolved))
-	emit(SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
+	emit(commit.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
 		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
 		SinkID: f.Spec.SinkID, Skipped: res.Skipped, WindowEndMs: p.WindowEndMs, Late: p.LateID != "" || res.LateID != "",
 		DeleteFilesAdded: res.DeleteFilesAdded, DVsRemoved: int64(res.DVsRemoved),
@@ -992,7 +1024,7 @@ func init() {
 	register.Emitter2[string, shardOut]()
 	register.Iter1[shardOut]()
 	register.Emitter1[DeadLetter]()
-	register.Emitter1[SnapshotInfo]()
+	register.Emitter1[commit.SnapshotInfo]()
 	register.Emitter3[beam.EventTime, int, []byte]()
 	register.Iter1[[]byte]()
 }

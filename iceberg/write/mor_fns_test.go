@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/icebeam/icebeam/iceberg/cdc"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 )
 
 // TestShardJobsRunSideBySide: in a batch pipeline the shard windows of a bundle run
@@ -106,5 +107,35 @@ func TestShardJobsInline(t *testing.T) {
 	}, handle)
 	if got != 1 || err == nil {
 		t.Fatalf("inline job: %d outputs handled, error %v; want 1 and boom", got, err)
+	}
+}
+
+// TestParsePlanKeys: the parse step plans how the shards resolve a deletion vector
+// table's keys: a streaming write warms the worker's key index, a batch one expects
+// the keys it parses; an equality delete write needs neither.
+func TestParsePlanKeys(t *testing.T) {
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "plankeys", writetest.IDNameSchema())
+	for _, tc := range []struct {
+		name             string
+		windowed         bool
+		format           string
+		warm, wantExpect bool
+	}{
+		{"streaming dv", true, "", true, false},
+		{"batch dv", false, "", false, true},
+		{"streaming equality", true, "equality", false, false},
+		{"batch equality", false, "equality", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &changeParseFn{Spec: Spec{Table: "db.plankeys", Windowed: tc.windowed, DeleteFormat: tc.format,
+				EqualityColumns: []string{"id"}, NumShards: 2, KeyIndexMemoryMB: 1}}
+			if err := f.planKeys(tbl); err != nil {
+				t.Fatal(err)
+			}
+			if f.warm != tc.warm || (f.expect != nil) != tc.wantExpect {
+				t.Errorf("warm = %v, expect = %v; want %v, %v", f.warm, f.expect != nil, tc.warm, tc.wantExpect)
+			}
+		})
 	}
 }

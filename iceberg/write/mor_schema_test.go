@@ -13,6 +13,7 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -31,15 +32,15 @@ func TestShardReloadsNewerSchema(t *testing.T) {
 	)
 	tbl := icebergtest.CreateTable(t, lc.Catalog, "db.cdc", sc)
 	spec := Spec{Table: "db.cdc", CatalogName: lc.Name, CatalogProps: lc.Props, SinkID: "s", MergeOnRead: true,
-		ChangeSpec: cdc.ChangeSpec{ChangeTypeColumn: "op", SequenceNumberColumn: "seq", EqualityColumns: []string{"id"},
-			ChangeTypeMap: map[string]string{"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE"}},
-		Upsert: true, NumShards: 1, SorterMemoryMB: 1}
+		ChangeTypeColumn: "op", SequenceNumberColumn: "seq", EqualityColumns: []string{"id"},
+		ChangeTypeMap: map[string]string{"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE"},
+		Upsert:        true, NumShards: 1, SorterMemoryMB: 1}
 	f := &changeShardFn{Spec: spec}
 	if err := f.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
 	packet := func(sc *ibg.Schema, names []string, vals ...[]any) []byte {
-		p, err := cdc.NewParser(spec.Table, sc, spec.ChangeSpec)
+		p, err := cdc.NewParser(spec.Table, sc, spec.changeSpec())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +126,7 @@ func decodeRowPacket(tbl *table.Table, p []byte) (string, error) {
 		return "", fmt.Errorf("packet of schema %d", id)
 	}
 	if lineage {
-		sc = lineageSchema(sc)
+		sc = datafile.LineageSchema(sc)
 	}
 	rs := row.SchemaOf(sc)
 	var out []string

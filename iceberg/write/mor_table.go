@@ -11,6 +11,7 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/schema"
 )
 
 // PrepareTable checks the destination of a merge-on-read write's spec when the write is constructed, and
@@ -96,7 +97,7 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema, offlin
 		if err != nil {
 			return fail(err)
 		}
-		if tbl, _, err = EnsureTable(ctx, cat, ident, sc, rt.create); err != nil {
+		if tbl, _, err = schema.EnsureTable(ctx, cat, ident, sc, rt.create); err != nil {
 			return fail(err)
 		}
 		catalogs.Invalidate(spec.CatalogName, rt.catProps, spec.Table)
@@ -127,9 +128,9 @@ func PrepareTable(ctx context.Context, spec *Spec, rowSchema *ibg.Schema, offlin
 	if _, err := cdc.NewSharder(tbl, spec.EqualityColumns, spec.NumShards, spec.ShardsPerPartition); err != nil {
 		return fail(err)
 	}
-	check := CheckSchema
+	check := schema.CheckSchema
 	if spec.EvolveSchema {
-		check = func(tbl, rows *ibg.Schema) error { return CheckEvolvable(tbl, rows, spec.EqualityColumns) }
+		check = func(tbl, rows *ibg.Schema) error { return schema.CheckEvolvable(tbl, rows, spec.EqualityColumns) }
 	}
 	spec.NanoTimes = nil
 	for i, img := range images {

@@ -47,9 +47,9 @@ func TestParseWarmsIndexOnlyWhenStreaming(t *testing.T) {
 				t.Fatal(err)
 			}
 			spec := Spec{Table: name, CatalogName: lc.Name, CatalogProps: lc.Props, SinkID: "s", MergeOnRead: true,
-				ChangeSpec: cdc.ChangeSpec{ChangeTypeColumn: "op", SequenceNumberColumn: "seq", EqualityColumns: []string{"id"},
-					ChangeTypeMap: map[string]string{"u": "UPDATE_AFTER"}},
-				Upsert: true, NumShards: 2, SorterMemoryMB: 1, KeyIndexMemoryMB: 16, Windowed: tc.windowed}
+				ChangeTypeColumn: "op", SequenceNumberColumn: "seq", EqualityColumns: []string{"id"},
+				ChangeTypeMap: map[string]string{"u": "UPDATE_AFTER"},
+				Upsert:        true, NumShards: 2, SorterMemoryMB: 1, KeyIndexMemoryMB: 16, Windowed: tc.windowed}
 			f := &changeParseFn{Spec: spec}
 			if err := f.Setup(ctx); err != nil {
 				t.Fatal(err)

@@ -3,7 +3,6 @@ package write
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -20,19 +19,19 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
 )
 
 // Part is what one writer (append) or one shard (merge-on-read) hands to the commit
 // step for one table and window.
 type Part struct {
 	// Files are the data files it wrote, not committed.
-	Files []EncodedDataFile
+	Files []datafile.Encoded
 	// Changes is a merge-on-read shard's result; nil for appends.
-	Changes *ShardResult
+	Changes *shardResult
 }
 
 // Pane is one table's output of one pane of one window (the parts every writer or
@@ -42,7 +41,7 @@ type Pane struct {
 	WindowEndMs int64
 	// Global is true for the global window: there is one pane, committed at once.
 	Global bool
-	// LateID names a late pane (see WindowRef.LateID), set by Arrive for a pane of a
+	// LateID names a late pane (see WindowRef.LateID), set by arrivePane for a pane of a
 	// window whose turn has passed; empty for an on-time pane.
 	LateID string
 	// Parts are the outputs of the writers or shards.
@@ -83,17 +82,17 @@ func (p Pane) ContentIDFor(gated bool) string {
 }
 
 // Ref returns the WindowRef that commits p for run runID of sinkID.
-func (p Pane) Ref(sinkID, runID string) WindowRef {
-	return WindowRef{SinkID: sinkID, RunID: runID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(true)}
+func (p Pane) Ref(sinkID, runID string) commit.WindowRef {
+	return commit.WindowRef{SinkID: sinkID, RunID: runID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(true)}
 }
 
-// OrderPanes groups keyed (a PCollection of KV<table, Part> in the writers' windows)
+// orderPanes groups keyed (a PCollection of KV<table, Part> in the writers' windows)
 // by table, one element per table and pane, and returns them as KV<table, Pane> in
-// the global window, ready for a commit DoFn that uses Hold and Due
+// the global window, ready for a commit DoFn that uses holdPane and duePanes
 // to commit each table's windows in order, whatever order the runner delivers them in:
 // windows that fire together, or whose panes reach different workers, must still
 // commit oldest first because a sink's token only moves forward.
-func OrderPanes(s beam.Scope, keyed beam.PCollection) beam.PCollection {
+func orderPanes(s beam.Scope, keyed beam.PCollection) beam.PCollection {
 	grouped := beam.GroupByKey(s.Scope("GroupByTable"), keyed)
 	panes := beam.ParDo(s.Scope("Panes"), &paneFn{}, grouped)
 	return beam.WindowInto(s.Scope("Global"), window.NewGlobalWindows(), panes)
@@ -103,10 +102,10 @@ func OrderPanes(s beam.Scope, keyed beam.PCollection) beam.PCollection {
 type paneFn struct{}
 
 // The pane's timing is not used: a runner labels the first pane of a key as on time
-// even when the watermark had passed the window (prism does); Arrive tells late panes
+// even when the watermark had passed the window (prism does); arrivePane tells late panes
 // by the commit step's own progress instead.
 func (paneFn) ProcessElement(w beam.Window, table string, parts func(*Part) bool, emit func(string, Pane)) {
-	pane := Pane{WindowEndMs: WindowEnd(w)}
+	pane := Pane{WindowEndMs: commit.WindowEnd(w)}
 	if _, ok := w.(window.GlobalWindow); ok {
 		pane.Global = true
 	}
@@ -118,9 +117,9 @@ func (paneFn) ProcessElement(w beam.Window, table string, parts func(*Part) bool
 	emit(table, pane)
 }
 
-// Hold keeps pane p in bag until the watermark passes the end of its window, when
+// holdPane keeps pane p in bag until the watermark passes the end of its window, when
 // timer fires with the window's end as tag.
-func Hold(sp state.Provider, tp timers.Provider, bag state.Bag[Pane], timer timers.EventTime, p Pane) error {
+func holdPane(sp state.Provider, tp timers.Provider, bag state.Bag[Pane], timer timers.EventTime, p Pane) error {
 	if err := bag.Add(sp, p); err != nil {
 		return err
 	}
@@ -128,10 +127,10 @@ func Hold(sp state.Provider, tp timers.Provider, bag state.Bag[Pane], timer time
 	return nil
 }
 
-// Due takes from bag the panes whose window ended at or before throughMs (a timer's
+// duePanes takes from bag the panes whose window ended at or before throughMs (a timer's
 // firing time) and returns them grouped by window, oldest window first; the others
 // stay in bag.
-func Due(sp state.Provider, bag state.Bag[Pane], throughMs int64) ([][]Pane, error) {
+func duePanes(sp state.Provider, bag state.Bag[Pane], throughMs int64) ([][]Pane, error) {
 	all, _, err := bag.Read(sp)
 	if err != nil {
 		return nil, err
@@ -166,40 +165,40 @@ func Due(sp state.Provider, bag state.Bag[Pane], throughMs int64) ([][]Pane, err
 	return out, nil
 }
 
-// Arrive handles a pane reaching an ordered commit DoFn (see OrderPanes). The global
-// window's pane is committed at once with commit. A pane of a window whose turn has
+// arrivePane handles a pane reaching an ordered commit DoFn (see orderPanes). The global
+// window's pane is committed at once with commitPane. A pane of a window whose turn has
 // not come (its end is past handled, the newest window this step has committed) is
 // held until then, and committed with the window's other panes as its one on-time
 // commit. A pane of a window whose turn has passed is a late pane: it is committed at
 // once with its LateID, which never moves the sink's token (every window up to
 // handled has had its turn), so it cannot hide a window still held.
-func Arrive(sp state.Provider, tp timers.Provider, bag state.Bag[Pane], handled state.Value[int64], timer timers.EventTime, p Pane, commit func(Pane) error) error {
+func arrivePane(sp state.Provider, tp timers.Provider, bag state.Bag[Pane], handled state.Value[int64], timer timers.EventTime, p Pane, commitPane func(Pane) error) error {
 	if p.Global {
-		return commit(p)
+		return commitPane(p)
 	}
 	through, _, err := handled.Read(sp)
 	if err != nil {
 		return err
 	}
 	if p.WindowEndMs > through {
-		return Hold(sp, tp, bag, timer, p)
+		return holdPane(sp, tp, bag, timer, p)
 	}
-	p.LateID = LateID(p.WindowEndMs, p.ContentID())
-	return commit(p)
+	p.LateID = commit.LateID(p.WindowEndMs, p.ContentID())
+	return commitPane(p)
 }
 
-// Fire handles the timer of an ordered commit DoFn firing at ts (the end of the
-// window it was set for): the windows due are committed with commit, oldest first,
-// each as one pane (MergeParts); handled keeps the newest window end this step has
+// firePanes handles the timer of an ordered commit DoFn firing at ts (the end of the
+// window it was set for): the windows due are committed with commitPane, oldest first,
+// each as one pane (mergeParts); handled keeps the newest window end this step has
 // committed. When the timer's window is past it, committed(ts ms) must confirm that
 // this run committed rows of the window; otherwise the window's panes were lost from
-// the step's state and Fire fails rather than let them go unnoticed. (Under the Beam
-// model a timer's window is past handled only when its panes are due: Hold writes a
+// the step's state and firePanes fails rather than let them go unnoticed. (Under the Beam
+// model a timer's window is past handled only when its panes are due: holdPane writes a
 // pane and sets its timer in one bundle, and the bundles of one key run one at a
 // time. Prism 2.77 breaks that when it splits a bundle of the step: see
 // runStream in the streaming tests.)
-func Fire(sp state.Provider, bag state.Bag[Pane], handled state.Value[int64], ts beam.EventTime, commit func(Pane) error, committed func(windowEndMs int64) (bool, error)) error {
-	due, err := Due(sp, bag, ts.Milliseconds())
+func firePanes(sp state.Provider, bag state.Bag[Pane], handled state.Value[int64], ts beam.EventTime, commitPane func(Pane) error, committed func(windowEndMs int64) (bool, error)) error {
+	due, err := duePanes(sp, bag, ts.Milliseconds())
 	if err != nil {
 		return err
 	}
@@ -208,7 +207,7 @@ func Fire(sp state.Provider, bag state.Bag[Pane], handled state.Value[int64], ts
 		return err
 	}
 	for _, panes := range due {
-		if err := commit(MergeParts(panes)); err != nil {
+		if err := commitPane(mergeParts(panes)); err != nil {
 			return err
 		}
 		through = max(through, panes[0].WindowEndMs)
@@ -226,32 +225,14 @@ func Fire(sp state.Provider, bag state.Bag[Pane], handled state.Value[int64], ts
 		return err
 	}
 	return fmt.Errorf("%w: the rows of the window ending %s were held for their commit but are gone from the commit step's state, and the table has no commit of that window; failing instead of skipping it (a runner lost the state of a stateful DoFn: prism 2.77 does when it splits a bundle of one)",
-		ErrStateLost, time.UnixMilli(ts.Milliseconds()+1).UTC().Format(time.RFC3339Nano))
+		errStateLost, time.UnixMilli(ts.Milliseconds()+1).UTC().Format(time.RFC3339Nano))
 }
 
-// ErrStateLost is the error of a commit step whose held rows vanished (see Fire).
-var ErrStateLost = errors.New("commit state lost")
+// errStateLost is the error of a commit step whose held rows vanished (see firePanes).
+var errStateLost = errors.New("commit state lost")
 
-// Committed reports whether run runID of sinkID has committed rows of the window
-// ending windowEndMs to table ident of cat (its on-time commit or a late pane, on
-// main); with an empty runID, whether the sink's token on main is at or past the
-// window. The token alone does not show that a run committed a window: it passes a
-// window whose panes never reached the commit.
-func Committed(ctx context.Context, cat catalog.Catalog, ident table.Identifier, sinkID, runID string, windowEndMs int64) (bool, error) {
-	tbl, err := cat.LoadTable(ctx, ident)
-	if err != nil {
-		return false, err
-	}
-	if runID != "" {
-		_, ok, err := findRunWindow(tbl.Metadata(), table.MainBranch, sinkID, runID, windowEndMs, func(map[string]string) bool { return true })
-		return ok, err
-	}
-	_, done, _, _, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: sinkID, WindowEndMs: windowEndMs})
-	return done, err
-}
-
-// MergeParts returns the parts of panes (one window's on-time panes) as one Pane.
-func MergeParts(panes []Pane) Pane {
+// mergeParts returns the parts of panes (one window's on-time panes) as one Pane.
+func mergeParts(panes []Pane) Pane {
 	out := panes[0]
 	out.Parts = nil
 	for _, p := range panes {
@@ -269,11 +250,11 @@ func init() {
 	register.Iter1[Part]()
 }
 
-// CheckWindows returns an error unless col is in the global window or in fixed
+// checkWindows returns an error unless col is in the global window or in fixed
 // windows: the writers emit each window's files at the end of a bundle, which Beam
-// puts in the global window, and Rewindow puts them back by their timestamp, which
+// puts in the global window, and rewindow puts them back by their timestamp, which
 // identifies a fixed window but not a sliding window or a session.
-func CheckWindows(table string, col beam.PCollection) error {
+func checkWindows(table string, col beam.PCollection) error {
 	switch k := col.WindowingStrategy().Fn.Kind; k {
 	case window.GlobalWindows, window.FixedWindows:
 		return nil
@@ -283,10 +264,10 @@ func CheckWindows(table string, col beam.PCollection) error {
 	}
 }
 
-// Rewindow returns col, emitted at the end of bundles (so in the global window) with
+// rewindow returns col, emitted at the end of bundles (so in the global window) with
 // each element timestamped within its window, in the windows of like (the writers'
 // input) with like's trigger, lateness and accumulation.
-func Rewindow(s beam.Scope, like, col beam.PCollection) beam.PCollection {
+func rewindow(s beam.Scope, like, col beam.PCollection) beam.PCollection {
 	ws := like.WindowingStrategy()
 	if ws.Fn.Kind == window.GlobalWindows {
 		return col
@@ -300,5 +281,5 @@ func Rewindow(s beam.Scope, like, col beam.PCollection) beam.PCollection {
 	} else {
 		opts = append(opts, beam.PanesDiscard())
 	}
-	return beam.WindowInto(s.Scope("Rewindow"), ws.Fn, col, opts...)
+	return beam.WindowInto(s.Scope("rewindow"), ws.Fn, col, opts...)
 }

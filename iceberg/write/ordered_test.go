@@ -9,6 +9,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
 )
 
 // fakeState is an in-memory state.Provider for the value and bag state the ordered
@@ -42,7 +44,7 @@ func (f *fakeTimers) Set(t timers.TimerMap) { f.set = append(f.set, t) }
 
 // TestOrderedCommit: panes held in state commit oldest window first when a timer
 // fires, a later timer of an already committed window is a no-op, and a timer whose
-// window's panes vanished from the state fails (ErrStateLost) unless the table
+// window's panes vanished from the state fails (errStateLost) unless the table
 // already holds the window. A pane arriving for a window whose turn has passed is
 // committed at once as a late pane named by its content; one arriving before its
 // window's turn (whatever the runner called it) is committed with the window.
@@ -59,8 +61,8 @@ func TestOrderedCommit(t *testing.T) {
 	noCheck := func(int64) (bool, error) { t.Fatal("table checked although the window was handled"); return false, nil }
 	arrive := func(end int64, part string) {
 		t.Helper()
-		p := Pane{WindowEndMs: end, Parts: []Part{{Files: []EncodedDataFile{{Path: part}}}}}
-		if err := Arrive(sp, tp, bag, handled, timer, p, commit); err != nil {
+		p := Pane{WindowEndMs: end, Parts: []Part{{Files: []datafile.Encoded{{Path: part}}}}}
+		if err := arrivePane(sp, tp, bag, handled, timer, p, commit); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,7 +73,7 @@ func TestOrderedCommit(t *testing.T) {
 		t.Fatalf("on-time panes must wait for their timer: committed %v, timers %d", committed, len(tp.set))
 	}
 	// The later window's timer fires first: both windows commit, oldest first.
-	if err := Fire(sp, bag, handled, mtime.FromMilliseconds(19999), commit, noCheck); err != nil {
+	if err := firePanes(sp, bag, handled, mtime.FromMilliseconds(19999), commit, noCheck); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(committed, []int64{9999, 19999}) {
@@ -80,7 +82,7 @@ func TestOrderedCommit(t *testing.T) {
 	if len(panes[0].Parts) != 2 || panes[0].LateID != "" || panes[1].LateID != "" {
 		t.Errorf("on-time commits %+v, want window 9999 with both its panes, no late id", panes)
 	}
-	if err := Fire(sp, bag, handled, mtime.FromMilliseconds(9999), commit, noCheck); err != nil || len(committed) != 2 {
+	if err := firePanes(sp, bag, handled, mtime.FromMilliseconds(9999), commit, noCheck); err != nil || len(committed) != 2 {
 		t.Errorf("timer of a committed window: err %v, committed %v", err, committed)
 	}
 
@@ -103,12 +105,12 @@ func TestOrderedCommit(t *testing.T) {
 	delete(sp.bags, "pending")
 	inTable := false
 	check := func(end int64) (bool, error) { return inTable, nil }
-	err := Fire(sp, bag, handled, mtime.FromMilliseconds(29999), commit, check)
-	if !errors.Is(err, ErrStateLost) {
-		t.Errorf("Fire with the window's panes lost = %v, want ErrStateLost", err)
+	err := firePanes(sp, bag, handled, mtime.FromMilliseconds(29999), commit, check)
+	if !errors.Is(err, errStateLost) {
+		t.Errorf("firePanes with the window's panes lost = %v, want errStateLost", err)
 	}
 	inTable = true // another bundle committed it before its state was overwritten
-	if err := Fire(sp, bag, handled, mtime.FromMilliseconds(29999), commit, check); err != nil {
-		t.Errorf("Fire of a window the table holds = %v", err)
+	if err := firePanes(sp, bag, handled, mtime.FromMilliseconds(29999), commit, check); err != nil {
+		t.Errorf("firePanes of a window the table holds = %v", err)
 	}
 }

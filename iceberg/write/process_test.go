@@ -11,6 +11,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -46,7 +48,7 @@ func TestAppendSeparateWorkerProcess(t *testing.T) {
 	}
 	for _, hash := range []bool{false, true} {
 		ident := table.Identifier{"db", fmt.Sprintf("proc_%v", hash)}
-		if got := countRows(t, lc.Catalog, ident); got != n {
+		if got := writetest.CountRows(t, lc.Catalog, ident); got != n {
 			t.Errorf("%s: rows = %d, want %d", ident, got, n)
 		}
 		tbl, err := lc.Catalog.LoadTable(ctx, ident)
@@ -56,10 +58,10 @@ func TestAppendSeparateWorkerProcess(t *testing.T) {
 		if err := icebergtest.CheckTable(ctx, tbl); err != nil {
 			t.Error(err)
 		}
-		if got := columnNames(tbl); got != "id,a,c,s1,ts" {
+		if got := writetest.ColumnNames(tbl); got != "id,a,c,s1,ts" {
 			t.Errorf("%s: columns %s", ident, got)
 		}
-		tok, found, err := FindToken(tbl.Metadata(), table.MainBranch, fmt.Sprintf("proc-%v", hash))
+		tok, found, err := commit.FindToken(tbl.Metadata(), table.MainBranch, fmt.Sprintf("proc-%v", hash))
 		if err != nil || !found || tok.SnapshotID != tbl.CurrentSnapshot().SnapshotID {
 			t.Errorf("%s: token %+v, %v, %v", ident, tok, found, err)
 		}

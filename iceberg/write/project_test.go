@@ -10,9 +10,10 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
+	"github.com/icebeam/icebeam/iceberg/write/schema"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -49,7 +50,7 @@ func TestProjectionApply(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := NewProjection(tc.keep, tc.drop, tc.only)
+			p, err := schema.NewProjection(tc.keep, tc.drop, tc.only)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,8 +58,8 @@ func TestProjectionApply(t *testing.T) {
 			for range 2 {
 				got, err := p.Apply(tc.in)
 				if tc.wantErr != "" {
-					if !errors.Is(err, ErrProjection) || !strings.Contains(err.Error(), tc.wantErr) {
-						t.Fatalf("err = %v, want ErrProjection with %q", err, tc.wantErr)
+					if !errors.Is(err, schema.ErrProjection) || !strings.Contains(err.Error(), tc.wantErr) {
+						t.Fatalf("err = %v, want schema.ErrProjection with %q", err, tc.wantErr)
 					}
 					continue
 				}
@@ -71,7 +72,7 @@ func TestProjectionApply(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewProjection([]string{"a"}, []string{"b"}, ""); !errors.Is(err, config.ErrInvalidConfig) {
+	if _, err := schema.NewProjection([]string{"a"}, []string{"b"}, ""); !errors.Is(err, config.ErrInvalidConfig) {
 		t.Errorf("keep with drop: err = %v, want ErrInvalidConfig", err)
 	}
 }
@@ -81,7 +82,7 @@ func TestProjectionKeepsTypes(t *testing.T) {
 	addrT := &ibg.StructType{FieldList: []ibg.NestedField{{ID: 3, Name: "city", Type: p.String}, {ID: 4, Name: "zip", Type: p.Int32}}}
 	s := row.NewSchema([]string{"id", "addr"}, []ibg.Type{p.Int64, addrT})
 	in := row.Of(s, []any{int64(1), row.New([]string{"city", "zip"}, []any{"c", nil})})
-	proj, err := NewProjection([]string{"addr.zip"}, nil, "")
+	proj, err := schema.NewProjection([]string{"addr.zip"}, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,10 +135,10 @@ func TestStructSchema(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := StructSchema(Spec{Keep: tc.keep, Drop: tc.drop, ChangeSpec: cdc.ChangeSpec{Only: tc.only}}, typ)
+			sc, err := StructSchema(Spec{Keep: tc.keep, Drop: tc.drop, Only: tc.only}, typ)
 			if tc.wantErr != "" {
-				if !errors.Is(err, ErrProjection) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want ErrProjection with %q", err, tc.wantErr)
+				if !errors.Is(err, schema.ErrProjection) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want schema.ErrProjection with %q", err, tc.wantErr)
 				}
 				return
 			}
@@ -190,7 +191,7 @@ func TestAppendProjection(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := columnNames(tbl); got != tc.wantCols {
+			if got := writetest.ColumnNames(tbl); got != tc.wantCols {
 				t.Errorf("table columns %s, want %s", got, tc.wantCols)
 			}
 			if err := icebergtest.CheckTable(ctx, tbl); err != nil {

@@ -14,6 +14,9 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
+	"github.com/icebeam/icebeam/iceberg/write/maintain"
+	"github.com/icebeam/icebeam/iceberg/write/schema"
 )
 
 // batchRows is the number of rows per Arrow batch handed to the Parquet writer.
@@ -46,7 +49,7 @@ type Spec struct {
 	// TableCacheSize bounds the process-wide table cache (maximum_table_cache_size,
 	// 0: catalogs.DefaultTableCacheSize).
 	TableCacheRefreshSeconds, TableCacheSize int
-	// Keep, Drop and Only (in ChangeSpec) project rows before they are written (see
+	// Keep, Drop and Only (below) project rows before they are written (see
 	// Projection). In merge-on-read mode Only (with BeforeField) names a change
 	// envelope's row images (see cdc.Envelope) and Keep or Drop project the row image.
 	Keep, Drop []string
@@ -57,7 +60,7 @@ type Spec struct {
 	// the table's own property (which table_properties set on tables the write creates).
 	TargetFileSizeBytes int64
 	// Windowed is true for writes windowed by triggering_frequency_seconds: rows more
-	// than LatenessMs late go to the dead letter output (see LateGate).
+	// than LatenessMs late go to the dead letter output (see late.Gate).
 	Windowed   bool
 	LatenessMs int64
 	// DirectLimit is direct_write_byte_limit: bundles up to this many bytes of rows
@@ -77,13 +80,19 @@ type Spec struct {
 
 	// MergeOnRead is true for mode merge-on-read.
 	MergeOnRead bool
-	// ChangeSpec describes the change rows of a merge-on-read write (only Only is set
-	// for appends); PrepareTable sets EqualityColumns to the table's identifier fields
-	// when the config has none. Upsert applies only after-images; DeleteFormat is
-	// delete_format (empty: by the table's format version).
-	cdc.ChangeSpec
-	Upsert       bool
-	DeleteFormat string
+	// ChangeTypeColumn, ChangeTypeMap, SequenceNumberColumn, EqualityColumns, Only
+	// and BeforeField describe the change rows of a merge-on-read write (see
+	// cdc.ChangeSpec; only Only is set for appends); PrepareTable sets EqualityColumns
+	// to the table's identifier fields when the config has none. Upsert applies only
+	// after-images; DeleteFormat is delete_format (empty: by the table's format
+	// version).
+	ChangeTypeColumn     string
+	ChangeTypeMap        map[string]string
+	SequenceNumberColumn string
+	EqualityColumns      []string
+	Only, BeforeField    string
+	Upsert               bool
+	DeleteFormat         string
 	// NumShards is the number of key-hash shards; ShardsPerPartition bounds the
 	// shards one partition's keys use (see cdc.Sharder); SorterMemoryMB bounds each
 	// shard's in-memory sort buffer.
@@ -91,7 +100,7 @@ type Spec struct {
 	// KeyIndexMemoryMB bounds the worker's key index of the table (cdc.KeyIndex; 0: none).
 	KeyIndexMemoryMB int
 	// Maintenance is the inline maintenance after the commits (maintenance_* keys).
-	Maintenance InlineMaintenance
+	Maintenance maintain.InlineMaintenance
 }
 
 // TargetFileSize returns props' write.target-file-size-bytes (0 when absent); key
@@ -115,9 +124,9 @@ type runtime struct {
 	tableProps    map[string]string
 	writeProps    map[string]string
 	snapshotProps map[string]string
-	create        CreateOptions
+	create        schema.CreateOptions
 	refresh       time.Duration
-	proj          *Projection
+	proj          *schema.Projection
 	// changes describes the change rows of a merge-on-read write (for cdc.NewParser).
 	changes cdc.ChangeSpec
 }
@@ -140,15 +149,27 @@ func (s Spec) runtime() (*runtime, error) {
 		return nil, err
 	}
 	rt.create.Properties = rt.tableProps
-	if rt.proj, err = NewProjection(s.Keep, s.Drop, s.Only); err != nil {
+	if rt.proj, err = schema.NewProjection(s.Keep, s.Drop, s.Only); err != nil {
 		return nil, err
 	}
-	rt.changes = s.ChangeSpec
-	rt.changes.EqualityColumns = slices.Clone(s.EqualityColumns)
+	rt.changes = s.changeSpec()
 	if !s.MergeOnRead {
 		rt.changes.Only, rt.changes.BeforeField = "", "" // only is a projection of appends
 	}
 	return rt, nil
+}
+
+// inlineMaintenance is the configuration of the write's inline maintenance.
+func (s Spec) inlineMaintenance() maintain.InlineSpec {
+	return maintain.InlineSpec{CatalogName: s.CatalogName, CatalogProps: s.CatalogProps, TableCacheSize: s.TableCacheSize,
+		TargetFileSizeBytes: s.TargetFileSizeBytes, KeyColumns: s.EqualityColumns, Maintenance: s.Maintenance}
+}
+
+// changeSpec returns the change rows' description for cdc (EqualityColumns cloned).
+func (s Spec) changeSpec() cdc.ChangeSpec {
+	return cdc.ChangeSpec{ChangeTypeColumn: s.ChangeTypeColumn, ChangeTypeMap: s.ChangeTypeMap,
+		SequenceNumberColumn: s.SequenceNumberColumn, EqualityColumns: slices.Clone(s.EqualityColumns),
+		Only: s.Only, BeforeField: s.BeforeField}
 }
 
 // imageProjection returns the keep or drop projection a merge-on-read write applies
@@ -187,8 +208,8 @@ func (s Spec) parser(rt *runtime, sc *ibg.Schema) (*cdc.Parser, error) {
 }
 
 // fileOptions are the options of the files the writers write.
-func (s Spec) fileOptions(rt *runtime) FileOptions {
-	return FileOptions{TargetFileSizeBytes: s.TargetFileSizeBytes, WriteProperties: rt.writeProps}
+func (s Spec) fileOptions(rt *runtime) datafile.Options {
+	return datafile.Options{TargetFileSizeBytes: s.TargetFileSizeBytes, WriteProperties: rt.writeProps}
 }
 
 func (s Spec) catalog(ctx context.Context, rt *runtime) (catalog.Catalog, error) {

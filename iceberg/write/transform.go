@@ -9,6 +9,8 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/maintain"
+	"github.com/icebeam/icebeam/iceberg/write/schema"
 )
 
 var rowType = reflect.TypeFor[row.Row]()
@@ -23,20 +25,20 @@ func StructSchema(spec Spec, t reflect.Type) (*ibg.Schema, error) {
 		return nil, err
 	}
 	sc = row.WithNanoTimes(sc, spec.NanoTimes)
-	proj, err := NewProjection(spec.Keep, spec.Drop, spec.Only)
+	proj, err := schema.NewProjection(spec.Keep, spec.Drop, spec.Only)
 	if err != nil {
 		return nil, err
 	}
 	return proj.Schema(sc)
 }
 
-// ToRows returns col (a PCollection of row.Row, or of one struct type or pointers to
+// toRows returns col (a PCollection of row.Row, or of one struct type or pointers to
 // it) as a PCollection of row.Row: structs become Rows of their inferred schema
 // (row.InferStructSchema, with spec's NanoTimes), and a struct that cannot be
 // converted goes to dead, a PCollection of DeadLetter naming spec's table (dead is the
 // zero PCollection for Rows). Any other element type is an error wrapping
 // config.ErrInvalidConfig.
-func ToRows(s beam.Scope, spec Spec, col beam.PCollection) (rows, dead beam.PCollection, err error) {
+func toRows(s beam.Scope, spec Spec, col beam.PCollection) (rows, dead beam.PCollection, err error) {
 	if col.Type().Type() == rowType {
 		return col, beam.PCollection{}, nil
 	}
@@ -52,7 +54,7 @@ func ToRows(s beam.Scope, spec Spec, col beam.PCollection) (rows, dead beam.PCol
 }
 
 // checkStructs reports whether col's elements are structs of a type (or pointers to
-// one) whose schema can be inferred: what ToRows converts to Rows.
+// one) whose schema can be inferred: what toRows converts to Rows.
 func checkStructs(table string, col beam.PCollection) error {
 	t := col.Type().Type()
 	st := t
@@ -86,13 +88,13 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 			return beam.PCollection{}, beam.PCollection{}, config.OpErrorf("write", spec.Table, "%w: %w", config.ErrInvalidConfig, err)
 		}
 	}
-	if err := CheckWindows(spec.Table, rows); err != nil {
+	if err := checkWindows(spec.Table, rows); err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
 	var deads []beam.PCollection
 	var files beam.PCollection
 	if spec.Hash || spec.DirectLimit > 0 {
-		rows, structDead, err := ToRows(s, spec, rows)
+		rows, structDead, err := toRows(s, spec, rows)
 		if err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
 		}
@@ -103,14 +105,14 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 		if err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
 		}
-		deads = append(deads, Rewindow(s, rows, outs[2]))
+		deads = append(deads, rewindow(s, rows, outs[2]))
 		direct := outs[1]
-		packets := beam.GroupByKey(s.Scope("GroupByPartition"), Rewindow(s, rows, outs[0]))
+		packets := beam.GroupByKey(s.Scope("GroupByPartition"), rewindow(s, rows, outs[0]))
 		if outs, err = beam.TryParDo(s.Scope("WriteFiles"), &hashWriteFn{Spec: spec}, packets); err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
 		}
 		// Direct: lifted bundles (DirectLimit) and the rows of unpartitioned tables.
-		files = beam.Flatten(s.Scope("DirectAndShuffled"), Rewindow(s, rows, direct), outs[0])
+		files = beam.Flatten(s.Scope("DirectAndShuffled"), rewindow(s, rows, direct), outs[0])
 	} else {
 		// Structs become Rows inside the write DoFn (structWriteFn).
 		var fn any = &writeFn{Spec: spec}
@@ -124,7 +126,7 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 		if err != nil {
 			return beam.PCollection{}, beam.PCollection{}, err
 		}
-		files = Rewindow(s, rows, outs[0])
+		files = rewindow(s, rows, outs[0])
 		deads = append(deads, outs[1])
 	}
 	if snapshots, err = commitFiles(s, spec, files); err != nil {
@@ -142,10 +144,10 @@ func Append(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dead bea
 // the maintenance the spec asks for runs after the commits. It returns the
 // PCollection of SnapshotInfo.
 func commitFiles(s beam.Scope, spec Spec, files beam.PCollection) (beam.PCollection, error) {
-	commits, err := beam.TryParDo(s.Scope("CommitWindowsInOrder"), newCommitFn(spec), OrderPanes(s, files))
+	commits, err := beam.TryParDo(s.Scope("CommitWindowsInOrder"), newCommitFn(spec), orderPanes(s, files))
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	MaintainAfterCommits(s, spec, commits[0])
+	maintain.AfterCommits(s, spec.inlineMaintenance(), commits[0])
 	return commits[0], nil
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -22,7 +24,7 @@ func testSpec(t *testing.T, lc *icebergtest.LocalCatalog, tpl string) Spec {
 }
 
 // runAppend runs Append over rows and returns the snapshot infos and dead letters.
-func runAppend(t *testing.T, spec Spec, rows []row.Row) ([]SnapshotInfo, []DeadLetter) {
+func runAppend(t *testing.T, spec Spec, rows []row.Row) ([]commit.SnapshotInfo, []DeadLetter) {
 	t.Helper()
 	p, s := beam.NewPipelineWithRoot()
 	in := beam.CreateList(s, rows)
@@ -30,7 +32,7 @@ func runAppend(t *testing.T, spec Spec, rows []row.Row) ([]SnapshotInfo, []DeadL
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gotSnaps []SnapshotInfo
+	var gotSnaps []commit.SnapshotInfo
 	var gotDead []DeadLetter
 	collect(s, snaps, &gotSnaps)
 	collect(s, dead, &gotDead)
@@ -86,7 +88,7 @@ func TestAppendPipeline(t *testing.T) {
 		if err := icebergtest.CheckTable(ctx, tbl); err != nil {
 			t.Errorf("%s: %v", tn, err)
 		}
-		if got := countRows(t, lc.Catalog, tbl.Identifier()); got != 100 {
+		if got := writetest.CountRows(t, lc.Catalog, tbl.Identifier()); got != 100 {
 			t.Errorf("%s rows = %d, want 100", tn, got)
 		}
 		if tbl.Metadata().Version() != 3 {
@@ -101,7 +103,7 @@ func TestAppendPipeline(t *testing.T) {
 				t.Errorf("rerun committed: %+v", si)
 			}
 		}
-		if got := countRows(t, lc.Catalog, table.Identifier{"db", "events_eu"}); got != 100 {
+		if got := writetest.CountRows(t, lc.Catalog, table.Identifier{"db", "events_eu"}); got != 100 {
 			t.Errorf("rows after rerun = %d, want 100", got)
 		}
 	})

@@ -24,6 +24,9 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
+	"github.com/icebeam/icebeam/iceberg/write/late"
 )
 
 // router takes rows to their tables: it projects a row (keep/drop/only), renders its
@@ -32,8 +35,8 @@ type router struct {
 	spec   *Spec
 	rt     *runtime
 	tables map[string]*destTable
-	gate   *LateGate
-	replay *ReplayIndex
+	gate   *late.Gate
+	replay *late.ReplayIndex
 }
 
 // destTable is one destination table as the writers see it.
@@ -48,10 +51,10 @@ func newRouter(spec *Spec) (*router, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &router{spec: spec, rt: rt, tables: map[string]*destTable{}, gate: NewLateGate(*spec), replay: NewReplayIndex(*spec)}, nil
+	return &router{spec: spec, rt: rt, tables: map[string]*destTable{}, gate: late.NewGate(spec.SinkID, spec.RunID, spec.Windowed, spec.LatenessMs), replay: late.NewReplayIndex(spec.SinkID, spec.RunID)}, nil
 }
 
-// late sorts r (bound for dt, in window w) by its window (see LateGate): skip is true
+// late sorts r (bound for dt, in window w) by its window (see late.Gate): skip is true
 // for a row an earlier run of the sink committed (a replay after a restart), dead is
 // the dead letter of a row too late for its window.
 func (rr *router) late(ctx context.Context, dt *destTable, r row.Row, w beam.Window) (skip bool, dead *DeadLetter, err error) {
@@ -67,11 +70,11 @@ func (rr *router) late(ctx context.Context, dt *destTable, r row.Row, w beam.Win
 		return false, nil, err
 	}
 	switch v {
-	case TooLate:
+	case late.TooLate:
 		LateDead.Inc(ctx, 1)
 		return false, &DeadLetter{Row: r.String(), Table: dt.name, Reason: reason}, nil
-	case Replayed:
-		seen, err := rr.replay.Seen(ctx, cat, dt.tbl.Identifier(), WindowEnd(w), r)
+	case late.Replayed:
+		seen, err := rr.replay.Seen(ctx, cat, dt.tbl.Identifier(), commit.WindowEnd(w), r)
 		if err != nil || seen {
 			if seen {
 				ReplayedSkipped.Inc(ctx, 1)
@@ -81,7 +84,7 @@ func (rr *router) late(ctx context.Context, dt *destTable, r row.Row, w beam.Win
 		// Not committed by the earlier run: too late for it if that run had committed
 		// more than the allowed lateness past the row's window (it dead-lettered the
 		// row, or never received it), otherwise written in a late pane.
-		if end, prior := WindowEnd(w), tok.PriorThrough(rr.spec.SinkID, rr.spec.RunID); end+rr.gate.LatenessMs < prior {
+		if end, prior := commit.WindowEnd(w), tok.PriorThrough(rr.spec.SinkID, rr.spec.RunID); end+rr.gate.LatenessMs < prior {
 			LateDead.Inc(ctx, 1)
 			return false, &DeadLetter{Row: r.String(), Table: dt.name, Reason: fmt.Sprintf(
 				"late: its window ending %s closed more than allowed_lateness_seconds=%d before the window ending %s that an earlier run of sink %s committed to %s, which did not commit the row",
@@ -94,7 +97,7 @@ func (rr *router) late(ctx context.Context, dt *destTable, r row.Row, w beam.Win
 }
 
 // passes reports whether the rows of window w bound for dt pass the late-row checks
-// whatever they hold (LateGate's Pass), so that they need no Row to be written.
+// whatever they hold (late.Gate's late.Pass), so that they need no Row to be written.
 func (rr *router) passes(ctx context.Context, dt *destTable, w beam.Window) (bool, error) {
 	if !rr.spec.Windowed {
 		return true, nil
@@ -104,7 +107,7 @@ func (rr *router) passes(ctx context.Context, dt *destTable, w beam.Window) (boo
 		return false, err
 	}
 	v, _, _, err := rr.gate.Check(ctx, cat, dt.name, dt.tbl.Identifier(), w)
-	return v == Pass, err
+	return v == late.Pass, err
 }
 
 // admit routes r (in window w) and sorts it by its window: it returns r projected
@@ -134,7 +137,7 @@ func (rr *router) route(ctx context.Context, r row.Row) (row.Row, *destTable, *D
 		return row.Row{}, nil, &DeadLetter{Row: r.String(), Reason: err.Error()}, nil
 	}
 	r = pr
-	dest, err := rr.rt.tpl.Render(RowGetter(r))
+	dest, err := rr.rt.tpl.Render(rowGetter(r))
 	if err != nil {
 		return row.Row{}, nil, &DeadLetter{Row: r.String(), Reason: err.Error()}, nil
 	}
@@ -158,7 +161,7 @@ func (rr *router) table(ctx context.Context, dest string, r row.Row) (dt *destTa
 	}
 	ident, perr := parseIdent(dest)
 	if perr != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoDestination, perr), nil
+		return nil, fmt.Errorf("%w: %w", errNoDestination, perr), nil
 	}
 	tbl, err := catalogs.LoadTable(ctx, rr.spec.CatalogName, rr.rt.catProps, dest, rr.rt.refresh)
 	if err != nil {
@@ -192,19 +195,19 @@ func (rr *router) evolve(ctx context.Context, dt *destTable, r row.Row, rowErr e
 }
 
 // fileBuffer turns rows of one table into Arrow batches and streams them to a
-// FileWriter, opened with the first batch; flushed, it keeps the encodings of the files
+// datafile.Writer, opened with the first batch; flushed, it keeps the encodings of the files
 // written. Memory stays bounded by the batch being built and the writer's queue.
 type fileBuffer struct {
 	tbl     *table.Table
-	opts    FileOptions
+	opts    datafile.Options
 	target  int64 // target file size: batches are cut at it, so files can roll there
 	builder *row.BatchBuilder
 	lineage bool // the builder's schema has _row_id (see withLineage)
-	writer  *FileWriter
-	files   []EncodedDataFile
+	writer  *datafile.Writer
+	files   []datafile.Encoded
 }
 
-func newFileBuffer(tbl *table.Table, opts FileOptions) (*fileBuffer, error) {
+func newFileBuffer(tbl *table.Table, opts datafile.Options) (*fileBuffer, error) {
 	bb, err := row.NewBatchBuilder(tbl.Schema(), memory.DefaultAllocator)
 	if err != nil {
 		return nil, config.WrapOp("write", strings.Join(tbl.Identifier(), "."), err)
@@ -213,7 +216,7 @@ func newFileBuffer(tbl *table.Table, opts FileOptions) (*fileBuffer, error) {
 }
 
 // rollSize is the size at which files of tbl written with opts roll.
-func rollSize(tbl *table.Table, opts FileOptions) int64 {
+func rollSize(tbl *table.Table, opts datafile.Options) int64 {
 	if opts.TargetFileSizeBytes > 0 {
 		return opts.TargetFileSizeBytes
 	}
@@ -253,7 +256,7 @@ func (b *fileBuffer) cut(ctx context.Context) error {
 		return nil
 	}
 	if b.writer == nil {
-		w, err := NewFileWriter(ctx, b.tbl, b.builder.ArrowSchema(), b.opts)
+		w, err := datafile.NewWriter(ctx, b.tbl, b.builder.ArrowSchema(), b.opts)
 		if err != nil {
 			return err
 		}
@@ -273,7 +276,7 @@ func (b *fileBuffer) flush(ctx context.Context) error {
 	if err = errors.Join(err, cerr); err != nil {
 		return err
 	}
-	enc, err := EncodeDataFiles(b.tbl.Metadata(), files)
+	enc, err := datafile.Encode(b.tbl.Metadata(), files)
 	if err != nil {
 		return config.WrapOp("write", strings.Join(b.tbl.Identifier(), "."), err)
 	}
@@ -289,7 +292,7 @@ func (b *fileBuffer) retarget(ctx context.Context, tbl *table.Table) error {
 	}
 	sc := tbl.Schema()
 	if b.lineage {
-		sc = lineageSchema(sc)
+		sc = datafile.LineageSchema(sc)
 	}
 	bb, err := row.NewBatchBuilder(sc, memory.DefaultAllocator)
 	if err != nil {
@@ -321,7 +324,7 @@ func (b *fileBuffer) abort() {
 }
 
 // close flushes, releases the builder and returns every file written.
-func (b *fileBuffer) close(ctx context.Context) ([]EncodedDataFile, error) {
+func (b *fileBuffer) close(ctx context.Context) ([]datafile.Encoded, error) {
 	err := b.flush(ctx)
 	b.builder.Release()
 	if err != nil {
@@ -428,7 +431,7 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, st
 }
 
 // bundleWriters is a bundle's file buffers, one per destination table and window:
-// rows are appended as they come (each buffer's FileWriter encodes on its own
+// rows are appended as they come (each buffer's datafile.Writer encodes on its own
 // goroutine) and finish writes the rest. It serves distribution_mode=none (writeFn)
 // and the unpartitioned tables of distribution_mode=hash (hashRouteFn).
 type bundleWriters struct {
@@ -520,7 +523,7 @@ func (b *bundleWriters) abort() {
 }
 
 // commitFn commits each table's files (and, merge-on-read, its shards' deletes), one
-// commit per window and table, oldest window first (see OrderPanes), through the
+// commit per window and table, oldest window first (see orderPanes), through the
 // Committer. It holds each table's
 // on-time panes in state until the watermark passes their window's end.
 type commitFn struct {
@@ -542,12 +545,12 @@ func (f *commitFn) Setup(ctx context.Context) error {
 	return nil
 }
 
-func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, p Pane, emit func(SnapshotInfo)) error {
-	return Arrive(sp, tp, f.Pending, f.Handled, f.Turn, p, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
+func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, tp timers.Provider, dest string, p Pane, emit func(commit.SnapshotInfo)) error {
+	return arrivePane(sp, tp, f.Pending, f.Handled, f.Turn, p, func(p Pane) error { return f.commit(ctx, dest, p, emit) })
 }
 
-func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(SnapshotInfo)) error {
-	return config.WrapOp("commit", dest, Fire(sp, f.Pending, f.Handled, ts, func(p Pane) error { return f.commit(ctx, dest, p, emit) },
+func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, dest string, _ timers.Context, emit func(commit.SnapshotInfo)) error {
+	return config.WrapOp("commit", dest, firePanes(sp, f.Pending, f.Handled, ts, func(p Pane) error { return f.commit(ctx, dest, p, emit) },
 		func(end int64) (bool, error) {
 			ident, err := parseIdent(dest)
 			if err != nil {
@@ -557,15 +560,15 @@ func (f *commitFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Prov
 			if err != nil {
 				return false, err
 			}
-			return Committed(ctx, cat, ident, f.Spec.SinkID, f.Spec.RunID, end)
+			return commit.Committed(ctx, cat, ident, f.Spec.SinkID, f.Spec.RunID, end)
 		}))
 }
 
-func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(SnapshotInfo)) error {
+func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(commit.SnapshotInfo)) error {
 	if f.Spec.MergeOnRead {
 		return f.commitChanges(ctx, dest, p, emit)
 	}
-	var enc []EncodedDataFile
+	var enc []datafile.Encoded
 	for _, part := range p.Parts {
 		enc = append(enc, part.Files...)
 	}
@@ -581,11 +584,11 @@ func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(Sn
 	if err != nil {
 		return config.WrapOp("commit", dest, err)
 	}
-	files, err := DecodeDataFiles(tbl.Metadata(), enc)
+	files, err := datafile.Decode(tbl.Metadata(), enc)
 	if err != nil {
 		return config.WrapOp("commit", dest, err)
 	}
-	res, err := Commit(ctx, cat, ident, CommitRequest{
+	res, err := commit.Commit(ctx, cat, ident, commit.CommitRequest{
 		SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),
 		DataFiles: files, SnapshotProps: f.rt.snapshotProps,
 	})
@@ -593,23 +596,14 @@ func (f *commitFn) commit(ctx context.Context, dest string, p Pane, emit func(Sn
 		return err
 	}
 	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
-	RecordCommit(ctx, res, p.WindowEndMs, !p.Global)
+	recordCommit(ctx, res, p.WindowEndMs, !p.Global)
 	if res.LateID != "" && !res.Skipped {
 		LatePassed.Inc(ctx, res.RowsAdded)
 	}
-	emit(SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
+	emit(commit.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
 		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
 		SinkID: f.Spec.SinkID, Skipped: res.Skipped, WindowEndMs: p.WindowEndMs, Late: p.LateID != "" || res.LateID != ""})
 	return nil
-}
-
-// WindowEnd is the token value of window w (see CommitRequest.WindowEndMs): its max
-// timestamp in milliseconds, the end of the global window for the global window.
-func WindowEnd(w beam.Window) int64 {
-	if _, ok := w.(window.GlobalWindow); ok {
-		return mtime.EndOfGlobalWindowTime.Milliseconds()
-	}
-	return w.MaxTimestamp().Milliseconds()
 }
 
 // structRows converts structs of one type to Rows of the type's inferred schema
@@ -798,7 +792,7 @@ func init() {
 	register.DoFn3x1[beam.T, func(row.Row), func(DeadLetter), error](&structToRowFn{})
 	register.DoFn5x1[context.Context, beam.Window, beam.T, func(beam.EventTime, string, Part), func(DeadLetter), error](&structWriteFn{})
 	register.Emitter1[DeadLetter]()
-	register.Emitter1[SnapshotInfo]()
+	register.Emitter1[commit.SnapshotInfo]()
 	register.Emitter1[row.Row]()
 	register.Emitter3[beam.EventTime, string, []byte]()
 	register.Emitter3[beam.EventTime, string, Part]()

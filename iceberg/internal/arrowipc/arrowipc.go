@@ -86,3 +86,26 @@ func AppendCompressed(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// BufferBytes is the size of b's buffers (of every column and child array): what
+// the batch holds in memory.
+func BufferBytes(b arrow.RecordBatch) int {
+	var size func(d arrow.ArrayData) int
+	size = func(d arrow.ArrayData) int {
+		n := 0
+		for _, buf := range d.Buffers() {
+			if buf != nil {
+				n += buf.Len()
+			}
+		}
+		for _, c := range d.Children() {
+			n += size(c)
+		}
+		return n
+	}
+	n := 0
+	for _, c := range b.Columns() {
+		n += size(c.Data())
+	}
+	return n
+}

@@ -1,4 +1,4 @@
-package write
+package schema
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 )
 
 // allTypesSchema has a column of every primitive type the transforms care about.
@@ -24,15 +25,6 @@ func allTypesSchema() *ibg.Schema {
 			{ID: 7, Name: "source", Type: ibg.PrimitiveTypes.String},
 		}}},
 	)
-}
-
-func parsePartitions(t *testing.T, s ...string) []config.PartitionField {
-	t.Helper()
-	out, err := config.ParsePartitionFields(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func TestBuildPartitionSpec(t *testing.T) {
@@ -59,7 +51,7 @@ func TestBuildPartitionSpec(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, err := BuildPartitionSpec(sc, parsePartitions(t, tc.fields...))
+			spec, err := BuildPartitionSpec(sc, writetest.ParsePartitions(t, tc.fields...))
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tc.wantErr)
@@ -120,9 +112,9 @@ func TestBuildSortOrder(t *testing.T) {
 
 func TestEnsureTable(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
+	cat := writetest.NewCatalog(t)
 	opts := CreateOptions{
-		PartitionFields: parsePartitions(t, "region", "day(ts)"),
+		PartitionFields: writetest.ParsePartitions(t, "region", "day(ts)"),
 		Properties:      map[string]string{"owner": "me"},
 	}
 	ident := table.Identifier{"newns", "events"} // namespace does not exist yet
@@ -159,7 +151,7 @@ func TestEnsureTable(t *testing.T) {
 	})
 	t.Run("bad partition field creates nothing", func(t *testing.T) {
 		id := table.Identifier{"db", "bad"}
-		_, _, err := EnsureTable(ctx, cat, id, allTypesSchema(), CreateOptions{PartitionFields: parsePartitions(t, "nope")})
+		_, _, err := EnsureTable(ctx, cat, id, allTypesSchema(), CreateOptions{PartitionFields: writetest.ParsePartitions(t, "nope")})
 		if !errors.Is(err, config.ErrInvalidConfig) {
 			t.Fatalf("err = %v", err)
 		}

@@ -1,10 +1,9 @@
-package write
+package late
 
 import (
 	"context"
 	"fmt"
 	"hash/maphash"
-	"strconv"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -13,9 +12,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
 
-// Verdict is what LateGate.Check decides for a row.
+// Verdict is what Gate.Check decides for a row.
 type Verdict int
 
 const (
@@ -31,7 +31,7 @@ const (
 	Replayed
 )
 
-// LateGate sorts the rows of a windowed write by their window against the sink's
+// Gate sorts the rows of a windowed write by their window against the sink's
 // token (the newest window it committed, and how far earlier runs had committed):
 // see Verdict. Lateness follows Beam's definition, measured from the end of the row's
 // window, with the sink's newest committed window standing in for the watermark the
@@ -40,9 +40,9 @@ const (
 // through is never dropped by the runner, whose allowed lateness is longer. The gate
 // reads the token at most once per table and Refresh, and again (at most every
 // Refresh/100) for a row of a window the token it holds says is committed or older
-// than the newest row it has seen by more than the lateness. A nil LateGate lets
+// than the newest row it has seen by more than the lateness. A nil Gate lets
 // every row pass.
-type LateGate struct {
+type Gate struct {
 	// SinkID is the sink whose token is compared; RunID is this run of it.
 	SinkID, RunID string
 	// LatenessMs is allowed_lateness_seconds in milliseconds; negative disables the
@@ -56,18 +56,19 @@ type LateGate struct {
 
 type gateToken struct {
 	found   bool
-	tok     Token
+	tok     commit.Token
 	through int64 // committed-through; 0 when the sink has no token
 	prior   int64 // how far earlier runs committed
 	read    time.Time
 	newest  int64 // the newest window end of the table's rows seen so far
 }
 
-// NewLateGate returns the gate of spec: disabled unless spec.Windowed.
-func NewLateGate(spec Spec) *LateGate {
-	g := &LateGate{SinkID: spec.SinkID, RunID: spec.RunID, LatenessMs: -1}
-	if spec.Windowed {
-		g.LatenessMs = spec.LatenessMs
+// NewGate returns the gate of sink sinkID's run runID: disabled unless the write
+// is windowed.
+func NewGate(sinkID, runID string, windowed bool, latenessMs int64) *Gate {
+	g := &Gate{SinkID: sinkID, RunID: runID, LatenessMs: -1}
+	if windowed {
+		g.LatenessMs = latenessMs
 	}
 	return g
 }
@@ -75,12 +76,12 @@ func NewLateGate(spec Spec) *LateGate {
 // Check returns the verdict for a row of window w bound for table dest (ident in
 // cat), with the reason when TooLate, and the sink's token as last read (found
 // false when it has none); err is a failure to read the table.
-func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, ident table.Identifier, w beam.Window) (v Verdict, reason string, tok Token, err error) {
+func (g *Gate) Check(ctx context.Context, cat catalog.Catalog, dest string, ident table.Identifier, w beam.Window) (v Verdict, reason string, tok commit.Token, err error) {
 	if g == nil || g.LatenessMs < 0 {
-		return Pass, "", Token{}, nil
+		return Pass, "", commit.Token{}, nil
 	}
 	if _, ok := w.(window.GlobalWindow); ok {
-		return Pass, "", Token{}, nil
+		return Pass, "", commit.Token{}, nil
 	}
 	if g.tokens == nil {
 		g.tokens = map[string]gateToken{}
@@ -89,7 +90,7 @@ func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, 
 	if refresh <= 0 {
 		refresh = time.Second
 	}
-	end := WindowEnd(w)
+	end := commit.WindowEnd(w)
 	gt, ok := g.tokens[dest]
 	// A row of a window the held token says is committed, or older than the newest
 	// row seen by more than the lateness, may be late: read the token again.
@@ -97,16 +98,16 @@ func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, 
 	if !ok || suspect || time.Since(gt.read) > refresh {
 		tbl, err := cat.LoadTable(ctx, ident)
 		if err != nil {
-			return Pass, "", Token{}, config.WrapOp("write", dest, err)
+			return Pass, "", commit.Token{}, config.WrapOp("write", dest, err)
 		}
-		_, _, newest, found, _, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: g.SinkID, RunID: g.RunID})
+		w, err := commit.CheckWindow(tbl.Metadata(), table.MainBranch, commit.WindowRef{SinkID: g.SinkID, RunID: g.RunID})
 		if err != nil {
-			return Pass, "", Token{}, config.WrapOp("write", dest, err)
+			return Pass, "", commit.Token{}, config.WrapOp("write", dest, err)
 		}
-		gt = gateToken{found: found, tok: newest, read: time.Now(), newest: gt.newest}
-		if found {
-			gt.through = newest.CommittedThroughMs
-			gt.prior = newest.PriorThrough(g.SinkID, g.RunID)
+		gt = gateToken{found: w.Found, tok: w.Newest, read: time.Now(), newest: gt.newest}
+		if w.Found {
+			gt.through = w.Newest.CommittedThroughMs
+			gt.prior = w.Newest.PriorThrough(g.SinkID, g.RunID)
 		}
 	}
 	gt.newest = max(gt.newest, end)
@@ -123,49 +124,6 @@ func (g *LateGate) Check(ctx context.Context, cat catalog.Catalog, dest string, 
 	default:
 		return Pass, "", gt.tok, nil
 	}
-}
-
-// windowSnapshots returns the snapshots of sinkID on main of meta that committed rows
-// of the window ending windowEndMs and were made by runs other than runID, newest
-// first. complete is false when snapshot expiry has removed part of the history that
-// could hold them: the window's rows cannot be known then.
-func windowSnapshots(meta table.Metadata, sinkID, runID string, windowEndMs int64) (snaps []*table.Snapshot, complete bool) {
-	key, winKey, lateKey, runKey := CommittedThroughKey(sinkID), WindowKey(sinkID), LatePaneKey(sinkID), RunKey(sinkID)
-	complete = walkSink(meta, table.MainBranch, sinkID, func(s *table.Snapshot) bool {
-		through, ok, err := tokenOf(s, key)
-		if err != nil || !ok {
-			return err == nil // a token that is not an integer ends the walk, as one below the window
-		}
-		if through < windowEndMs {
-			return false
-		}
-		p := s.Summary.Properties
-		win, err := strconv.ParseInt(p[winKey], 10, 64)
-		if err != nil { // made before window keys: an on-time commit ends at its window
-			win = through
-			if late := p[lateKey]; late != "" {
-				w, _, _ := cutInt(late)
-				win = w
-			}
-		}
-		if win == windowEndMs && p[runKey] != runID && p[SummaryHeartbeat] == "" {
-			snaps = append(snaps, s)
-		}
-		return true
-	})
-	return snaps, complete
-}
-
-// cutInt parses the integer before the first '/' of s.
-func cutInt(s string) (int64, string, error) {
-	for i := range len(s) {
-		if s[i] == '/' {
-			n, err := strconv.ParseInt(s[:i], 10, 64)
-			return n, s[i+1:], err
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, "", err
 }
 
 // rowSeed makes the row hashes of one process comparable.

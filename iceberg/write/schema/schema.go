@@ -1,4 +1,4 @@
-package write
+package schema
 
 import (
 	"errors"

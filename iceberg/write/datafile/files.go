@@ -1,4 +1,4 @@
-package write
+package datafile
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
-// FileOptions tunes how WriteDataFiles writes Parquet files.
-type FileOptions struct {
+// Options tunes how a Writer writes Parquet files.
+type Options struct {
 	// TargetFileSizeBytes overrides the table's write.target-file-size-bytes when > 0.
 	TargetFileSizeBytes int64
 	// WriteProperties override the table's write properties for this write only
@@ -30,34 +30,16 @@ type FileOptions struct {
 	WriteUUID *uuid.UUID
 }
 
-// WriteDataFiles writes batches, whose schema is sc, to new Parquet data files of tbl,
-// partitioned by the table's default spec, and returns the complete DataFiles without
-// committing them. Each batch is released once consumed, also on error; files written
-// before an error stay in storage, unreferenced.
-func WriteDataFiles(ctx context.Context, tbl *table.Table, sc *arrow.Schema, batches []arrow.RecordBatch, opts FileOptions) ([]ibg.DataFile, error) {
-	w, err := NewFileWriter(ctx, tbl, sc, opts)
-	if err != nil {
-		for _, b := range batches {
-			b.Release()
-		}
-		return nil, err
-	}
-	for _, b := range batches {
-		w.Write(b) // after an error, Write releases b; Close reports the error
-	}
-	return w.Close()
-}
-
 // writerBatchBuffer bounds the batches table.WriteRecords queues per open file, and so
 // how far a producer can run ahead of the Parquet encoding.
 const writerBatchBuffer = 4
 
-// FileWriter writes record batches of one table to new Parquet data files as they
+// Writer writes record batches of one table to new Parquet data files as they
 // come: table.WriteRecords runs in a goroutine fed one batch at a time, so encoding
 // overlaps with building the next batch, and files roll at the target file size.
-// Close waits for the goroutine, which never outlives it. A FileWriter is not safe for
+// Close waits for the goroutine, which never outlives it. A Writer is not safe for
 // concurrent use.
-type FileWriter struct {
+type Writer struct {
 	name    string
 	batches chan arrow.RecordBatch
 	done    chan struct{}
@@ -66,10 +48,10 @@ type FileWriter struct {
 	closed  bool
 }
 
-// NewFileWriter starts a writer of batches of schema sc to data files of tbl, with
+// NewWriter starts a writer of batches of schema sc to data files of tbl, with
 // opts (see WriteDataFiles). When sc has the _row_id column (lineageSchema), the
 // files store it.
-func NewFileWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts FileOptions) (*FileWriter, error) {
+func NewWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts Options) (*Writer, error) {
 	name := strings.Join(tbl.Identifier(), ".")
 	if err := checkVariantShredding(tbl, opts.WriteProperties); err != nil {
 		return nil, config.WrapOp("write", name, err)
@@ -90,9 +72,9 @@ func NewFileWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts
 	}
 	if len(sc.FieldIndices(ibg.RowIDColumnName)) > 0 {
 		// Batches of lineageSchema: merge-on-read updates keep their row's _row_id.
-		wopts = append(wopts, table.WithPreserveRowLineage(lineageSchema(tbl.Schema())))
+		wopts = append(wopts, table.WithPreserveRowLineage(LineageSchema(tbl.Schema())))
 	}
-	w := &FileWriter{name: name, batches: make(chan arrow.RecordBatch, 1), done: make(chan struct{})}
+	w := &Writer{name: name, batches: make(chan arrow.RecordBatch, 1), done: make(chan struct{})}
 	recs := iter.Seq2[arrow.RecordBatch, error](func(yield func(arrow.RecordBatch, error) bool) {
 		for b := range w.batches {
 			if !yield(b, nil) {
@@ -115,7 +97,7 @@ func NewFileWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts
 
 // Write hands b to the writer, which releases it once written. After a failure of the
 // writer, Write releases b and returns the failure (Close returns it too).
-func (w *FileWriter) Write(b arrow.RecordBatch) error {
+func (w *Writer) Write(b arrow.RecordBatch) error {
 	select {
 	case <-w.done:
 		b.Release()
@@ -132,7 +114,7 @@ func (w *FileWriter) Write(b arrow.RecordBatch) error {
 }
 
 // failure is the writer's error once it has stopped (done is closed).
-func (w *FileWriter) failure() error {
+func (w *Writer) failure() error {
 	if w.err != nil {
 		return w.err
 	}
@@ -140,7 +122,7 @@ func (w *FileWriter) failure() error {
 }
 
 // Close ends the input, waits for the files and returns them.
-func (w *FileWriter) Close() ([]ibg.DataFile, error) {
+func (w *Writer) Close() ([]ibg.DataFile, error) {
 	if !w.closed {
 		w.closed = true
 		close(w.batches)
@@ -203,9 +185,9 @@ func withWriteProperties(tbl *table.Table, props map[string]string) (*table.Tabl
 	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, nil), nil
 }
 
-// EncodedDataFile is a DataFile in a form that crosses workers: the Avro manifest-entry
+// Encoded is a DataFile in a form that crosses workers: the Avro manifest-entry
 // encoding of iceberg-go's codec package plus what the receiver needs to decode it.
-type EncodedDataFile struct {
+type Encoded struct {
 	// Data is codec.EncodeDataFile's output.
 	Data []byte
 	// SpecID is the partition spec the file was written with.
@@ -220,11 +202,11 @@ type EncodedDataFile struct {
 	Rows int64
 }
 
-// EncodeDataFiles encodes files of the table described by meta (whose current schema
+// Encode encodes files of the table described by meta (whose current schema
 // they were written with).
-func EncodeDataFiles(meta table.Metadata, files []ibg.DataFile) ([]EncodedDataFile, error) {
+func Encode(meta table.Metadata, files []ibg.DataFile) ([]Encoded, error) {
 	sc := meta.CurrentSchema()
-	out := make([]EncodedDataFile, 0, len(files))
+	out := make([]Encoded, 0, len(files))
 	for _, f := range files {
 		spec := meta.PartitionSpecByID(int(f.SpecID()))
 		if spec == nil {
@@ -234,15 +216,15 @@ func EncodeDataFiles(meta table.Metadata, files []ibg.DataFile) ([]EncodedDataFi
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, EncodedDataFile{Data: b, SpecID: spec.ID(), SchemaID: sc.ID,
+		out = append(out, Encoded{Data: b, SpecID: spec.ID(), SchemaID: sc.ID,
 			FormatVersion: meta.Version(), Path: f.FilePath(), Rows: f.Count()})
 	}
 	return out, nil
 }
 
-// DecodeDataFiles decodes files encoded by EncodeDataFiles against meta, which must
+// Decode decodes files encoded by Encode against meta, which must
 // still hold their partition spec and schema and have the same format version.
-func DecodeDataFiles(meta table.Metadata, enc []EncodedDataFile) ([]ibg.DataFile, error) {
+func Decode(meta table.Metadata, enc []Encoded) ([]ibg.DataFile, error) {
 	schemas := make(map[int]*ibg.Schema)
 	for _, s := range meta.Schemas() {
 		schemas[s.ID] = s
@@ -271,6 +253,13 @@ func DecodeDataFiles(meta table.Metadata, enc []EncodedDataFile) ([]ibg.DataFile
 }
 
 // String returns the file's path and row count.
-func (e EncodedDataFile) String() string {
+func (e Encoded) String() string {
 	return e.Path + " (" + strconv.FormatInt(e.Rows, 10) + " rows)"
+}
+
+// LineageSchema returns sc with the _row_id column (iceberg-go's row lineage
+// schema without _last_updated_sequence_number: rows written without it take the
+// data file's sequence number, which is what an updated row needs).
+func LineageSchema(sc *ibg.Schema) *ibg.Schema {
+	return ibg.SchemaWithRowLineageColumns(sc, true, false)
 }

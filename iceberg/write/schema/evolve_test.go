@@ -1,4 +1,4 @@
-package write
+package schema
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 )
 
 // evolveSchema is the table schema the evolution tests start from: a required key,
@@ -111,8 +112,8 @@ func TestCheckEvolvable(t *testing.T) {
 // adding the same new column (and one its own): every call succeeds, the table ends
 // with each column once, and the schema ids show one update per distinct change.
 func TestEvolveTableConcurrent(t *testing.T) {
-	cat := newTestCatalog(t)
-	createTestTable(t, cat, "evolve", evolveSchema())
+	cat := writetest.NewCatalog(t)
+	writetest.CreateTable(t, cat, "evolve", evolveSchema())
 	ident := table.Identifier{"db", "evolve"}
 	ctx := context.Background()
 	const workers = 6
@@ -150,7 +151,7 @@ func TestEvolveTableConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := tbl.Schema()
-	if got, want := columnNames(tbl), "id,n,f,d,note,addr,shared,owna,ownc,owne"; !sameSet(got, want) {
+	if got, want := writetest.ColumnNames(tbl), "id,n,f,d,note,addr,shared,owna,ownc,owne"; !sameSet(got, want) {
 		t.Errorf("columns %s, want %s", got, want)
 	}
 	if f, _ := sc.FindFieldByName("n"); !f.Type.Equals(ibg.PrimitiveTypes.Int64) {
@@ -194,10 +195,10 @@ func sameSet(a, b string) bool {
 // the next attempt, which plans against the reloaded table and has nothing to add.
 func TestEvolveTableLostResponse(t *testing.T) {
 	ctx := context.Background()
-	inner := newTestCatalog(t)
-	createTestTable(t, inner, "evolve", evolveSchema())
+	inner := writetest.NewCatalog(t)
+	writetest.CreateTable(t, inner, "evolve", evolveSchema())
 	ident := table.Identifier{"db", "evolve"}
-	fc := &faultCatalog{Catalog: inner, after: lostFirstResponse}
+	fc := &writetest.FaultCatalog{Catalog: inner, After: writetest.LostFirstResponse}
 	r := row.New([]string{"id", "extra"}, []any{int64(1), "x"})
 	tbl, reject, err := EvolveTable(ctx, fc, ident, r, nil)
 	if err != nil || reject != nil {
@@ -210,7 +211,7 @@ func TestEvolveTableLostResponse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fc.commits != 1 || len(cur.Metadata().Schemas()) != 2 {
-		t.Errorf("%d commits, %d schemas; want the update once", fc.commits, len(cur.Metadata().Schemas()))
+	if fc.Commits != 1 || len(cur.Metadata().Schemas()) != 2 {
+		t.Errorf("%d commits, %d schemas; want the update once", fc.Commits, len(cur.Metadata().Schemas()))
 	}
 }

@@ -1,10 +1,15 @@
-package write
+package commit
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -201,6 +206,18 @@ func LateID(windowEndMs int64, contentID string) string {
 	return strconv.FormatInt(windowEndMs, 10) + "/" + contentID
 }
 
+// WindowCheck is what CheckWindow finds of one commit of a sink on a branch.
+type WindowCheck struct {
+	// Done: the branch holds the commit, in the snapshot of Held.
+	Done bool
+	Held Token
+	// Newest is the sink's newest token (Found: whether there is one).
+	Newest Token
+	Found  bool
+	// Props are the token properties the commit must carry (when not Done).
+	Props map[string]string
+}
+
 // CheckWindow looks on branch of meta for a commit of ref. The sink's windows commit
 // in order, so an on-time window is held when the sink's newest token is at or past
 // its end and the window was committed by ref's own run (a retry); a window an
@@ -214,19 +231,18 @@ func LateID(windowEndMs int64, contentID string) string {
 // bundles of one key at once, as prism 2.77 does after a split, breaks it), and ref
 // is committed as the late pane of its content instead of being skipped. A late pane is held when an ancestor
 // carries its LateID, searched back to the first of the sink's snapshots that
-// predates the window. held is the snapshot holding ref when done; otherwise newest
-// is the sink's newest token (found reports whether there is one) and props are the
-// token properties the commit of ref must carry: the sink id, the committed-through
-// value (never lowered, and never moved by a late pane past the window it had), the
+// predates the window. It returns a WindowCheck: Held is the snapshot holding ref when
+// Done; otherwise Props are the token properties the commit of ref must carry: the
+// sink id, the committed-through value (never lowered, and never moved by a late pane past the window it had), the
 // run, how far earlier runs committed, the window, and the late pane id if any. The
 // committers also keep the committed-through value in the table property of the same
 // key (on main), so that a window stays held when snapshot expiry has removed every
-// snapshot carrying the token (newest.FromProperty; its rows cannot be told from
+// snapshot carrying the token (Newest.FromProperty; its rows cannot be told from
 // replays then, and the whole window is held).
-func CheckWindow(meta table.Metadata, branch string, ref WindowRef) (held Token, done bool, newest Token, found bool, props map[string]string, err error) {
-	newest, found, err = FindToken(meta, branch, ref.SinkID)
+func CheckWindow(meta table.Metadata, branch string, ref WindowRef) (WindowCheck, error) {
+	newest, found, err := FindToken(meta, branch, ref.SinkID)
 	if err != nil {
-		return Token{}, false, Token{}, false, nil, err
+		return WindowCheck{}, err
 	}
 	if !found && (branch == "" || branch == table.MainBranch) {
 		// Snapshot expiry may have removed every snapshot carrying the token; the table
@@ -237,18 +253,21 @@ func CheckWindow(meta table.Metadata, branch string, ref WindowRef) (held Token,
 			}
 		}
 	}
+	check := WindowCheck{Newest: newest, Found: found}
 	lateID := ref.LateID
 	prior := int64(0)
 	if found {
 		prior = newest.PriorThrough(ref.SinkID, ref.RunID)
 		if lateID == "" && newest.CommittedThroughMs >= ref.WindowEndMs {
 			if ref.RunID == "" || ref.ContentID == "" || newest.FromProperty {
-				return newest, true, newest, true, nil, nil
+				check.Done, check.Held = true, newest
+				return check, nil
 			}
 			if ref.WindowEndMs > prior {
 				held, ok, err := findOnTime(meta, branch, ref)
 				if err != nil || ok {
-					return held, ok, newest, found, nil, err
+					check.Done, check.Held = ok, held
+					return check, err
 				}
 			}
 			lateID = LateID(ref.WindowEndMs, ref.ContentID)
@@ -256,14 +275,15 @@ func CheckWindow(meta table.Metadata, branch string, ref WindowRef) (held Token,
 	}
 	if lateID != "" && found && !newest.FromProperty {
 		if held, ok, err := findLatePane(meta, branch, ref.SinkID, ref.WindowEndMs, lateID); err != nil || ok {
-			return held, ok, newest, found, nil, err
+			check.Done, check.Held = ok, held
+			return check, err
 		}
 	}
 	through := ref.WindowEndMs
 	if found {
 		through = max(through, newest.CommittedThroughMs)
 	}
-	props = map[string]string{
+	props := map[string]string{
 		SummarySinkID:                   ref.SinkID,
 		CommittedThroughKey(ref.SinkID): strconv.FormatInt(through, 10),
 		WindowKey(ref.SinkID):           strconv.FormatInt(ref.WindowEndMs, 10),
@@ -278,7 +298,8 @@ func CheckWindow(meta table.Metadata, branch string, ref WindowRef) (held Token,
 	if ref.ContentID != "" {
 		props[ContentKey(ref.SinkID)] = ref.ContentID
 	}
-	return Token{}, false, newest, found, props, nil
+	check.Props = props
+	return check, nil
 }
 
 // findOnTime returns the on-time commit of ref's window by ref's run with ref's
@@ -371,4 +392,74 @@ func findLatePane(meta table.Metadata, branch, sinkID string, windowEndMs int64,
 		return Token{}, false, err
 	}
 	return held, found, nil
+}
+
+// Committed reports whether run runID of sinkID has committed rows of the window
+// ending windowEndMs to table ident of cat (its on-time commit or a late pane, on
+// main); with an empty runID, whether the sink's token on main is at or past the
+// window. The token alone does not show that a run committed a window: it passes a
+// window whose panes never reached the commit.
+func Committed(ctx context.Context, cat catalog.Catalog, ident table.Identifier, sinkID, runID string, windowEndMs int64) (bool, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return false, err
+	}
+	if runID != "" {
+		_, ok, err := findRunWindow(tbl.Metadata(), table.MainBranch, sinkID, runID, windowEndMs, func(map[string]string) bool { return true })
+		return ok, err
+	}
+	w, err := CheckWindow(tbl.Metadata(), table.MainBranch, WindowRef{SinkID: sinkID, WindowEndMs: windowEndMs})
+	return w.Done, err
+}
+
+// WindowSnapshots returns the snapshots of sinkID on main of meta that committed rows
+// of the window ending windowEndMs and were made by runs other than runID, newest
+// first. complete is false when snapshot expiry has removed part of the history that
+// could hold them: the window's rows cannot be known then.
+func WindowSnapshots(meta table.Metadata, sinkID, runID string, windowEndMs int64) (snaps []*table.Snapshot, complete bool) {
+	key, winKey, lateKey, runKey := CommittedThroughKey(sinkID), WindowKey(sinkID), LatePaneKey(sinkID), RunKey(sinkID)
+	complete = walkSink(meta, table.MainBranch, sinkID, func(s *table.Snapshot) bool {
+		through, ok, err := tokenOf(s, key)
+		if err != nil || !ok {
+			return err == nil // a token that is not an integer ends the walk, as one below the window
+		}
+		if through < windowEndMs {
+			return false
+		}
+		p := s.Summary.Properties
+		win, err := strconv.ParseInt(p[winKey], 10, 64)
+		if err != nil { // made before window keys: an on-time commit ends at its window
+			win = through
+			if late := p[lateKey]; late != "" {
+				w, _, _ := cutInt(late)
+				win = w
+			}
+		}
+		if win == windowEndMs && p[runKey] != runID && p[SummaryHeartbeat] == "" {
+			snaps = append(snaps, s)
+		}
+		return true
+	})
+	return snaps, complete
+}
+
+// cutInt parses the integer before the first '/' of s.
+func cutInt(s string) (int64, string, error) {
+	for i := range len(s) {
+		if s[i] == '/' {
+			n, err := strconv.ParseInt(s[:i], 10, 64)
+			return n, s[i+1:], err
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, "", err
+}
+
+// WindowEnd is the token value of window w (see CommitRequest.WindowEndMs): its max
+// timestamp in milliseconds, the end of the global window for the global window.
+func WindowEnd(w beam.Window) int64 {
+	if _, ok := w.(window.GlobalWindow); ok {
+		return mtime.EndOfGlobalWindowTime.Milliseconds()
+	}
+	return w.MaxTimestamp().Milliseconds()
 }

@@ -1,4 +1,4 @@
-package write
+package schema
 
 import (
 	"context"
@@ -8,12 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 )
 
@@ -179,24 +177,6 @@ func transformTypes(tr ibg.Transform) string {
 	return ""
 }
 
-// CheckLayout checks the partition_fields and sort_fields of spec against sc, the
-// schema of the rows a missing table would be created from, without the catalog:
-// what EnsureTable would refuse, found when the write is constructed.
-func CheckLayout(spec Spec, sc *ibg.Schema) error {
-	var errs config.Errors
-	if parts, err := config.ParsePartitionFields(spec.PartitionFields); err != nil {
-		errs.Add(err)
-	} else if _, err := BuildPartitionSpec(sc, parts); err != nil {
-		errs.Add(err)
-	}
-	if sorts, err := config.ParseSortFields(spec.SortFields); err != nil {
-		errs.Add(err)
-	} else if _, err := BuildSortOrder(sc, sorts); err != nil {
-		errs.Add(err)
-	}
-	return errs.Err()
-}
-
 // transformOf maps a parsed transform to iceberg-go's and the partition name suffix.
 func transformOf(name string, param int) (ibg.Transform, string, error) {
 	switch name {
@@ -218,26 +198,4 @@ func transformOf(name string, param int) (ibg.Transform, string, error) {
 		return ibg.VoidTransform{}, "_null", nil
 	}
 	return nil, "", fmt.Errorf("%w: transform %q", config.ErrUnsupported, name)
-}
-
-// createTable creates the missing destination table dest (ident) with schema sc, as
-// a write does from its first row or batch, and returns it loaded through the
-// worker's table cache. A table the configuration cannot create (partition_fields or
-// sort_fields that do not fit sc) is an error, as a failure of the catalog is: it
-// fails the bundle, and so the job, instead of dead-lettering every row.
-func createTable(ctx context.Context, spec *Spec, rt *runtime, dest string, ident table.Identifier, sc *ibg.Schema) (*table.Table, error) {
-	cat, err := spec.catalog(ctx, rt)
-	if err != nil {
-		return nil, config.WrapOp("write", dest, err)
-	}
-	_, created, err := EnsureTable(ctx, cat, ident, sc, rt.create)
-	if err != nil {
-		return nil, config.WrapOp("write", dest, err)
-	}
-	if created {
-		log.Infof(ctx, "iceberg: write %s: created table", dest)
-	}
-	catalogs.Invalidate(spec.CatalogName, rt.catProps, dest)
-	tbl, err := catalogs.LoadTable(ctx, spec.CatalogName, rt.catProps, dest, rt.refresh)
-	return tbl, config.WrapOp("write", dest, err)
 }

@@ -1,4 +1,4 @@
-package write
+package commit
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,63 +16,11 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
-// faultCatalog wraps a catalog and injects faults around CommitTable. Tables it loads
-// commit through it.
-type faultCatalog struct {
-	catalog.Catalog
-	mu      sync.Mutex
-	commits int // CommitTable calls so far
-	// before runs before the inner CommitTable of call n (0-based).
-	before func(n int)
-	// after may replace the result of call n after the inner CommitTable ran.
-	after func(n int, err error) error
-}
-
-func (f *faultCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
-	tbl, err := f.Catalog.LoadTable(ctx, ident)
-	if err != nil {
-		return nil, err
-	}
-	return table.New(ident, tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, f), nil
-}
-
-func (f *faultCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
-	f.mu.Lock()
-	n := f.commits
-	f.commits++
-	f.mu.Unlock()
-	if f.before != nil {
-		f.before(n)
-	}
-	meta, loc, err := f.Catalog.CommitTable(ctx, ident, reqs, ups)
-	if f.after != nil {
-		if err2 := f.after(n, err); err2 != nil {
-			return nil, "", err2
-		}
-	}
-	return meta, loc, err
-}
-
 var fastCommitter = Committer{MaxAttempts: 5, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
-
-// snapshotsWithToken counts snapshots of main whose summary carries sinkID's token.
-func snapshotsWithToken(t *testing.T, cat catalog.Catalog, ident table.Identifier, sinkID string) int {
-	t.Helper()
-	tbl, err := cat.LoadTable(context.Background(), ident)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, s := range tbl.Metadata().Snapshots() {
-		if s.Summary != nil && s.Summary.Properties[CommittedThroughKey(sinkID)] != "" {
-			n++
-		}
-	}
-	return n
-}
 
 func TestCommitFaults(t *testing.T) {
 	ctx := context.Background()
@@ -119,7 +66,7 @@ func TestCommitFaults(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					files := writeIDFiles(t, tbl, 1000, 7)
+					files := writetest.WriteIDFiles(t, tbl, 1000, 7)
 					txn := tbl.NewTransaction()
 					if err := txn.NewRowDelta(nil).AddRows(files...).Commit(ctx); err != nil {
 						t.Error(err)
@@ -149,14 +96,14 @@ func TestCommitFaults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			inner := newTestCatalog(t)
-			tbl := createTestTable(t, inner, "t", idNameSchema())
+			inner := writetest.NewCatalog(t)
+			tbl := writetest.CreateTable(t, inner, "t", writetest.IDNameSchema())
 			ident := tbl.Identifier()
-			fc := &faultCatalog{Catalog: inner, after: tc.after}
+			fc := &writetest.FaultCatalog{Catalog: inner, After: tc.after}
 			if tc.before != nil {
-				fc.before = tc.before(t, inner, ident)
+				fc.Before = tc.before(t, inner, ident)
 			}
-			files := writeIDFiles(t, tbl, 0, 10)
+			files := writetest.WriteIDFiles(t, tbl, 0, 10)
 			res, err := fastCommitter.Commit(ctx, fc, ident, CommitRequest{
 				SinkID: "s1", WindowEndMs: 1000, DataFiles: files,
 				SnapshotProps: map[string]string{"app": "test"},
@@ -170,14 +117,14 @@ func TestCommitFaults(t *testing.T) {
 			if res.RowsAdded != 10 || res.FilesAdded != int64(len(files)) {
 				t.Errorf("result = %+v, want 10 rows in %d files", res, len(files))
 			}
-			if got := countRows(t, inner, ident); got != tc.wantRows {
+			if got := writetest.CountRows(t, inner, ident); got != tc.wantRows {
 				t.Errorf("table rows = %d, want %d", got, tc.wantRows)
 			}
-			if got := snapshotsWithToken(t, inner, ident, "s1"); got != 1 {
+			if got := writetest.SnapshotsWith(t, inner, ident, CommittedThroughKey("s1")); got != 1 {
 				t.Errorf("snapshots with token = %d, want 1", got)
 			}
-			if fc.commits != tc.wantCalls {
-				t.Errorf("CommitTable calls = %d, want %d", fc.commits, tc.wantCalls)
+			if fc.Commits != tc.wantCalls {
+				t.Errorf("CommitTable calls = %d, want %d", fc.Commits, tc.wantCalls)
 			}
 			cur, err := inner.LoadTable(ctx, ident)
 			if err != nil {
@@ -199,14 +146,14 @@ func TestCommitFaults(t *testing.T) {
 
 func TestCommitIdempotentWindows(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "t", idNameSchema())
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "t", writetest.IDNameSchema())
 	ident := tbl.Identifier()
 
 	commit := func(sink string, windowEnd, from int64) CommitResult {
 		t.Helper()
 		res, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{
-			SinkID: sink, WindowEndMs: windowEnd, DataFiles: writeIDFiles(t, tbl, from, 5)})
+			SinkID: sink, WindowEndMs: windowEnd, DataFiles: writetest.WriteIDFiles(t, tbl, from, 5)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +186,7 @@ func TestCommitIdempotentWindows(t *testing.T) {
 			if res.Operation != string(table.OpAppend) {
 				t.Errorf("Operation = %q, want append", res.Operation)
 			}
-			if got := countRows(t, cat, ident); got != st.wantRows {
+			if got := writetest.CountRows(t, cat, ident); got != st.wantRows {
 				t.Errorf("rows = %d, want %d", got, st.wantRows)
 			}
 		})
@@ -270,8 +217,8 @@ func TestCommitIdempotentWindows(t *testing.T) {
 // overlapping bundles of one key allow) is committed once, as a late pane.
 func TestCommitOnTimePaneAfterLaterWindow(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "t", idNameSchema())
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "t", writetest.IDNameSchema())
 	ident := tbl.Identifier()
 	steps := []struct {
 		name        string
@@ -296,7 +243,7 @@ func TestCommitOnTimePaneAfterLaterWindow(t *testing.T) {
 	var firstFiles []ibg.DataFile
 	for i, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			files := writeIDFiles(t, tbl, int64(i)*100, 5)
+			files := writetest.WriteIDFiles(t, tbl, int64(i)*100, 5)
 			if i == 0 {
 				firstFiles = files
 			}
@@ -312,7 +259,7 @@ func TestCommitOnTimePaneAfterLaterWindow(t *testing.T) {
 			if res.Skipped != st.wantSkipped || (!res.Skipped && (res.LateID != "") != st.wantLate) {
 				t.Errorf("Skipped = %v, LateID = %q; want skipped %v, late %v", res.Skipped, res.LateID, st.wantSkipped, st.wantLate)
 			}
-			if got := countRows(t, cat, ident); got != st.wantRows {
+			if got := writetest.CountRows(t, cat, ident); got != st.wantRows {
 				t.Errorf("rows = %d, want %d", got, st.wantRows)
 			}
 		})
@@ -328,9 +275,9 @@ func TestCommitOnTimePaneAfterLaterWindow(t *testing.T) {
 
 func TestCommitDedupesPaths(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "t", idNameSchema())
-	files := writeIDFiles(t, tbl, 0, 8)
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "t", writetest.IDNameSchema())
+	files := writetest.WriteIDFiles(t, tbl, 0, 8)
 	dup := append(append([]ibg.DataFile{}, files...), files...)
 	res, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: dup})
 	if err != nil {
@@ -339,21 +286,21 @@ func TestCommitDedupesPaths(t *testing.T) {
 	if res.FilesAdded != int64(len(files)) || res.RowsAdded != 8 {
 		t.Errorf("result = %+v, want %d files, 8 rows", res, len(files))
 	}
-	if got := countRows(t, cat, tbl.Identifier()); got != 8 {
+	if got := writetest.CountRows(t, cat, tbl.Identifier()); got != 8 {
 		t.Errorf("rows = %d, want 8", got)
 	}
 }
 
 func TestCommitDedupesPathsInTable(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "t", idNameSchema())
-	first := writeIDFiles(t, tbl, 0, 8)
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "t", writetest.IDNameSchema())
+	first := writetest.WriteIDFiles(t, tbl, 0, 8)
 	if _, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: first}); err != nil {
 		t.Fatal(err)
 	}
 	// A retried bundle's files reach a later window (and another sink) next to new ones.
-	more := writeIDFiles(t, tbl, 100, 3)
+	more := writetest.WriteIDFiles(t, tbl, 100, 3)
 	for i, sink := range []string{"s", "other"} {
 		req := CommitRequest{SinkID: sink, WindowEndMs: int64(2 + i), DataFiles: append(slices.Clone(first), more...)}
 		if i == 1 {
@@ -371,7 +318,7 @@ func TestCommitDedupesPathsInTable(t *testing.T) {
 			t.Errorf("%s: result = %+v, want %d files, %d rows", sink, res, want.FilesAdded, want.RowsAdded)
 		}
 	}
-	if got := countRows(t, cat, tbl.Identifier()); got != 11 {
+	if got := writetest.CountRows(t, cat, tbl.Identifier()); got != 11 {
 		t.Errorf("rows = %d, want 11", got)
 	}
 	cur, err := cat.LoadTable(ctx, tbl.Identifier())
@@ -399,10 +346,10 @@ func TestCommitDedupesPathsInTable(t *testing.T) {
 
 func TestCommitErrors(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "t", idNameSchema())
-	files := writeIDFiles(t, tbl, 0, 3)
-	always := &faultCatalog{Catalog: cat, before: func(n int) {
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "t", writetest.IDNameSchema())
+	files := writetest.WriteIDFiles(t, tbl, 0, 3)
+	always := &writetest.FaultCatalog{Catalog: cat, Before: func(n int) {
 		// Another writer wins every race.
 		cur, err := cat.LoadTable(ctx, tbl.Identifier())
 		if err != nil {
@@ -410,7 +357,7 @@ func TestCommitErrors(t *testing.T) {
 			return
 		}
 		txn := cur.NewTransaction()
-		if err := txn.NewRowDelta(nil).AddRows(writeIDFiles(t, cur, int64(100*(n+1)), 1)...).Commit(ctx); err != nil {
+		if err := txn.NewRowDelta(nil).AddRows(writetest.WriteIDFiles(t, cur, int64(100*(n+1)), 1)...).Commit(ctx); err != nil {
 			t.Error(err)
 			return
 		}
@@ -435,7 +382,7 @@ func TestCommitErrors(t *testing.T) {
 		{"conflicts exhaust the bound", always, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: files}, config.ErrCommitConflict,
 			"iceberg: commit db.t: commit conflict: gave up after 5 attempts: "},
 		{"prepare error ends the commit", cat, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: files,
-			Prepare: func(context.Context, Attempt) (Prepared, error) { return Prepared{}, config.ErrUnsupported }}, config.ErrUnsupported,
+			Deletes: &scriptedDeletes{prepare: func(int) (Prepared, error) { return Prepared{}, config.ErrUnsupported }}}, config.ErrUnsupported,
 			"iceberg: commit db.t: unsupported"},
 	}
 	for _, tc := range tests {
@@ -449,31 +396,52 @@ func TestCommitErrors(t *testing.T) {
 			}
 		})
 	}
-	if got := snapshotsWithToken(t, cat, tbl.Identifier(), "s"); got != 0 {
+	if got := writetest.SnapshotsWith(t, cat, tbl.Identifier(), CommittedThroughKey("s")); got != 0 {
 		t.Errorf("failed commits left %d token snapshots", got)
 	}
 }
 
+// scriptedDeletes are commit Deletes whose Prepare answers with prepare (called with
+// the attempt number), and which count the attempts abandoned.
+type scriptedDeletes struct {
+	prepare   func(attempt int) (Prepared, error)
+	calls     int
+	abandoned []int
+}
+
+func (d *scriptedDeletes) Prepare(_ context.Context, a *Attempt) (Prepared, error) {
+	d.calls++
+	return d.prepare(a.Number)
+}
+
+func (d *scriptedDeletes) Abandon(_ context.Context, a *Attempt) {
+	d.abandoned = append(d.abandoned, a.Number)
+}
+
+// TestCommitPrepareConflictRetries: a Deletes.Prepare that reports a conflict makes
+// the committer try again on a fresh table (the failed attempt is abandoned); the
+// next attempt's props are committed.
 func TestCommitPrepareConflictRetries(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "t", idNameSchema())
-	calls := 0
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "t", writetest.IDNameSchema())
+	d := &scriptedDeletes{prepare: func(n int) (Prepared, error) {
+		if n == 1 {
+			return Prepared{}, fmt.Errorf("stale positions: %w", config.ErrCommitConflict)
+		}
+		return Prepared{Props: map[string]string{"prepared": "yes"}}, nil
+	}}
 	res, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), CommitRequest{
-		SinkID: "s", WindowEndMs: 7, DataFiles: writeIDFiles(t, tbl, 0, 2),
-		Prepare: func(_ context.Context, a Attempt) (Prepared, error) {
-			calls++
-			if calls == 1 {
-				return Prepared{}, fmt.Errorf("stale positions: %w", config.ErrCommitConflict)
-			}
-			return Prepared{Props: map[string]string{"prepared": "yes"}}, nil
-		},
+		SinkID: "s", WindowEndMs: 7, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 2), Deletes: d,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls != 2 || res.RowsAdded != 2 || res.Attempts != 2 || res.Summary["prepared"] != "yes" {
-		t.Errorf("calls = %d, result = %+v", calls, res)
+	if d.calls != 2 || res.RowsAdded != 2 || res.Attempts != 2 || res.Summary["prepared"] != "yes" {
+		t.Errorf("calls = %d, result = %+v", d.calls, res)
+	}
+	if len(d.abandoned) != 1 || d.abandoned[0] != 1 {
+		t.Errorf("abandoned attempts %v, want [1]", d.abandoned)
 	}
 }
 
@@ -499,11 +467,11 @@ func TestIsConflict(t *testing.T) {
 
 func TestFindTokenCorrupt(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "t", idNameSchema())
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "t", writetest.IDNameSchema())
 	txn := tbl.NewTransaction()
 	props := ibg.Properties{CommittedThroughKey("s"): "yesterday"}
-	if err := txn.NewRowDelta(props).AddRows(writeIDFiles(t, tbl, 0, 1)...).Commit(ctx); err != nil {
+	if err := txn.NewRowDelta(props).AddRows(writetest.WriteIDFiles(t, tbl, 0, 1)...).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	cur, err := txn.Commit(ctx)
@@ -514,33 +482,4 @@ func TestFindTokenCorrupt(t *testing.T) {
 		t.Fatal("FindToken accepted a non-integer token")
 	}
 	_ = strconv.Itoa
-}
-
-// commitOther commits rows [from, from+n) to ident of cat as another writer, with
-// no token: the commit a fault hook makes to win a race.
-func commitOther(t *testing.T, cat catalog.Catalog, ident table.Identifier, from, n int64) {
-	t.Helper()
-	ctx := context.Background()
-	tbl, err := cat.LoadTable(ctx, ident)
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	txn := tbl.NewTransaction()
-	if err := txn.NewRowDelta(nil).AddRows(writeIDFiles(t, tbl, from, n)...).Commit(ctx); err != nil {
-		t.Error(err)
-		return
-	}
-	if _, err := txn.Commit(ctx); err != nil {
-		t.Error(err)
-	}
-}
-
-// lostFirstResponse is a faultCatalog.after hook: the first commit lands, and its
-// response is lost.
-func lostFirstResponse(n int, err error) error {
-	if n == 0 && err == nil {
-		return errors.New("read tcp: connection reset by peer")
-	}
-	return nil
 }

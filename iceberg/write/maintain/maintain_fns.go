@@ -1,4 +1,4 @@
-package write
+package maintain
 
 import (
 	"context"
@@ -16,14 +16,15 @@ import (
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/read"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
 
 // The Beam shape of table maintenance: Maintain (a batch transform) and the inline
 // maintenance step of a write.
 
-// MaintainSpec is the configuration of the maintenance DoFns: a typed field of each,
+// Spec is the configuration of the maintenance DoFns: a typed field of each,
 // which the SDK serializes itself.
-type MaintainSpec struct {
+type Spec struct {
 	Table, CatalogName string
 	// CatalogProps is the catalog properties (never logged).
 	CatalogProps map[string]string
@@ -53,8 +54,8 @@ func NewExpireOptions(olderThanSeconds, retainLast *int) ExpireOptions {
 	return o
 }
 
-func (s MaintainSpec) catalog(ctx context.Context) (table.CatalogIO, table.Identifier, error) {
-	ident, err := parseIdent(s.Table)
+func (s Spec) catalog(ctx context.Context) (table.CatalogIO, table.Identifier, error) {
+	ident, err := catalogs.ParseIdent(s.Table)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -62,8 +63,8 @@ func (s MaintainSpec) catalog(ctx context.Context) (table.CatalogIO, table.Ident
 	return cat, ident, err
 }
 
-// MaintenanceReport is what one Maintain run did to one table.
-type MaintenanceReport struct {
+// Report is what one Maintain run did to one table.
+type Report struct {
 	// Table is the table ("db.table").
 	Table string
 	// Live files before and after the run (a deletion vector counts one delete file).
@@ -83,7 +84,7 @@ type MaintenanceReport struct {
 	DryRun         bool
 }
 
-func (r *MaintenanceReport) add(o MaintenanceReport) {
+func (r *Report) add(o Report) {
 	r.DataFilesBefore += o.DataFilesBefore
 	r.DeleteFilesBefore += o.DeleteFilesBefore
 	r.GroupsPlanned += o.GroupsPlanned
@@ -96,7 +97,7 @@ func (r *MaintenanceReport) add(o MaintenanceReport) {
 	r.BytesAfter += o.BytesAfter
 }
 
-func (r *MaintenanceReport) addCompaction(res CompactResult) {
+func (r *Report) addCompaction(res CompactResult) {
 	if res.SnapshotID != 0 {
 		r.GroupsCommitted++
 	}
@@ -114,8 +115,8 @@ func (r *MaintenanceReport) addCompaction(res CompactResult) {
 // live files, plans compaction groups) -> Reshuffle -> compactGroupFn (rewrites and
 // commits each group, in parallel across workers; each group is its own commit, so a
 // failed group does not undo the others) -> GroupByKey by table -> finishMaintainFn
-// (expiry, orphan removal, counts after) -> one MaintenanceReport.
-func Maintain(s beam.Scope, spec MaintainSpec) beam.PCollection {
+// (expiry, orphan removal, counts after) -> one Report.
+func Maintain(s beam.Scope, spec Spec) beam.PCollection {
 	s = s.Scope("iceberg.Maintain")
 	imp := beam.Impulse(s)
 	groups, start := beam.ParDo2(s.Scope("Plan"), &planMaintainFn{Spec: spec}, imp)
@@ -124,14 +125,14 @@ func Maintain(s beam.Scope, spec MaintainSpec) beam.PCollection {
 	return beam.ParDo(s.Scope("Finish"), &finishMaintainFn{Spec: spec}, beam.GroupByKey(s, parts))
 }
 
-type planMaintainFn struct{ Spec MaintainSpec }
+type planMaintainFn struct{ Spec Spec }
 
-func (f *planMaintainFn) ProcessElement(ctx context.Context, _ []byte, group func(CompactionGroup), start func(string, MaintenanceReport)) error {
+func (f *planMaintainFn) ProcessElement(ctx context.Context, _ []byte, group func(CompactionGroup), start func(string, Report)) error {
 	cat, ident, err := f.Spec.catalog(ctx)
 	if err != nil {
 		return err
 	}
-	tbl, err := loadTable(ctx, cat, ident)
+	tbl, err := commit.LoadTable(ctx, cat, ident)
 	if err != nil {
 		return fmt.Errorf("iceberg: maintain %s: %w", f.Spec.Table, err)
 	}
@@ -139,7 +140,7 @@ func (f *planMaintainFn) ProcessElement(ctx context.Context, _ []byte, group fun
 	if err != nil {
 		return fmt.Errorf("iceberg: maintain %s: %w", f.Spec.Table, err)
 	}
-	rep := MaintenanceReport{Table: f.Spec.Table, DataFilesBefore: live.DataFiles, DeleteFilesBefore: live.DeleteFiles}
+	rep := Report{Table: f.Spec.Table, DataFilesBefore: live.DataFiles, DeleteFilesBefore: live.DeleteFiles}
 	if f.Spec.Compact {
 		var filter ibg.BooleanExpression
 		if f.Spec.Filter != "" {
@@ -160,29 +161,29 @@ func (f *planMaintainFn) ProcessElement(ctx context.Context, _ []byte, group fun
 	return nil
 }
 
-type compactGroupFn struct{ Spec MaintainSpec }
+type compactGroupFn struct{ Spec Spec }
 
-func (f *compactGroupFn) ProcessElement(ctx context.Context, g CompactionGroup, emit func(string, MaintenanceReport)) error {
+func (f *compactGroupFn) ProcessElement(ctx context.Context, g CompactionGroup, emit func(string, Report)) error {
 	cat, ident, err := f.Spec.catalog(ctx)
 	if err != nil {
 		return err
 	}
-	res, err := Committer{}.CompactGroup(ctx, cat, ident, g, f.Spec.Compaction)
+	res, err := CompactGroup(ctx, commit.Committer{}, cat, ident, g, f.Spec.Compaction)
 	if err != nil {
 		return err
 	}
-	rep := MaintenanceReport{Table: f.Spec.Table}
+	rep := Report{Table: f.Spec.Table}
 	rep.addCompaction(res)
 	FilesCompacted.Inc(ctx, int64(res.FilesRewritten))
 	emit(f.Spec.Table, rep)
 	return nil
 }
 
-type finishMaintainFn struct{ Spec MaintainSpec }
+type finishMaintainFn struct{ Spec Spec }
 
-func (f *finishMaintainFn) ProcessElement(ctx context.Context, name string, parts func(*MaintenanceReport) bool, emit func(MaintenanceReport)) error {
-	rep := MaintenanceReport{Table: name}
-	var p MaintenanceReport
+func (f *finishMaintainFn) ProcessElement(ctx context.Context, name string, parts func(*Report) bool, emit func(Report)) error {
+	rep := Report{Table: name}
+	var p Report
 	for parts(&p) {
 		rep.add(p)
 	}
@@ -191,14 +192,14 @@ func (f *finishMaintainFn) ProcessElement(ctx context.Context, name string, part
 		return err
 	}
 	if f.Spec.Expire {
-		res, err := Committer{}.ExpireSnapshots(ctx, cat, ident, f.Spec.Expiry)
+		res, err := ExpireSnapshots(ctx, commit.Committer{}, cat, ident, f.Spec.Expiry)
 		if err != nil {
 			return err
 		}
 		rep.SnapshotsExpired, rep.SnapshotsPinned = res.Expired, res.Pinned
 		SnapshotsExpired.Inc(ctx, int64(res.Expired))
 	}
-	tbl, err := loadTable(ctx, cat, ident)
+	tbl, err := commit.LoadTable(ctx, cat, ident)
 	if err != nil {
 		return fmt.Errorf("iceberg: maintain %s: %w", name, err)
 	}
@@ -234,11 +235,27 @@ type InlineMaintenance struct {
 // Enabled reports whether the write maintains its tables.
 func (m InlineMaintenance) Enabled() bool { return m.EveryCommits > 0 || m.Interval > 0 }
 
-// MaintainAfterCommits adds inline maintenance to a write whose commits are snapshots
+// InlineSpec is the configuration of a write's inline maintenance (AfterCommits):
+// the write's catalog, its target file size and key columns, and when to run.
+type InlineSpec struct {
+	CatalogName string
+	// CatalogProps is the catalog properties (never logged); TableCacheSize bounds the
+	// process-wide table cache (0: the default).
+	CatalogProps   map[string]string
+	TableCacheSize int
+	// TargetFileSizeBytes is the write's target file size (0: the table's own);
+	// KeyColumns its equality columns, which compaction sorts by after the table's
+	// sort order.
+	TargetFileSizeBytes int64
+	KeyColumns          []string
+	Maintenance         InlineMaintenance
+}
+
+// AfterCommits adds inline maintenance to a write whose commits are snapshots
 // (SnapshotInfo, in the global window): the commits are keyed by table and shuffled to
 // maintainFn, a stateful step of its own, so a maintenance run never holds up the
 // commit step. It returns nothing: the runs show in the maintenance counters and logs.
-func MaintainAfterCommits(s beam.Scope, spec Spec, snapshots beam.PCollection) {
+func AfterCommits(s beam.Scope, spec InlineSpec, snapshots beam.PCollection) {
 	if !spec.Maintenance.Enabled() {
 		return
 	}
@@ -247,7 +264,7 @@ func MaintainAfterCommits(s beam.Scope, spec Spec, snapshots beam.PCollection) {
 	beam.ParDo0(s, newMaintainFn(spec), beam.Reshuffle(s, keyed))
 }
 
-func keyByTable(i SnapshotInfo) (string, SnapshotInfo) { return i.Table, i }
+func keyByTable(i commit.SnapshotInfo) (string, commit.SnapshotInfo) { return i.Table, i }
 
 // maintainFn counts each table's commits and, when the write's maintenance is due
 // (EveryCommits commits or Interval since its last run; a run's first commit to a
@@ -257,25 +274,19 @@ func keyByTable(i SnapshotInfo) (string, SnapshotInfo) { return i.Table, i }
 // sinks' tokens. A run that fails is logged and retried at the next commit:
 // maintenance never fails the write.
 type maintainFn struct {
-	Spec Spec
+	Spec InlineSpec
 
 	Commits state.Value[int]
 	LastRun state.Value[int64]
-
-	rt *runtime
 }
 
-func newMaintainFn(spec Spec) *maintainFn {
+func newMaintainFn(spec InlineSpec) *maintainFn {
 	return &maintainFn{Spec: spec, Commits: state.MakeValueState[int]("commits"), LastRun: state.MakeValueState[int64]("last")}
 }
 
-func (f *maintainFn) Setup() error {
-	rt, err := f.Spec.runtime()
-	f.rt = rt
-	return err
-}
+func (f *maintainFn) Setup() { catalogs.SetTableCacheSize(f.Spec.TableCacheSize) }
 
-func (f *maintainFn) ProcessElement(ctx context.Context, sp state.Provider, name string, info SnapshotInfo) error {
+func (f *maintainFn) ProcessElement(ctx context.Context, sp state.Provider, name string, info commit.SnapshotInfo) error {
 	if info.Skipped {
 		return nil
 	}
@@ -342,15 +353,15 @@ func (f *maintainFn) sinceLastMaintenance(ctx context.Context, name string, snap
 // load returns the write's catalog, and the identifier and current state of table
 // name.
 func (f *maintainFn) load(ctx context.Context, name string) (catalog.Catalog, table.Identifier, *table.Table, error) {
-	ident, err := parseIdent(name)
+	ident, err := catalogs.ParseIdent(name)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cat, err := f.Spec.catalog(ctx, f.rt)
+	cat, err := catalogs.Get(ctx, f.Spec.CatalogName, f.Spec.CatalogProps)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	tbl, err := loadTable(ctx, cat, ident)
+	tbl, err := commit.LoadTable(ctx, cat, ident)
 	return cat, ident, tbl, err
 }
 
@@ -359,14 +370,14 @@ func (f *maintainFn) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	opts := CompactOptions{TargetFileSize: f.Spec.TargetFileSizeBytes, Tiered: true, KeyColumns: f.Spec.EqualityColumns}
+	opts := CompactOptions{TargetFileSize: f.Spec.TargetFileSizeBytes, Tiered: true, KeyColumns: f.Spec.KeyColumns}
 	groups, err := PlanCompaction(ctx, tbl, nil, opts)
 	if err != nil {
 		return err
 	}
-	rep := MaintenanceReport{Table: name, GroupsPlanned: len(groups)}
+	rep := Report{Table: name, GroupsPlanned: len(groups)}
 	for _, g := range groups {
-		res, err := (Committer{}).CompactGroup(ctx, cat, ident, g, opts)
+		res, err := CompactGroup(ctx, commit.Committer{}, cat, ident, g, opts)
 		if err != nil {
 			return err
 		}
@@ -374,7 +385,7 @@ func (f *maintainFn) run(ctx context.Context, name string) error {
 	}
 	FilesCompacted.Inc(ctx, int64(rep.FilesRewritten))
 	if f.Spec.Maintenance.Expire {
-		res, err := (Committer{}).ExpireSnapshots(ctx, cat, ident, f.Spec.Maintenance.Expiry)
+		res, err := ExpireSnapshots(ctx, commit.Committer{}, cat, ident, f.Spec.Maintenance.Expiry)
 		if err != nil {
 			return err
 		}
@@ -389,10 +400,10 @@ func (f *maintainFn) run(ctx context.Context, name string) error {
 
 // Counters of maintenance.
 var (
-	MaintenanceRuns     = beam.NewCounter(MetricsNamespace, "maintenance_runs")
-	MaintenanceFailures = beam.NewCounter(MetricsNamespace, "maintenance_failures")
-	FilesCompacted      = beam.NewCounter(MetricsNamespace, "data_files_compacted")
-	SnapshotsExpired    = beam.NewCounter(MetricsNamespace, "snapshots_expired")
+	MaintenanceRuns     = beam.NewCounter(commit.MetricsNamespace, "maintenance_runs")
+	MaintenanceFailures = beam.NewCounter(commit.MetricsNamespace, "maintenance_failures")
+	FilesCompacted      = beam.NewCounter(commit.MetricsNamespace, "data_files_compacted")
+	SnapshotsExpired    = beam.NewCounter(commit.MetricsNamespace, "snapshots_expired")
 )
 
 func init() {
@@ -402,7 +413,7 @@ func init() {
 	beam.RegisterType(reflect.TypeFor[maintainFn]())
 	register.Function1x2(keyByTable)
 	register.Emitter1[CompactionGroup]()
-	register.Emitter2[string, MaintenanceReport]()
-	register.Emitter1[MaintenanceReport]()
-	register.Iter1[MaintenanceReport]()
+	register.Emitter2[string, Report]()
+	register.Emitter1[Report]()
+	register.Iter1[Report]()
 }

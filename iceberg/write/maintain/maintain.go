@@ -1,9 +1,8 @@
-package write
+package maintain
 
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -14,17 +13,16 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	ibg "github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/compaction"
 	"github.com/google/uuid"
 
-	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
 
 // Table maintenance as plain Go: compaction that folds deletes into rewritten files,
 // snapshot expiry that keeps the sinks' tokens, and orphan file removal. The Beam shape
-// is in maintain_fns.go. Every commit goes through Committer.commitTable.
+// is in maintain_fns.go. Every commit goes through commit.Committer.CommitTable (the rewrite and expiry Changes).
 
 // SummaryCompactionID is the snapshot summary key holding the id of the compaction
 // group a rewrite snapshot committed: a retry after a lost response finds it.
@@ -314,12 +312,12 @@ type CompactResult struct {
 // (at most maxStaleRedos times, then given up with Stale). iceberg-go's rewrite
 // validator checks the same for commits that land between the check and the commit.
 // A lost response is recovered by the group's id in the snapshot summary.
-func (c Committer) CompactGroup(ctx context.Context, cat table.CatalogIO, ident table.Identifier, g CompactionGroup, o CompactOptions) (CompactResult, error) {
+func CompactGroup(ctx context.Context, c commit.Committer, cat table.CatalogIO, ident table.Identifier, g CompactionGroup, o CompactOptions) (CompactResult, error) {
 	name := strings.Join(ident, ".")
 	var res CompactResult
 	for redo := 0; redo <= maxStaleRedos; redo++ {
 		res.Redos = redo
-		tbl, err := loadTable(ctx, cat, ident)
+		tbl, err := commit.LoadTable(ctx, cat, ident)
 		if err != nil {
 			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
 		}
@@ -340,7 +338,7 @@ func (c Committer) CompactGroup(ctx context.Context, cat table.CatalogIO, ident 
 			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
 		}
 		gr.SafePosDeletes = ownPositionDeletes(gr.SafePosDeletes, tasks)
-		stale, err := c.commitRewrite(ctx, cat, ident, tbl, tasks, gr, &res)
+		stale, err := commitRewrite(ctx, c, cat, ident, tbl, tasks, gr, &res)
 		if err != nil {
 			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
 		}
@@ -391,57 +389,69 @@ func referencedFile(d ibg.DataFile) string {
 	return ""
 }
 
-// commitRewrite commits gr (made from tasks of base) through the Committer's loop;
+// commitRewrite commits gr (made from tasks of base) through c's loop (a rewrite);
 // stale reports that the deletes of a file changed since base, and nothing was
 // committed. A lost response is recognised by the group's id in the summary.
-func (c Committer) commitRewrite(ctx context.Context, cat table.CatalogIO, ident table.Identifier, base *table.Table, tasks []table.FileScanTask, gr table.CompactionGroupResult, res *CompactResult) (stale bool, err error) {
-	id := uuid.NewString()
-	want := deleteSets(tasks)
-	paths := make([]string, len(tasks))
+func commitRewrite(ctx context.Context, c commit.Committer, cat table.CatalogIO, ident table.Identifier, base *table.Table, tasks []table.FileScanTask, gr table.CompactionGroupResult, res *CompactResult) (stale bool, err error) {
+	rw := &rewrite{id: uuid.NewString(), base: base, want: deleteSets(tasks), result: gr, paths: make([]string, len(tasks))}
 	for i, t := range tasks {
-		paths[i] = t.File.FilePath()
+		rw.paths[i] = t.File.FilePath()
 	}
-	var found *table.Snapshot // an earlier attempt's commit, whose response was lost
-	landed := func(_ context.Context, a *tableAttempt) (bool, error) {
-		found = findSummary(a.tbl, base, SummaryCompactionID, id)
-		return found != nil, nil
+	out, err := c.CommitTable(ctx, cat, ident, rw)
+	if out.Table != nil {
+		rw.found = out.Table.CurrentSnapshot()
 	}
-	stage := func(ctx context.Context, a *tableAttempt) (bool, error) {
-		cur, err := liveTasks(ctx, a.tbl, paths)
-		if err != nil {
-			return false, err
-		}
-		if !sameDeletes(want, deleteSets(cur)) {
-			stale = true
-			return true, nil
-		}
-		// A concurrent delete for one of the files that lands before the commit fails
-		// it with table.ErrConflictingDeleteFiles (a conflict): the next attempt sees
-		// it and reports the rewrite stale; any other race is retried.
-		rw := a.txn.NewRewrite(ibg.Properties{SummaryCompactionID: id})
-		rw.ApplyResult(gr)
-		return false, rw.Commit(ctx)
-	}
-	out, err := c.commitTable(ctx, cat, ident, tableChange{op: "compact", landed: landed, stage: stage})
-	if out.tbl != nil {
-		found = out.tbl.CurrentSnapshot()
-	}
-	if err == nil && found != nil {
-		res.SnapshotID = found.SnapshotID
+	if err == nil && rw.found != nil {
+		res.SnapshotID = rw.found.SnapshotID
 		res.FilesRewritten, res.FilesAdded = len(gr.OldDataFiles), len(gr.NewDataFiles)
 		res.DeleteFilesRemoved = len(gr.SafePosDeletes) + len(gr.SafeDeletionVectors)
 		res.BytesBefore, res.BytesAfter = gr.BytesBefore, gr.BytesAfter
 	}
-	return stale, err
+	return rw.stale, err
 }
 
-func loadTable(ctx context.Context, cat table.CatalogIO, ident table.Identifier) (*table.Table, error) {
-	tbl, err := cat.LoadTable(ctx, ident)
-	if errors.Is(err, catalog.ErrNoSuchTable) {
-		return nil, fmt.Errorf("%w: %w", config.ErrTableNotFound, err)
-	}
-	return tbl, err
+// rewrite is the Change of a compaction group: its rewritten files replace the
+// group's files, unless their deletes changed since the rewrite read them (stale).
+type rewrite struct {
+	id     string // the group's id in the snapshot summary (SummaryCompactionID)
+	base   *table.Table
+	want   map[string]string // the deletes of each rewritten file (deleteSets)
+	paths  []string
+	result table.CompactionGroupResult
+	stale  bool
+	found  *table.Snapshot // an earlier attempt's commit, whose response was lost
 }
+
+func (r *rewrite) Op() string { return "compact" }
+
+// Stage commits the rewrite when each file still has the deletes the rewrite applied;
+// otherwise it ends, stale.
+func (r *rewrite) Stage(ctx context.Context, a *commit.Attempt) (bool, error) {
+	cur, err := liveTasks(ctx, a.Table, r.paths)
+	if err != nil {
+		return false, err
+	}
+	if !sameDeletes(r.want, deleteSets(cur)) {
+		r.stale = true
+		return true, nil
+	}
+	// A concurrent delete for one of the files that lands before the commit fails
+	// it with table.ErrConflictingDeleteFiles (a conflict): the next attempt sees
+	// it and reports the rewrite stale; any other race is retried.
+	rw := a.Txn.NewRewrite(ibg.Properties{SummaryCompactionID: r.id})
+	rw.ApplyResult(r.result)
+	return false, rw.Commit(ctx)
+}
+
+// Landed finds the group's id in a snapshot made since base.
+func (r *rewrite) Landed(_ context.Context, a *commit.Attempt) (bool, error) {
+	r.found = findSummary(a.Table, r.base, SummaryCompactionID, r.id)
+	return r.found != nil, nil
+}
+
+// Abandon does nothing: CompactGroup removes the rewritten files when the group
+// does not commit.
+func (r *rewrite) Abandon(context.Context, *commit.Attempt) {}
 
 // liveTasks returns the scan tasks of tbl's live data files among paths.
 func liveTasks(ctx context.Context, tbl *table.Table, paths []string) ([]table.FileScanTask, error) {
@@ -603,55 +613,72 @@ type ExpireResult struct {
 // commit records (TokenSnapshotKey, see walkSink). An older token may expire: the sink
 // then falls back to the committed-through table property every commit keeps, which
 // still skips every window it committed. Files only the removed snapshots referenced
-// are deleted after the commit. The commit goes through Committer.commitTable; a lost
+// are deleted after the commit. The commit goes through commit.Committer.CommitTable; a lost
 // response is harmless (expiry is idempotent).
-func (c Committer) ExpireSnapshots(ctx context.Context, cat table.CatalogIO, ident table.Identifier, o ExpireOptions) (ExpireResult, error) {
+func ExpireSnapshots(ctx context.Context, c commit.Committer, cat table.CatalogIO, ident table.Identifier, o ExpireOptions) (ExpireResult, error) {
 	name := strings.Join(ident, ".")
-	var (
-		out     ExpireResult
-		base    *table.Table // the table the last attempt expired from
-		removed []int64
-		expire  table.Update // that attempt's removal, whose PostCommit deletes files
-	)
-	stage := func(_ context.Context, a *tableAttempt) (bool, error) {
-		out, base = ExpireResult{}, a.tbl
-		var updates []table.Update
-		var err error
-		removed, expire, updates, err = expiryUpdates(a, o, &out)
-		if err != nil || len(removed) == 0 {
-			return true, err
-		}
-		reqs := []table.Requirement{table.AssertTableUUID(a.tbl.Metadata().TableUUID())}
-		if head := a.tbl.CurrentSnapshot(); head != nil {
-			id := head.SnapshotID
-			reqs = append(reqs, table.AssertRefSnapshotID(table.MainBranch, &id))
-		}
-		a.raw = &table.TableCommit{Identifier: ident, Requirements: reqs, Updates: updates}
-		return false, nil
-	}
-	res, err := c.commitTable(ctx, cat, ident, tableChange{op: "expire snapshots", stage: stage})
+	e := &expiry{ident: ident, opts: o}
+	res, err := c.CommitTable(ctx, cat, ident, e)
 	if err != nil {
-		return out, fmt.Errorf("iceberg: expire snapshots %s: %w", name, err)
+		return e.out, fmt.Errorf("iceberg: expire snapshots %s: %w", name, err)
 	}
-	if res.tbl != nil {
-		out.Expired = len(removed)
-		if err := expire.PostCommit(ctx, base, res.tbl); err != nil {
+	if res.Table != nil {
+		e.out.Expired = len(e.removed)
+		if err := e.expire.PostCommit(ctx, e.base, res.Table); err != nil {
 			log.Warnf(ctx, "iceberg: expire snapshots %s: removing the files of expired snapshots: %v (remove_orphan_files removes them later)", name, err)
 		}
 	}
-	if out.Pinned > 0 {
+	if e.out.Pinned > 0 {
 		log.Infof(ctx, "iceberg: expire snapshots %s: kept %d snapshots that hold the newest tokens of sinks %s",
-			name, out.Pinned, strings.Join(out.PinnedBy, ", "))
+			name, e.out.Pinned, strings.Join(e.out.PinnedBy, ", "))
 	}
-	return out, nil
+	return e.out, nil
 }
 
-// expiryUpdates selects the snapshots of a.tbl that ExpireSnapshots removes with o:
-// those iceberg-go's expiry (staged in a.txn, not committed) removes, minus the sinks'
+// expiry is the Change of ExpireSnapshots: a raw commit of the selected snapshots'
+// removal.
+type expiry struct {
+	ident   table.Identifier
+	opts    ExpireOptions
+	out     ExpireResult
+	base    *table.Table // the table the last attempt expired from
+	removed []int64
+	expire  table.Update // that attempt's removal, whose PostCommit deletes files
+}
+
+func (e *expiry) Op() string { return "expire snapshots" }
+
+// Stage selects the snapshots to remove (expiryUpdates) and sets a.Raw to their
+// removal, asserting the table and main's head the selection was made on.
+func (e *expiry) Stage(_ context.Context, a *commit.Attempt) (bool, error) {
+	e.out, e.base = ExpireResult{}, a.Table
+	var updates []table.Update
+	var err error
+	e.removed, e.expire, updates, err = expiryUpdates(a, e.opts, &e.out)
+	if err != nil || len(e.removed) == 0 {
+		return true, err
+	}
+	reqs := []table.Requirement{table.AssertTableUUID(a.Table.Metadata().TableUUID())}
+	if head := a.Table.CurrentSnapshot(); head != nil {
+		id := head.SnapshotID
+		reqs = append(reqs, table.AssertRefSnapshotID(table.MainBranch, &id))
+	}
+	a.Raw = &table.TableCommit{Identifier: e.ident, Requirements: reqs, Updates: updates}
+	return false, nil
+}
+
+// Landed is false: a lost response is harmless, expiry is idempotent.
+func (e *expiry) Landed(context.Context, *commit.Attempt) (bool, error) { return false, nil }
+
+// Abandon does nothing: an expiry writes no file before its commit.
+func (e *expiry) Abandon(context.Context, *commit.Attempt) {}
+
+// expiryUpdates selects the snapshots of a.Table that ExpireSnapshots removes with o:
+// those iceberg-go's expiry (staged in a.Txn, not committed) removes, minus the sinks'
 // pinned tokens (counted in out). updates removes the refs iceberg-go drops, then the
 // snapshots (expire), and records the pinned tokens.
-func expiryUpdates(a *tableAttempt, o ExpireOptions, out *ExpireResult) (removed []int64, expire table.Update, updates []table.Update, err error) {
-	meta := a.tbl.Metadata()
+func expiryUpdates(a *commit.Attempt, o ExpireOptions, out *ExpireResult) (removed []int64, expire table.Update, updates []table.Update, err error) {
+	meta := a.Table.Metadata()
 	var opts []table.ExpireSnapshotsOpt
 	if o.OlderThan > 0 {
 		opts = append(opts, table.WithOlderThan(o.OlderThan))
@@ -659,10 +686,10 @@ func expiryUpdates(a *tableAttempt, o ExpireOptions, out *ExpireResult) (removed
 	if o.RetainLast > 0 {
 		opts = append(opts, table.WithRetainLast(o.RetainLast))
 	}
-	if err := a.txn.ExpireSnapshots(append(opts, table.WithPostCommit(false))...); err != nil {
+	if err := a.Txn.ExpireSnapshots(append(opts, table.WithPostCommit(false))...); err != nil {
 		return nil, nil, nil, err
 	}
-	staged, err := a.txn.StagedTable()
+	staged, err := a.Txn.StagedTable()
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -720,7 +747,7 @@ func sinkPins(meta table.Metadata, sinceMs int64) (pins map[int64]bool, records 
 	}
 	seen := map[string]bool{}
 	for k := range meta.Properties() {
-		if sink, ok := strings.CutPrefix(k, PropertyTokenSnapshotPrefix); ok {
+		if sink, ok := strings.CutPrefix(k, commit.PropertyTokenSnapshotPrefix); ok {
 			seen[sink] = true
 		}
 	}
@@ -729,20 +756,20 @@ func sinkPins(meta table.Metadata, sinceMs int64) (pins map[int64]bool, records 
 			continue
 		}
 		for k := range s.Summary.Properties {
-			if sink, ok := strings.CutPrefix(k, SummaryCommittedThroughPrefix); ok {
+			if sink, ok := strings.CutPrefix(k, commit.SummaryCommittedThroughPrefix); ok {
 				seen[sink] = true
 			}
 		}
 	}
 	pins, records = map[int64]bool{}, map[string]string{}
 	for _, sink := range slices.Sorted(maps.Keys(seen)) {
-		tok, found, err := FindToken(meta, table.MainBranch, sink)
+		tok, found, err := commit.FindToken(meta, table.MainBranch, sink)
 		if snap := meta.SnapshotByID(tok.SnapshotID); err == nil && found && snap != nil && snap.TimestampMs >= sinceMs {
 			pins[tok.SnapshotID] = true
-			records[TokenSnapshotKey(sink)] = strconv.FormatInt(tok.SnapshotID, 10) + "@" + strconv.FormatInt(head.SnapshotID, 10)
+			records[commit.TokenSnapshotKey(sink)] = strconv.FormatInt(tok.SnapshotID, 10) + "@" + strconv.FormatInt(head.SnapshotID, 10)
 			sinks = append(sinks, sink)
-		} else if _, ok := meta.Properties()[TokenSnapshotKey(sink)]; ok {
-			stale = append(stale, TokenSnapshotKey(sink))
+		} else if _, ok := meta.Properties()[commit.TokenSnapshotKey(sink)]; ok {
+			stale = append(stale, commit.TokenSnapshotKey(sink))
 		}
 	}
 	return pins, records, stale, sinks

@@ -1,4 +1,4 @@
-package write
+package schema
 
 import (
 	"context"
@@ -6,14 +6,18 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
+
+// SchemaUpdates counts the schema updates evolve_schema committed (see EvolveTable).
+var SchemaUpdates = beam.NewCounter(commit.MetricsNamespace, "schema_updates")
 
 // SchemaChange is one change EvolveTable makes to a table's schema: exactly one of
 // Add (a new optional column of that type), Widen (an existing column's wider type)
@@ -260,54 +264,77 @@ func optionalType(t ibg.Type) ibg.Type {
 // ErrSchemaMismatch) is a reason to dead-letter r; err is a failure of the catalog.
 func EvolveTable(ctx context.Context, cat table.CatalogIO, ident table.Identifier, r row.Row, keys []string) (tbl *table.Table, reject, err error) {
 	name := strings.Join(ident, ".")
-	var changes []SchemaChange // those of the last attempt
-	stage := func(_ context.Context, a *tableAttempt) (bool, error) {
-		var perr error
-		changes, perr = PlanEvolution(a.tbl.Schema(), r, keys)
-		if perr != nil {
-			reject = config.WrapOp("write", name, perr)
-			return true, nil
-		}
-		if len(changes) == 0 {
-			// Nothing to add: another worker's update, or (after a lost response) ours.
-			tbl = a.tbl
-			return true, nil
-		}
-		for _, c := range changes {
-			if c.Add != nil && hasVariant(c.Add) {
-				reject = config.OpErrorf("write", name, "%w: evolve_schema cannot add column %q of type %s: iceberg-go v0.7.0's schema update refuses the variant type; add the column to the table first",
-					ErrSchemaMismatch, strings.Join(c.Path, "."), c.Add)
-				return true, nil
-			}
-		}
-		us := a.txn.UpdateSchema(true, false)
-		for _, c := range changes {
-			switch {
-			case c.Add != nil:
-				us.AddColumn(c.Path, c.Add, "", false, nil)
-			case c.Widen != nil:
-				us.UpdateColumn(c.Path, table.ColumnUpdate{FieldType: ibg.Optional[ibg.Type]{Valid: true, Val: c.Widen}})
-			default:
-				us.UpdateColumn(c.Path, table.ColumnUpdate{Required: ibg.Optional[bool]{Valid: true, Val: false}})
-			}
-		}
-		if err := us.Commit(); err != nil {
-			reject = config.OpErrorf("write", name, "%w: %v: %w", ErrSchemaMismatch, changes, err)
-			return true, nil
-		}
-		return false, nil
-	}
-	out, err := Committer{}.commitTable(ctx, cat, ident, tableChange{op: "evolve schema", stage: stage})
+	ev := &evolution{name: name, row: r, keys: keys}
+	out, err := commit.Committer{}.CommitTable(ctx, cat, ident, ev)
 	if err != nil {
 		return nil, nil, config.WrapOp("write", name, fmt.Errorf("evolve schema: %w", err))
 	}
-	if out.tbl != nil {
-		log.Infof(ctx, "iceberg: write %s: evolved the schema to id %d: %v", name, out.tbl.Schema().ID, changes)
+	if out.Table != nil {
+		log.Infof(ctx, "iceberg: write %s: evolved the schema to id %d: %v", name, out.Table.Schema().ID, ev.changes)
 		SchemaUpdates.Inc(ctx, 1)
-		tbl = out.tbl
+		ev.tbl = out.Table
 	}
-	return tbl, reject, nil
+	return ev.tbl, ev.reject, nil
 }
+
+// evolution is the Change of EvolveTable: one schema update that lets the table take
+// row, planned on each attempt's table.
+type evolution struct {
+	name    string
+	row     row.Row
+	keys    []string
+	changes []SchemaChange // those of the last attempt
+	tbl     *table.Table   // the table that needs no change (nothing committed)
+	reject  error          // why the row cannot evolve the table
+}
+
+func (e *evolution) Op() string { return "evolve schema" }
+
+// Stage plans the row's schema changes on a.Table and stages them; it ends without a
+// commit when there is nothing to change or the row cannot evolve the table (reject).
+func (e *evolution) Stage(_ context.Context, a *commit.Attempt) (bool, error) {
+	var perr error
+	e.changes, perr = PlanEvolution(a.Table.Schema(), e.row, e.keys)
+	if perr != nil {
+		e.reject = config.WrapOp("write", e.name, perr)
+		return true, nil
+	}
+	if len(e.changes) == 0 {
+		// Nothing to add: another worker's update, or (after a lost response) ours.
+		e.tbl = a.Table
+		return true, nil
+	}
+	for _, c := range e.changes {
+		if c.Add != nil && hasVariant(c.Add) {
+			e.reject = config.OpErrorf("write", e.name, "%w: evolve_schema cannot add column %q of type %s: iceberg-go v0.7.0's schema update refuses the variant type; add the column to the table first",
+				ErrSchemaMismatch, strings.Join(c.Path, "."), c.Add)
+			return true, nil
+		}
+	}
+	us := a.Txn.UpdateSchema(true, false)
+	for _, c := range e.changes {
+		switch {
+		case c.Add != nil:
+			us.AddColumn(c.Path, c.Add, "", false, nil)
+		case c.Widen != nil:
+			us.UpdateColumn(c.Path, table.ColumnUpdate{FieldType: ibg.Optional[ibg.Type]{Valid: true, Val: c.Widen}})
+		default:
+			us.UpdateColumn(c.Path, table.ColumnUpdate{Required: ibg.Optional[bool]{Valid: true, Val: false}})
+		}
+	}
+	if err := us.Commit(); err != nil {
+		e.reject = config.OpErrorf("write", e.name, "%w: %v: %w", ErrSchemaMismatch, e.changes, err)
+		return true, nil
+	}
+	return false, nil
+}
+
+// Landed is false: the next attempt plans again, and finds nothing to change when an
+// earlier attempt's update landed.
+func (e *evolution) Landed(context.Context, *commit.Attempt) (bool, error) { return false, nil }
+
+// Abandon does nothing: a schema update writes no file.
+func (e *evolution) Abandon(context.Context, *commit.Attempt) {}
 
 // hasVariant reports whether t is or holds a variant.
 func hasVariant(t ibg.Type) bool {
@@ -326,33 +353,4 @@ func hasVariant(t ibg.Type) bool {
 		}
 	}
 	return false
-}
-
-// evolveFor evolves table dest, which a writer holds as cached, so that it takes r,
-// which did not fit cached with rowErr: it plans against cached first, so that a row
-// whose fault evolution cannot mend costs no catalog call and keeps its own error.
-// tbl is the table with its new schema; when it is nil, reason is why r goes to the
-// dead letter output (rowErr, or why evolution refused r), unless err, a failure of
-// the catalog, is set.
-func evolveFor(ctx context.Context, spec *Spec, rt *runtime, dest string, cached *table.Table, r row.Row, rowErr error) (tbl *table.Table, reason, err error) {
-	changes, perr := PlanEvolution(cached.Schema(), r, spec.EqualityColumns)
-	if perr != nil {
-		return nil, config.WrapOp("write", dest, perr), nil
-	}
-	if len(changes) == 0 {
-		return nil, rowErr, nil
-	}
-	cat, err := spec.catalog(ctx, rt)
-	if err != nil {
-		return nil, nil, config.WrapOp("write", dest, err)
-	}
-	tbl, reject, err := EvolveTable(ctx, cat, cached.Identifier(), r, spec.EqualityColumns)
-	if err != nil || reject != nil {
-		return nil, reject, err
-	}
-	catalogs.Invalidate(spec.CatalogName, rt.catProps, dest)
-	if tbl.Schema().ID == cached.Schema().ID {
-		return nil, rowErr, nil
-	}
-	return tbl, nil, nil
 }

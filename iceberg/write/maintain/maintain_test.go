@@ -1,4 +1,4 @@
-package write
+package maintain
 
 import (
 	"context"
@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -61,7 +63,7 @@ func churn(t *testing.T, cat table.CatalogIO, ident table.Identifier, model map[
 		}
 		from := 10_000 + end*10
 		w := deleteAndAdd(t, tbl, end, end, keys, from, 10)
-		if _, err := fastCommitter.CommitChanges(ctx, cat, ident, w); err != nil {
+		if _, err := commitChanges(ctx, cat, ident, w); err != nil {
 			t.Fatal(err)
 		}
 		for _, k := range keys {
@@ -120,7 +122,7 @@ func compactAll(t testing.TB, cat table.CatalogIO, ident table.Identifier, o Com
 	t.Helper()
 	var out []CompactResult
 	for _, g := range planGroups(t, cat, ident, o) {
-		res, err := fastCommitter.CompactGroup(context.Background(), cat, ident, g, o)
+		res, err := CompactGroup(context.Background(), fastCommitter, cat, ident, g, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +149,7 @@ func liveFiles(t testing.TB, cat table.CatalogIO, ident table.Identifier) LiveFi
 // their DVs), compaction leaves one data file and no delete file, with the rows of the
 // model; a second run finds nothing to do.
 func TestCompactFoldsDeletionVectors(t *testing.T) {
-	cat := newTestCatalog(t)
+	cat := writetest.NewCatalog(t)
 	tbl := seededChangeTable(t, cat, "fold")
 	ident := tbl.Identifier()
 	model := seedModel()
@@ -178,14 +180,14 @@ func TestCompactFoldsDeletionVectors(t *testing.T) {
 // a DV.
 func TestCompactPlanRules(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
+	cat := writetest.NewCatalog(t)
 	tbl := seededChangeTable(t, cat, "rules")
 	ident := tbl.Identifier()
 	keys := make([]int64, 40)
 	for i := range keys {
 		keys[i] = int64(i)
 	}
-	if _, err := fastCommitter.CommitChanges(ctx, cat, ident, deleteAndAdd(t, tbl, 1000, 1, keys, 0, 0)); err != nil {
+	if _, err := commitChanges(ctx, cat, ident, deleteAndAdd(t, tbl, 1000, 1, keys, 0, 0)); err != nil {
 		t.Fatal(err)
 	}
 	tbl, _ = cat.LoadTable(ctx, ident)
@@ -225,11 +227,11 @@ func TestCompactPlanRules(t *testing.T) {
 // it with them; once a third of its rows are deleted, Tiered rewrites it too.
 func TestCompactTiered(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	ident := createTestTable(t, cat, "tiered", idNameSchema()).Identifier()
-	commitOther(t, cat, ident, 0, 20_000) // the large file
+	cat := writetest.NewCatalog(t)
+	ident := writetest.CreateTable(t, cat, "tiered", writetest.IDNameSchema()).Identifier()
+	writetest.CommitOther(t, cat, ident, 0, 20_000) // the large file
 	for i := range int64(5) {
-		commitOther(t, cat, ident, 100_000+10*i, 10)
+		writetest.CommitOther(t, cat, ident, 100_000+10*i, 10)
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
@@ -265,7 +267,7 @@ func TestCompactTiered(t *testing.T) {
 	for i := range keys {
 		keys[i] = int64(3 * i)
 	}
-	if _, err := fastCommitter.CommitChanges(ctx, cat, ident, deleteAndAdd(t, tbl, 1000, 1, keys, 0, 0)); err != nil {
+	if _, err := commitChanges(ctx, cat, ident, deleteAndAdd(t, tbl, 1000, 1, keys, 0, 0)); err != nil {
 		t.Fatal(err)
 	}
 	if g := plan(CompactOptions{Tiered: true}); len(g) != 1 || !slices.Contains(g[0].Files, large) {
@@ -277,13 +279,13 @@ func TestCompactTiered(t *testing.T) {
 // files commits while the group is being rewritten. The rewrite is found stale, done
 // again from the new state, and the deleted rows stay deleted.
 func TestCompactSinkCommitsFirst(t *testing.T) {
-	inner := newTestCatalog(t)
+	inner := writetest.NewCatalog(t)
 	tbl := seededChangeTable(t, inner, "sinkfirst")
 	ident := tbl.Identifier()
 	model := seedModel()
 	churn(t, inner, ident, model, rand.New(rand.NewPCG(7, 8)), 1000, 2000, 3000, 4000, 5000)
 	var once sync.Once
-	cat := &faultCatalog{Catalog: inner, before: func(int) {
+	cat := &writetest.FaultCatalog{Catalog: inner, Before: func(int) {
 		once.Do(func() { churn(t, inner, ident, model, rand.New(rand.NewPCG(9, 10)), 6000) })
 	}}
 	results := compactAll(t, cat, ident, CompactOptions{DeleteFileThreshold: 1})
@@ -302,7 +304,7 @@ func TestCompactSinkCommitsFirst(t *testing.T) {
 // rewritten file.
 func TestCompactCommitsFirst(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
+	cat := writetest.NewCatalog(t)
 	tbl := seededChangeTable(t, cat, "compactfirst")
 	ident := tbl.Identifier()
 	model := seedModel()
@@ -314,7 +316,7 @@ func TestCompactCommitsFirst(t *testing.T) {
 	if res := compactAll(t, cat, ident, CompactOptions{RewriteAll: true}); len(res) != 1 || res[0].SnapshotID == 0 {
 		t.Fatalf("compaction %+v", res)
 	}
-	res, err := fastCommitter.CommitChanges(ctx, cat, ident, w)
+	res, err := commitChanges(ctx, cat, ident, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +339,7 @@ func TestCompactCommitsFirst(t *testing.T) {
 // window that changed their files' deletes, and the race must include one that won.
 func TestCompactRacesSink(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
+	cat := writetest.NewCatalog(t)
 	tbl := seededChangeTable(t, cat, "race")
 	ident := tbl.Identifier()
 	model := seedModel()
@@ -365,7 +367,7 @@ func TestCompactRacesSink(t *testing.T) {
 				return
 			}
 			for _, g := range groups {
-				res, err := fastCommitter.CompactGroup(ctx, cat, ident, g, CompactOptions{MinInputFiles: 2, DeleteFileThreshold: 1})
+				res, err := CompactGroup(ctx, fastCommitter, cat, ident, g, CompactOptions{MinInputFiles: 2, DeleteFileThreshold: 1})
 				if err != nil && !errors.Is(err, context.Canceled) {
 					errc <- err
 					return
@@ -401,20 +403,20 @@ func TestCompactRacesSink(t *testing.T) {
 // property's fallback) and skips a window it committed.
 func TestExpireKeepsSinkTokens(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "expire", idNameSchema())
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "expire", writetest.IDNameSchema())
 	ident := tbl.Identifier()
 	for i := range int64(3) {
-		if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "a", RunID: "r1", WindowEndMs: 1000 * (i + 1), DataFiles: writeIDFiles(t, tbl, i*10, 10)}); err != nil {
+		if _, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "a", RunID: "r1", WindowEndMs: 1000 * (i + 1), DataFiles: writetest.WriteIDFiles(t, tbl, i*10, 10)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range int64(4) {
-		if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "b", WindowEndMs: 1000 * (i + 1), DataFiles: writeIDFiles(t, tbl, 100+i*10, 10)}); err != nil {
+		if _, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "b", WindowEndMs: 1000 * (i + 1), DataFiles: writetest.WriteIDFiles(t, tbl, 100+i*10, 10)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+	res, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,11 +432,11 @@ func TestExpireKeepsSinkTokens(t *testing.T) {
 	if n := len(tbl.Metadata().Snapshots()); n != 2 {
 		t.Fatalf("%d snapshots left, want 2", n)
 	}
-	tok, found, err := FindToken(tbl.Metadata(), "", "a")
-	if err != nil || !found || tok.FromProperty || tok.CommittedThroughMs != 3000 || tok.Summary.Properties[RunKey("a")] != "r1" {
+	tok, found, err := commit.FindToken(tbl.Metadata(), "", "a")
+	if err != nil || !found || tok.FromProperty || tok.CommittedThroughMs != 3000 || tok.Summary.Properties[commit.RunKey("a")] != "r1" {
 		t.Fatalf("token of a after expiry: %+v found=%v err=%v", tok, found, err)
 	}
-	again, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "a", RunID: "r1", WindowEndMs: 3000, DataFiles: writeIDFiles(t, tbl, 20, 10)})
+	again, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "a", RunID: "r1", WindowEndMs: 3000, DataFiles: writetest.WriteIDFiles(t, tbl, 20, 10)})
 	if err != nil || !again.Skipped || again.SnapshotID != tok.SnapshotID {
 		t.Fatalf("window 3000 of a again: %+v, %v; want skipped by snapshot %d", again, err, tok.SnapshotID)
 	}
@@ -447,7 +449,7 @@ func TestExpireKeepsSinkTokens(t *testing.T) {
 		t.Fatalf("pins of old tokens: %v %v, stale records %v", pins, sinks, stale)
 	}
 	// Nothing else is old enough to go: a second expiry removes nothing.
-	if res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1}); err != nil || res.Expired != 0 {
+	if res, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1}); err != nil || res.Expired != 0 {
 		t.Fatalf("second expiry: %+v, %v", res, err)
 	}
 }
@@ -459,19 +461,19 @@ func TestExpireKeepsSinkTokens(t *testing.T) {
 // the expiry is found across the gap when it is committed again (a lost response).
 func TestExpireAfterBackfill(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "expirebackfill", idNameSchema())
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "expirebackfill", writetest.IDNameSchema())
 	ident := tbl.Identifier()
-	global := WindowEnd(window.GlobalWindow{})
-	backfill, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "backfill", WindowEndMs: global, DataFiles: writeIDFiles(t, tbl, 0, 10)})
+	global := mtime.EndOfGlobalWindowTime.Milliseconds() // the global window's token (write.WindowEnd)
+	backfill, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "backfill", WindowEndMs: global, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 10)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	next := int64(100)
-	stream := func(req CommitRequest) CommitResult {
+	stream := func(req commit.CommitRequest) commit.CommitResult {
 		t.Helper()
 		req.SinkID, req.RunID = "stream", "r1"
-		req.DataFiles = writeIDFiles(t, tbl, next, 10)
+		req.DataFiles = writetest.WriteIDFiles(t, tbl, next, 10)
 		next += 10
 		res, err := fastCommitter.Commit(ctx, cat, ident, req)
 		if err != nil {
@@ -479,19 +481,19 @@ func TestExpireAfterBackfill(t *testing.T) {
 		}
 		return res
 	}
-	late := CommitRequest{WindowEndMs: 1000, LateID: LateID(1000, "c1"), ContentID: "c1"}
+	late := commit.CommitRequest{WindowEndMs: 1000, LateID: commit.LateID(1000, "c1"), ContentID: "c1"}
 	for i := range int64(4) {
-		stream(CommitRequest{WindowEndMs: 1000 * (i + 1)})
+		stream(commit.CommitRequest{WindowEndMs: 1000 * (i + 1)})
 	}
 	stream(late)
 	for i := range int64(2) { // another writer commits after the late pane
-		if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "other", WindowEndMs: 1000 * (i + 1), DataFiles: writeIDFiles(t, tbl, 500+10*i, 10)}); err != nil {
+		if _, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "other", WindowEndMs: 1000 * (i + 1), DataFiles: writetest.WriteIDFiles(t, tbl, 500+10*i, 10)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	expire := func() ExpireResult {
 		t.Helper()
-		res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+		res, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -511,7 +513,7 @@ func TestExpireAfterBackfill(t *testing.T) {
 		t.Fatalf("late pane again after expiry: %+v, want skipped", res)
 	}
 	for i := range int64(3) {
-		stream(CommitRequest{WindowEndMs: 5000 + 1000*i})
+		stream(commit.CommitRequest{WindowEndMs: 5000 + 1000*i})
 	}
 	// The late pane and the stream's next two windows expire; other's token stays.
 	if res := expire(); res.Expired != 3 || res.Pinned != 2 {
@@ -520,11 +522,11 @@ func TestExpireAfterBackfill(t *testing.T) {
 	if n := len(tbl.Metadata().Snapshots()); n != 3 {
 		t.Fatalf("%d snapshots left, want 3", n)
 	}
-	tok, found, err := FindToken(tbl.Metadata(), "", "backfill")
+	tok, found, err := commit.FindToken(tbl.Metadata(), "", "backfill")
 	if err != nil || !found || tok.FromProperty || tok.SnapshotID != backfill.SnapshotID {
 		t.Fatalf("backfill token after expiry: %+v found=%v err=%v, want snapshot %d", tok, found, err, backfill.SnapshotID)
 	}
-	again, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "backfill", WindowEndMs: global, DataFiles: writeIDFiles(t, tbl, 0, 10)})
+	again, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "backfill", WindowEndMs: global, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 10)})
 	if err != nil || !again.Skipped || again.SnapshotID != backfill.SnapshotID {
 		t.Fatalf("backfill rerun: %+v, %v; want skipped by snapshot %d", again, err, backfill.SnapshotID)
 	}
@@ -539,12 +541,12 @@ func TestExpireAfterBackfill(t *testing.T) {
 // longer an ancestor of main.
 func TestTokenGapAfterRollback(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "expirerollback", idNameSchema())
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "expirerollback", writetest.IDNameSchema())
 	ident := tbl.Identifier()
-	commit := func(sink string, end, first int64) CommitResult {
+	commitWindow := func(sink string, end, first int64) commit.CommitResult {
 		t.Helper()
-		res, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: sink, WindowEndMs: end, DataFiles: writeIDFiles(t, tbl, first, 10)})
+		res, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: sink, WindowEndMs: end, DataFiles: writetest.WriteIDFiles(t, tbl, first, 10)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -552,21 +554,21 @@ func TestTokenGapAfterRollback(t *testing.T) {
 	}
 	// z1, c, z2, a and three of b's: expiry keeps the tokens of c, z (z2) and a, and
 	// b's head; z1 and b's first two go.
-	commit("z", 1000, 900)
-	c := commit("c", 1000, 0)
-	commit("z", 2000, 910)
-	commit("a", 1000, 10)
+	commitWindow("z", 1000, 900)
+	c := commitWindow("c", 1000, 0)
+	commitWindow("z", 2000, 910)
+	commitWindow("a", 1000, 10)
 	for i := range int64(3) {
-		commit("b", 1000*(i+1), 100+10*i)
+		commitWindow("b", 1000*(i+1), 100+10*i)
 	}
-	res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+	res, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
 	if err != nil || res.Expired != 3 || res.Pinned != 3 {
 		t.Fatalf("expiry: %+v, %v", res, err)
 	}
 	if tbl, err = cat.LoadTable(ctx, ident); err != nil {
 		t.Fatal(err)
 	}
-	if _, found, err := FindToken(tbl.Metadata(), "", "a"); err != nil || !found {
+	if _, found, err := commit.FindToken(tbl.Metadata(), "", "a"); err != nil || !found {
 		t.Fatalf("token of a across the gap: found=%v err=%v", found, err)
 	}
 	// Roll main back to c's snapshot (whose parent z expired) and commit on it: a's
@@ -576,14 +578,14 @@ func TestTokenGapAfterRollback(t *testing.T) {
 		[]table.Update{table.NewSetSnapshotRefUpdate(table.MainBranch, c.SnapshotID, table.BranchRef, 0, 0, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	commit("b", 9000, 200)
+	commitWindow("b", 9000, 200)
 	if tbl, err = cat.LoadTable(ctx, ident); err != nil {
 		t.Fatal(err)
 	}
-	if tok, found, err := FindToken(tbl.Metadata(), "", "a"); err != nil || found {
+	if tok, found, err := commit.FindToken(tbl.Metadata(), "", "a"); err != nil || found {
 		t.Fatalf("token of a after the rollback: %+v found=%v err=%v, want none", tok, found, err)
 	}
-	if tok, found, err := FindToken(tbl.Metadata(), "", "c"); err != nil || !found || tok.SnapshotID != c.SnapshotID {
+	if tok, found, err := commit.FindToken(tbl.Metadata(), "", "c"); err != nil || !found || tok.SnapshotID != c.SnapshotID {
 		t.Fatalf("token of c after the rollback: %+v found=%v err=%v", tok, found, err)
 	}
 }
@@ -593,7 +595,7 @@ func TestTokenGapAfterRollback(t *testing.T) {
 // still reads the model.
 func TestExpireAfterCompactionDeletesFiles(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
+	cat := writetest.NewCatalog(t)
 	tbl := seededChangeTable(t, cat, "expirefiles")
 	ident := tbl.Identifier()
 	model := seedModel()
@@ -601,7 +603,7 @@ func TestExpireAfterCompactionDeletesFiles(t *testing.T) {
 	tbl, _ = cat.LoadTable(ctx, ident)
 	old := icebergtest.DataFiles(t, tbl)
 	compactAll(t, cat, ident, CompactOptions{RewriteAll: true})
-	if _, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1}); err != nil {
+	if _, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1}); err != nil {
 		t.Fatal(err)
 	}
 	tbl, _ = cat.LoadTable(ctx, ident)
@@ -612,15 +614,15 @@ func TestExpireAfterCompactionDeletesFiles(t *testing.T) {
 	// The seed sink's token (the first snapshot) pinned the whole history. Once both
 	// sinks commit again, their tokens are in the two newest snapshots and everything
 	// before them, compaction included, expires.
-	if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "seed", WindowEndMs: 2, DataFiles: writeIDFiles(t, tbl, 500_000, 1)}); err != nil {
+	if _, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "seed", WindowEndMs: 2, DataFiles: writetest.WriteIDFiles(t, tbl, 500_000, 1)}); err != nil {
 		t.Fatal(err)
 	}
 	model[500_000] = true
-	if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "cdc", WindowEndMs: 99_000, DataFiles: writeIDFiles(t, tbl, 500_001, 1)}); err != nil {
+	if _, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "cdc", WindowEndMs: 99_000, DataFiles: writetest.WriteIDFiles(t, tbl, 500_001, 1)}); err != nil {
 		t.Fatal(err)
 	}
 	model[500_001] = true
-	res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+	res, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
 	if err != nil || res.Expired == 0 {
 		t.Fatalf("expiry: %+v, %v", res, err)
 	}
@@ -636,10 +638,10 @@ func TestExpireAfterCompactionDeletesFiles(t *testing.T) {
 // run (and kept), then removed; committed files stay and the table reads the same.
 func TestRemoveOrphanFiles(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
+	cat := writetest.NewCatalog(t)
 	tbl := seededChangeTable(t, cat, "orphans")
 	ident := tbl.Identifier()
-	orphans := append(writeIDFiles(t, tbl, 1000, 5), writeIDFiles(t, tbl, 2000, 5)...)
+	orphans := append(writetest.WriteIDFiles(t, tbl, 1000, 5), writetest.WriteIDFiles(t, tbl, 2000, 5)...)
 	want := make([]string, len(orphans))
 	for i, f := range orphans {
 		want[i] = f.FilePath()
@@ -690,11 +692,11 @@ func stripScheme(paths []string) []string {
 // delete files, compaction folds them in and removes them; the rows are the same.
 func TestCompactPositionDeletesV2(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := icebergtest.CreateTable(t, cat, "db.v2", idNameSchema(), icebergtest.WithFormatVersion(2))
+	cat := writetest.NewCatalog(t)
+	tbl := icebergtest.CreateTable(t, cat, "db.v2", writetest.IDNameSchema(), icebergtest.WithFormatVersion(2))
 	ident := tbl.Identifier()
 	for i := range int64(3) {
-		if _, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{SinkID: "v2", WindowEndMs: i + 1, DataFiles: writeIDFiles(t, tbl, i*10, 10)}); err != nil {
+		if _, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "v2", WindowEndMs: i + 1, DataFiles: writetest.WriteIDFiles(t, tbl, i*10, 10)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -727,11 +729,11 @@ func TestCompactPositionDeletesV2(t *testing.T) {
 func TestMaintenanceCommitFaults(t *testing.T) {
 	ctx := context.Background()
 	t.Run("compaction lost response is found", func(t *testing.T) {
-		inner := newTestCatalog(t)
+		inner := writetest.NewCatalog(t)
 		ident := seededChangeTable(t, inner, "lostrewrite").Identifier()
 		model := seedModel()
 		churn(t, inner, ident, model, rand.New(rand.NewPCG(3, 4)), 1000, 2000, 3000)
-		cat := &faultCatalog{Catalog: inner, after: lostFirstResponse}
+		cat := &writetest.FaultCatalog{Catalog: inner, After: writetest.LostFirstResponse}
 		results := compactAll(t, cat, ident, CompactOptions{DeleteFileThreshold: 1})
 		if len(results) != 1 {
 			t.Fatalf("%d groups compacted, want 1: %+v", len(results), results)
@@ -741,24 +743,24 @@ func TestMaintenanceCommitFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if head := cur.CurrentSnapshot(); cat.commits != 1 || res.SnapshotID != head.SnapshotID || res.FilesRewritten == 0 || res.Redos != 0 {
-			t.Fatalf("result %+v after %d commits, want the lost rewrite (snapshot %d) found", res, cat.commits, head.SnapshotID)
+		if head := cur.CurrentSnapshot(); cat.Commits != 1 || res.SnapshotID != head.SnapshotID || res.FilesRewritten == 0 || res.Redos != 0 {
+			t.Fatalf("result %+v after %d commits, want the lost rewrite (snapshot %d) found", res, cat.Commits, head.SnapshotID)
 		}
 		requireModel(t, inner, ident, model, "ids differ from the model after the rewrite")
 	})
 	t.Run("expiry conflict is retried", func(t *testing.T) {
-		inner := newTestCatalog(t)
-		tbl := createTestTable(t, inner, "expireconflict", idNameSchema())
+		inner := writetest.NewCatalog(t)
+		tbl := writetest.CreateTable(t, inner, "expireconflict", writetest.IDNameSchema())
 		ident := tbl.Identifier()
 		for i := range int64(3) {
-			commitOther(t, inner, ident, i*10, 10)
+			writetest.CommitOther(t, inner, ident, i*10, 10)
 		}
-		cat := &faultCatalog{Catalog: inner, before: func(n int) {
+		cat := &writetest.FaultCatalog{Catalog: inner, Before: func(n int) {
 			if n == 0 {
-				commitOther(t, inner, ident, 100, 10)
+				writetest.CommitOther(t, inner, ident, 100, 10)
 			}
 		}}
-		res, err := fastCommitter.ExpireSnapshots(ctx, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+		res, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -766,8 +768,8 @@ func TestMaintenanceCommitFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cat.commits != 2 || res.Expired != 3 || len(cur.Metadata().Snapshots()) != 1 {
-			t.Fatalf("result %+v after %d commits, %d snapshots left; want 3 expired on the second attempt", res, cat.commits, len(cur.Metadata().Snapshots()))
+		if cat.Commits != 2 || res.Expired != 3 || len(cur.Metadata().Snapshots()) != 1 {
+			t.Fatalf("result %+v after %d commits, %d snapshots left; want 3 expired on the second attempt", res, cat.Commits, len(cur.Metadata().Snapshots()))
 		}
 		if n := len(tableIDs(t, inner, ident)); n != 40 {
 			t.Fatalf("%d rows, want 40", n)

@@ -1,4 +1,4 @@
-package write
+package datafile
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 )
 
 // regionSchema has an id, a region (partitioned by identity) and a timestamp.
@@ -49,7 +52,7 @@ func TestWriteDataFiles(t *testing.T) {
 	tests := []struct {
 		name      string
 		partition bool
-		opts      FileOptions
+		opts      Options
 		rows      int
 		// check inspects the files.
 		check func(t *testing.T, files []ibg.DataFile)
@@ -80,7 +83,7 @@ func TestWriteDataFiles(t *testing.T) {
 		},
 		{
 			name: "write_properties row group limit", rows: 100,
-			opts: FileOptions{WriteProperties: map[string]string{"write.parquet.row-group-limit": "10"}},
+			opts: Options{WriteProperties: map[string]string{"write.parquet.row-group-limit": "10"}},
 			check: func(t *testing.T, files []ibg.DataFile) {
 				if len(files) != 1 || len(files[0].SplitOffsets()) != 10 {
 					t.Errorf("want 1 file with 10 row groups, got %d files, offsets %v", len(files), files[0].SplitOffsets())
@@ -90,14 +93,14 @@ func TestWriteDataFiles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cat := newTestCatalog(t)
+			cat := writetest.NewCatalog(t)
 			var opts []catalog.CreateTableOpt
 			if tc.partition {
 				opts = append(opts, regionSpec())
 			}
-			tbl := createTestTable(t, cat, "t", regionSchema(), opts...)
+			tbl := writetest.CreateTable(t, cat, "t", regionSchema(), opts...)
 			sc, rec := regionBatch(t, tbl, tc.rows, "eu", "us", "ap")
-			files, err := WriteDataFiles(ctx, tbl, sc, []arrow.RecordBatch{rec}, tc.opts)
+			files, err := writeDataFiles(ctx, tbl, sc, []arrow.RecordBatch{rec}, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +114,7 @@ func TestWriteDataFiles(t *testing.T) {
 			}
 
 			// Round trip through the wire form, then commit the decoded files.
-			enc, err := EncodeDataFiles(tbl.Metadata(), files)
+			enc, err := Encode(tbl.Metadata(), files)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +122,7 @@ func TestWriteDataFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dec, err := DecodeDataFiles(cur.Metadata(), enc)
+			dec, err := Decode(cur.Metadata(), enc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,10 +132,10 @@ func TestWriteDataFiles(t *testing.T) {
 					t.Errorf("decoded file %d differs: %s", i, dec[i].FilePath())
 				}
 			}
-			if _, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: dec}); err != nil {
+			if _, err := commit.Commit(ctx, cat, tbl.Identifier(), commit.CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: dec}); err != nil {
 				t.Fatal(err)
 			}
-			if got := countRows(t, cat, tbl.Identifier()); got != int64(tc.rows) {
+			if got := writetest.CountRows(t, cat, tbl.Identifier()); got != int64(tc.rows) {
 				t.Errorf("rows = %d, want %d", got, tc.rows)
 			}
 		})
@@ -141,30 +144,30 @@ func TestWriteDataFiles(t *testing.T) {
 
 func TestDecodeDataFilesMismatch(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "t", regionSchema())
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "t", regionSchema())
 	sc, rec := regionBatch(t, tbl, 5, "eu")
-	files, err := WriteDataFiles(ctx, tbl, sc, []arrow.RecordBatch{rec}, FileOptions{})
+	files, err := writeDataFiles(ctx, tbl, sc, []arrow.RecordBatch{rec}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, err := EncodeDataFiles(tbl.Metadata(), files)
+	enc, err := Encode(tbl.Metadata(), files)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name   string
-		mutate func(e *EncodedDataFile)
+		mutate func(e *Encoded)
 	}{
-		{"unknown spec", func(e *EncodedDataFile) { e.SpecID = 42 }},
-		{"unknown schema", func(e *EncodedDataFile) { e.SchemaID = 42 }},
-		{"other format version", func(e *EncodedDataFile) { e.FormatVersion = 2 }},
+		{"unknown spec", func(e *Encoded) { e.SpecID = 42 }},
+		{"unknown schema", func(e *Encoded) { e.SchemaID = 42 }},
+		{"other format version", func(e *Encoded) { e.FormatVersion = 2 }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := enc[0]
 			tc.mutate(&e)
-			if _, err := DecodeDataFiles(tbl.Metadata(), []EncodedDataFile{e}); err == nil {
+			if _, err := Decode(tbl.Metadata(), []Encoded{e}); err == nil {
 				t.Fatal("decode succeeded")
 			}
 		})
@@ -173,8 +176,8 @@ func TestDecodeDataFilesMismatch(t *testing.T) {
 
 func TestWriteDataFilesReleasesOnError(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "t", regionSchema())
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "t", regionSchema())
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	// A batch whose schema does not match the table: WriteRecords rejects it up front.
@@ -183,21 +186,21 @@ func TestWriteDataFilesReleasesOnError(t *testing.T) {
 	b.Field(0).(*array.Int32Builder).Append(1)
 	rec := b.NewRecordBatch()
 	b.Release()
-	if _, err := WriteDataFiles(ctx, tbl, sc, []arrow.RecordBatch{rec}, FileOptions{}); err == nil {
+	if _, err := writeDataFiles(ctx, tbl, sc, []arrow.RecordBatch{rec}, Options{}); err == nil {
 		t.Fatal("WriteDataFiles accepted a batch of another schema")
 	}
 }
 
 func TestFileWriterStreams(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
-	tbl := createTestTable(t, cat, "t", regionSchema())
+	cat := writetest.NewCatalog(t)
+	tbl := writetest.CreateTable(t, cat, "t", regionSchema())
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	sc, empty := regionBatch(t, tbl, 0)
 	empty.Release()
 	// A target of one byte rolls a file after every batch.
-	w, err := NewFileWriter(ctx, tbl, sc, FileOptions{TargetFileSizeBytes: 1})
+	w, err := NewWriter(ctx, tbl, sc, Options{TargetFileSizeBytes: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +225,7 @@ func TestFileWriterStreams(t *testing.T) {
 
 	// After a failure, Write releases what it is given and reports the failure.
 	other := arrow.NewSchema([]arrow.Field{{Name: "other", Type: arrow.PrimitiveTypes.Int32}}, nil)
-	w, err = NewFileWriter(ctx, tbl, other, FileOptions{})
+	w, err = NewWriter(ctx, tbl, other, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,4 +241,22 @@ func TestFileWriterStreams(t *testing.T) {
 	if _, err := w.Close(); err == nil || !strings.Contains(err.Error(), "iceberg: write db.t") {
 		t.Errorf("Close = %v (Write = %v), want the writer's failure", err, failed)
 	}
+}
+
+// writeDataFiles writes batches, whose schema is sc, to new Parquet data files of tbl,
+// partitioned by the table's default spec, and returns the complete DataFiles without
+// committing them. Each batch is released once consumed, also on error; files written
+// before an error stay in storage, unreferenced.
+func writeDataFiles(ctx context.Context, tbl *table.Table, sc *arrow.Schema, batches []arrow.RecordBatch, opts Options) ([]ibg.DataFile, error) {
+	w, err := NewWriter(ctx, tbl, sc, opts)
+	if err != nil {
+		for _, b := range batches {
+			b.Release()
+		}
+		return nil, err
+	}
+	for _, b := range batches {
+		w.Write(b) // after an error, Write releases b; Close reports the error
+	}
+	return w.Close()
 }

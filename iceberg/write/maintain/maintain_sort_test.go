@@ -1,4 +1,4 @@
-package write
+package maintain
 
 import (
 	"context"
@@ -14,12 +14,14 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
-// keyedSchema is idNameSchema with id as the identifier field.
+// keyedSchema is writetest.IDNameSchema with id as the identifier field.
 func keyedSchema() *ibg.Schema {
-	return ibg.NewSchemaWithIdentifiers(0, []int{1}, idNameSchema().Fields()...)
+	return ibg.NewSchemaWithIdentifiers(0, []int{1}, writetest.IDNameSchema().Fields()...)
 }
 
 // shuffledTable creates db.<name> (sc) holding ids 0..n-1 shuffled over
@@ -28,7 +30,7 @@ func keyedSchema() *ibg.Schema {
 func shuffledTable(t *testing.T, cat catalog.Catalog, name string, sc *ibg.Schema, n, files int, opts ...catalog.CreateTableOpt) (*table.Table, []int64) {
 	t.Helper()
 	ctx := context.Background()
-	tbl := createTestTable(t, cat, name, sc, opts...)
+	tbl := writetest.CreateTable(t, cat, name, sc, opts...)
 	ids := make([]int64, n)
 	for i := range ids {
 		ids[i] = int64(i)
@@ -36,7 +38,7 @@ func shuffledTable(t *testing.T, cat catalog.Catalog, name string, sc *ibg.Schem
 	rand.New(rand.NewPCG(7, 8)).Shuffle(n, func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 	for f := range files {
 		part := ids[f*n/files : (f+1)*n/files]
-		if _, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), CommitRequest{SinkID: "seed", WindowEndMs: int64(f + 1), DataFiles: writeIDs(t, tbl, part)}); err != nil {
+		if _, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), commit.CommitRequest{SinkID: "seed", WindowEndMs: int64(f + 1), DataFiles: writetest.WriteIDs(t, tbl, part)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,7 +100,7 @@ func fileIDs(t *testing.T, tbl *table.Table) (ids [][]int64, lower, upper []int6
 // invariant checks.
 func TestCompactSortsByIdentifierFields(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
+	cat := writetest.NewCatalog(t)
 	for _, tc := range []struct {
 		name   string
 		target int64 // compaction target file size: small makes one group write several files
@@ -110,7 +112,7 @@ func TestCompactSortsByIdentifierFields(t *testing.T) {
 			props := catalog.WithProperties(ibg.Properties{"format-version": "3", table.ParquetRowGroupLimitKey: "4096"})
 			sc := keyedSchema()
 			if tc.keys != nil {
-				sc = idNameSchema()
+				sc = writetest.IDNameSchema()
 			}
 			tbl, live := shuffledTable(t, cat, "sorted_"+strings.ReplaceAll(tc.name, " ", "_"), sc, 60000, 6, props)
 			if tc.target == 0 {
@@ -152,7 +154,7 @@ func TestCompactSortsByIdentifierFields(t *testing.T) {
 // the limit the same table is sorted.
 func TestCompactSortLimit(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
+	cat := writetest.NewCatalog(t)
 	for _, tc := range []struct {
 		name   string
 		limit  int64
@@ -199,7 +201,7 @@ func compactOneGroup(t *testing.T, cat catalog.Catalog, tbl *table.Table, o Comp
 		g.Files = append(g.Files, task.File.FilePath())
 		g.Bytes += task.File.FileSizeBytes()
 	}
-	if _, err := fastCommitter.CompactGroup(ctx, cat, tbl.Identifier(), g, o); err != nil {
+	if _, err := CompactGroup(ctx, fastCommitter, cat, tbl.Identifier(), g, o); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -209,7 +211,7 @@ func compactOneGroup(t *testing.T, cat catalog.Catalog, tbl *table.Table, o Comp
 // and the identifier fields (or, in a table without them, the key columns given)
 // break its ties.
 func TestCompactionSortColumns(t *testing.T) {
-	cat := newTestCatalog(t)
+	cat := writetest.NewCatalog(t)
 	order := func(fields ...table.SortField) catalog.CreateTableOpt {
 		so, err := table.NewSortOrder(1, fields)
 		if err != nil {
@@ -229,14 +231,14 @@ func TestCompactionSortColumns(t *testing.T) {
 	}{
 		{"identifier", keyedSchema(), nil, nil, "id asc first"},
 		{"identifier over keys", keyedSchema(), nil, []string{"name"}, "id asc first"},
-		{"no identifier", idNameSchema(), nil, nil, ""},
-		{"no identifier, keys", idNameSchema(), nil, []string{"name", "id"}, "name asc first, id asc first"},
+		{"no identifier", writetest.IDNameSchema(), nil, nil, ""},
+		{"no identifier, keys", writetest.IDNameSchema(), nil, []string{"name", "id"}, "name asc first, id asc first"},
 		{"order then identifier", keyedSchema(), []catalog.CreateTableOpt{order(name(ibg.TruncateTransform{Width: 2}, table.SortDESC, table.NullsLast))}, nil, "name desc last, id asc first"},
-		{"order then keys", idNameSchema(), []catalog.CreateTableOpt{order(name(ibg.TruncateTransform{Width: 2}, table.SortDESC, table.NullsLast))}, []string{"id"}, "name desc last, id asc first"},
+		{"order then keys", writetest.IDNameSchema(), []catalog.CreateTableOpt{order(name(ibg.TruncateTransform{Width: 2}, table.SortDESC, table.NullsLast))}, []string{"id"}, "name desc last, id asc first"},
 		{"bucket", keyedSchema(), []catalog.CreateTableOpt{order(name(ibg.BucketTransform{NumBuckets: 4}, table.SortASC, table.NullsFirst))}, nil, "name asc first, id asc first"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tbl := createTestTable(t, cat, "cols_"+strings.ReplaceAll(tc.name, " ", "_"), tc.sc, tc.opts...)
+			tbl := writetest.CreateTable(t, cat, "cols_"+strings.ReplaceAll(tc.name, " ", "_"), tc.sc, tc.opts...)
 			var got []string
 			for _, c := range sortColumns(tbl, tc.keys) {
 				s := c.name + " asc"
@@ -262,7 +264,7 @@ func TestCompactionSortColumns(t *testing.T) {
 // files, each with ids 0..399, become files sorted by id holding the same rows.
 func TestCompactSortsEveryType(t *testing.T) {
 	ctx := context.Background()
-	cat := newTestCatalog(t)
+	cat := writetest.NewCatalog(t)
 	tbl := icebergtest.CreateTable(t, cat, "db.every_type", icebergtest.SampleSchema())
 	for seed := range int64(3) {
 		rec := icebergtest.SampleRecords(t, 400, seed)

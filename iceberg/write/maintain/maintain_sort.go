@@ -1,4 +1,4 @@
-package write
+package maintain
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/arrowipc"
 )
 
 // Compaction writes each group's rows as one sorted run: by the table's sort
@@ -212,7 +214,7 @@ func sortRecords(ctx context.Context, sc *arrow.Schema, records iter.Seq2[arrow.
 		if err != nil {
 			return nil, err
 		}
-		if size += int64(batchBytes(rec)); size > limit {
+		if size += int64(arrowipc.BufferBytes(rec)); size > limit {
 			return nil, errSortLimit
 		}
 		rec.Retain() // the scan releases each batch after the loop body

@@ -1,4 +1,4 @@
-package write
+package late
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
 
 // maxReplayWindows bounds the windows a ReplayIndex keeps; a restart replays windows
@@ -58,8 +59,8 @@ type replayUndo struct {
 }
 
 // NewReplayIndex returns the index of spec's sink and run.
-func NewReplayIndex(spec Spec) *ReplayIndex {
-	return &ReplayIndex{SinkID: spec.SinkID, RunID: spec.RunID}
+func NewReplayIndex(sinkID, runID string) *ReplayIndex {
+	return &ReplayIndex{SinkID: sinkID, RunID: runID}
 }
 
 // Begin starts a bundle: matches of a bundle that did not end with Done are undone.
@@ -127,7 +128,7 @@ func (x *ReplayIndex) hash(sc *ibg.Schema, r row.Row) (uint64, error) {
 
 // load reads the rows earlier runs committed to the window ending windowEndMs.
 func (x *ReplayIndex) load(ctx context.Context, tbl *table.Table, windowEndMs int64) (*replayWindow, error) {
-	snaps, complete := windowSnapshots(tbl.Metadata(), x.SinkID, x.RunID, windowEndMs)
+	snaps, complete := commit.WindowSnapshots(tbl.Metadata(), x.SinkID, x.RunID, windowEndMs)
 	w := &replayWindow{schema: tbl.Schema(), counts: map[uint64]int32{}}
 	if !complete {
 		log.Warnf(ctx, "iceberg: write %s: snapshots of sink %s that may hold the window ending %d have expired; its rows cannot be told from replays and are skipped (set token_heartbeat_seconds and expire less history)",
