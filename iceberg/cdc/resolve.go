@@ -739,10 +739,11 @@ var errNotDirect = errors.New("key column is not stored as the direct read's typ
 // (a row holds a value where its level is maxDef). It returns errNotDirect when the
 // column is not stored as INT64.
 //
-// The file's row groups are read in up to par spans of consecutive row groups
-// (see rowGroupSpans), each by a goroutine of its own, so that one large file
-// uses par processors: fn is called concurrently for different spans, with the
-// span's number (0 to par-1, in row order) and in row order within a span.
+// The file's row groups are read in up to par spans of consecutive row groups,
+// or of the pages of a large row group (see rowGroupSpans), each by a goroutine
+// of its own, so that one large file uses par processors: fn is called
+// concurrently for different spans, with the span's number (0 to par-1, in row
+// order) and in row order within a span.
 //
 // A row group for which skip (when not nil) reports true, given its key column
 // chunk, is not read (nor counted in *read).
@@ -765,11 +766,13 @@ var minSpanRows int64 = 1 << 20 // a variable for tests
 
 // rowSpan is a range of consecutive row groups [lo, hi) of a Parquet file and the
 // position of its first row; when keep is not nil, only the row groups rg of the
-// range with keep[rg] are read.
+// range with keep[rg] are read. When rows > 0, the span is part of one row group
+// (hi = lo+1): its rows [first, first+rows), starting at a page boundary.
 type rowSpan struct {
-	lo, hi int
-	base   int64
-	keep   []bool
+	lo, hi      int
+	base        int64
+	keep        []bool
+	first, rows int64
 }
 
 // rowGroupSpans splits the row groups of pr into at most par spans of about
@@ -777,7 +780,12 @@ type rowSpan struct {
 // fewer. When keep is not nil, only the row groups rg with keep[rg] are to be
 // read: the spans share those rows, and a span holding none of them is left out
 // (no span at all when keep holds none).
-func rowGroupSpans(pr *file.Reader, par int, keep []bool) []rowSpan {
+//
+// When fewer row groups than par are to be read, the large ones are split at
+// page boundaries of the leaf column instead (pageSpans): writers that roll row
+// groups by size, as Spark and Java Iceberg do (128 MB), leave one row group of
+// tens of millions of rows in a compacted file.
+func rowGroupSpans(pr *file.Reader, leaf, par int, keep []bool) []rowSpan {
 	n := pr.NumRowGroups()
 	kept := func(rg int) bool { return keep == nil || keep[rg] }
 	var total int64
@@ -790,6 +798,11 @@ func rowGroupSpans(pr *file.Reader, par int, keep []bool) []rowSpan {
 	}
 	if keep != nil && groups == 0 {
 		return nil
+	}
+	if par > groups && total >= 2*minSpanRows {
+		if out := pageSpans(pr, leaf, par, keep); out != nil {
+			return out
+		}
 	}
 	par = int(min(int64(max(par, 1)), int64(max(groups, 1)), max(total/minSpanRows, 1)))
 	out := make([]rowSpan, 0, par)
@@ -811,6 +824,92 @@ func rowGroupSpans(pr *file.Reader, par int, keep []bool) []rowSpan {
 		}
 	}
 	return out
+}
+
+// pageSpans splits the row groups of pr to read (keep) into at most
+// par spans, each row group into a share of them in proportion to its rows, of
+// at least minSpanRows rows each, cut at page boundaries of the leaf column found
+// in its offset index (the Parquet page index). A row group without an offset
+// index is one span: its pages cannot be found without reading them. It returns
+// nil when it splits no row group.
+func pageSpans(pr *file.Reader, leaf, par int, keep []bool) []rowSpan {
+	type group struct {
+		rg         int
+		base, rows int64
+		k          int64 // spans
+	}
+	var groups []group
+	var pos int64
+	for rg := range pr.NumRowGroups() {
+		rows := pr.MetaData().RowGroup(rg).NumRows()
+		if keep == nil || keep[rg] {
+			groups = append(groups, group{rg: rg, base: pos, rows: rows, k: 1})
+		}
+		pos += rows
+	}
+	// The spans beyond one per row group go, one at a time, to the row group
+	// whose spans are the largest.
+	for range par - len(groups) {
+		best := -1
+		for i, g := range groups {
+			if g.rows/(g.k+1) >= minSpanRows && (best < 0 || g.rows*groups[best].k > groups[best].rows*g.k) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		groups[best].k++
+	}
+	var out []rowSpan
+	split := false
+	for _, g := range groups {
+		var pages []*metadata.PageLocation
+		if g.k > 1 {
+			pages = pageLocations(pr, g.rg, leaf)
+		}
+		if len(pages) < 2 {
+			out = append(out, rowSpan{lo: g.rg, hi: g.rg + 1, base: g.base, keep: keep})
+			continue
+		}
+		// Cut at the page whose first row is nearest each share's end.
+		first, n := int64(0), len(out)
+		for i := int64(1); i <= g.k; i++ {
+			end := g.rows
+			if i < g.k {
+				target := g.rows * i / g.k
+				j := sort.Search(len(pages), func(j int) bool { return pages[j].FirstRowIndex >= target })
+				if j > 0 && (j == len(pages) || target-pages[j-1].FirstRowIndex < pages[j].FirstRowIndex-target) {
+					j--
+				}
+				if j == len(pages) || pages[j].FirstRowIndex <= first {
+					continue // no page boundary left in this share
+				}
+				end = pages[j].FirstRowIndex
+			}
+			out = append(out, rowSpan{lo: g.rg, hi: g.rg + 1, base: g.base + first, first: first, rows: end - first})
+			first = end
+		}
+		split = split || len(out)-n > 1
+	}
+	if !split {
+		return nil
+	}
+	return out
+}
+
+// pageLocations returns the pages of the leaf column's chunk in row group rg of
+// pr from its offset index, or nil when it has none.
+func pageLocations(pr *file.Reader, rg, leaf int) []*metadata.PageLocation {
+	idx, err := pr.GetPageIndexReader().RowGroup(rg)
+	if err != nil || idx == nil {
+		return nil
+	}
+	oidx, err := idx.GetOffsetIndex(leaf)
+	if err != nil || oidx == nil {
+		return nil
+	}
+	return oidx.GetPageLocations()
 }
 
 // keptRowGroups is the row groups of pr whose chunk of the leaf column leaf skip
@@ -874,7 +973,7 @@ func readKey[T any](ctx context.Context, fs iceio.IO, path string, codec *keyCod
 		}
 		keep := keptRowGroups(pr, leaves[0], skip)
 		*read += chunkBytes(pr, leaves, keep)
-		spans := rowGroupSpans(pr, par, keep)
+		spans := rowGroupSpans(pr, leaves[0], par, keep)
 		if len(spans) == 1 {
 			return readLeaf(ctx, pr, path, leaves[0], typ, readBatch, spans[0], func(vals []T, defs []int16, maxDef int16, base int64) error {
 				return fn(0, vals, defs, maxDef, base)
@@ -917,7 +1016,7 @@ func eachValue[T any](vals []T, defs []int16, maxDef int16, base int64, fn func(
 // column can hold nulls, its definition levels (a row holds a value where its
 // level is maxDef).
 //
-// It reads the row groups of span only.
+// It reads the row groups of span only (or, for part of one row group, its rows).
 func readLeaf[T any](ctx context.Context, pr *file.Reader, path string, leaf int, typ parquet.Type,
 	readBatch func(cr file.ColumnChunkReader, n int64, vals []T, defs []int16) (rows int64, read int, ok bool, err error),
 	span rowSpan, fn func(vals []T, defs []int16, maxDef int16, base int64) error) error {
@@ -942,11 +1041,26 @@ func readLeaf[T any](ctx context.Context, pr *file.Reader, path string, leaf int
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
 		}
-		for cr.HasNext() {
+		left := int64(-1) // rows left to read, -1: the whole row group
+		if span.rows > 0 {
+			// Part of the row group: SeekToRow jumps to the span's first page by
+			// the offset index (and reads the chunk's dictionary page, if any).
+			left = span.rows
+			if span.first > 0 {
+				if err := cr.SeekToRow(span.first); err != nil {
+					return fmt.Errorf("read %s: row %d of row group %d: %w", path, span.first, rg, err)
+				}
+			}
+		}
+		for left != 0 && cr.HasNext() {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			rows, n, ok, err := readBatch(cr, batch, vals, defs)
+			want := int64(batch)
+			if left > 0 {
+				want = min(want, left)
+			}
+			rows, n, ok, err := readBatch(cr, want, vals, defs)
 			if !ok {
 				return errNotDirect
 			}
@@ -964,6 +1078,9 @@ func readLeaf[T any](ctx context.Context, pr *file.Reader, path string, leaf int
 				return err
 			}
 			base += rows
+			if left > 0 {
+				left -= rows
+			}
 		}
 	}
 	return nil
