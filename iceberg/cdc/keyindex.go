@@ -501,10 +501,10 @@ func (x *KeyIndex) readBatch(ctx context.Context, fs iceio.IO, tasks []table.Fil
 	reads := make([]int64, len(tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
-	par := max(runtime.GOMAXPROCS(0)/len(tasks), 1) // fewer files than processors: split them
+	par := spansPerFile(tasks) // a file of a large share of the rows is split
 	for i, t := range tasks {
 		g.Go(func() error {
-			es, err := x.readFile(gctx, fs, t, uint64(base)+uint64(i), &reads[i], par, 0, nil)
+			es, err := x.readFile(gctx, fs, t, uint64(base)+uint64(i), &reads[i], par[i], 0, nil)
 			if err != nil {
 				return err
 			}

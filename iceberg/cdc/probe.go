@@ -294,7 +294,7 @@ func (e *Expected) tasksFor(snapID int64, hits []FileHits) (map[string]table.Fil
 }
 
 // scanFiles reads the key columns of the data files of tasks, GOMAXPROCS at a
-// time (fewer files than that are each split by row groups, see scanFile), and
+// time (a file holding a large share of the rows is split, see spansPerFile), and
 // returns each one's live positions of ks's keys (by task) and the key columns'
 // stored size.
 func scanFiles(ctx context.Context, fs iceio.IO, tasks []table.FileScanTask, ks *keySet) ([]FileHits, int64, error) {
@@ -302,11 +302,11 @@ func scanFiles(ctx context.Context, fs iceio.IO, tasks []table.FileScanTask, ks 
 	reads := make([]int64, len(tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
-	par := max(runtime.GOMAXPROCS(0)/max(len(tasks), 1), 1)
+	par := spansPerFile(tasks)
 	for i, t := range tasks {
 		g.Go(func() error {
 			var err error
-			hits[i], err = scanFile(gctx, fs, t, ks, &reads[i], par)
+			hits[i], err = scanFile(gctx, fs, t, ks, &reads[i], par[i])
 			return err
 		})
 	}
@@ -316,4 +316,22 @@ func scanFiles(ctx context.Context, fs iceio.IO, tasks []table.FileScanTask, ks 
 		read += n
 	}
 	return hits, read, err
+}
+
+// spansPerFile returns the goroutines that read the key column of each of the
+// files of tasks (rowGroupSpans): GOMAXPROCS shared among the files in proportion
+// to their rows, at least one each, so that one large file among small ones (a
+// compacted file and the small files of the commits since) is read by every
+// processor, not by one while the others finish the small files.
+func spansPerFile(tasks []table.FileScanTask) []int {
+	procs := int64(runtime.GOMAXPROCS(0))
+	var total int64
+	for _, t := range tasks {
+		total += max(t.File.Count(), 1)
+	}
+	out := make([]int, len(tasks))
+	for i, t := range tasks {
+		out[i] = int(max((procs*max(t.File.Count(), 1)+total/2)/max(total, 1), 1))
+	}
+	return out
 }

@@ -663,6 +663,11 @@ func readParquet(fs iceio.IO, path string, cols func(*file.Reader) ([]int, error
 
 // withParquet opens the Parquet file at path through fs and calls fn with its reader.
 func withParquet(fs iceio.IO, path string, fn func(*file.Reader) error) error {
+	return withParquetSource(fs, path, func(_ parquet.ReaderAtSeeker, pr *file.Reader) error { return fn(pr) })
+}
+
+// withParquetSource is withParquet, and gives fn the opened file too.
+func withParquetSource(fs iceio.IO, path string, fn func(parquet.ReaderAtSeeker, *file.Reader) error) error {
 	f, err := fs.Open(path)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
@@ -673,7 +678,23 @@ func withParquet(fs iceio.IO, path string, fn func(*file.Reader) error) error {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	defer pr.Close()
-	return fn(pr)
+	return fn(f, pr)
+}
+
+// spanReader returns the reader of span of the file src, read by pr: pr itself,
+// but for a part of a row group (pageSpans), a reader sharing pr's metadata whose
+// column chunk reads fetch the span's pages only. pr reads a whole column chunk
+// into memory when a page reader starts, so each part would otherwise read (from
+// object storage: download) and hold the whole chunk.
+func spanReader(src parquet.ReaderAtSeeker, pr *file.Reader, span rowSpan) (*file.Reader, error) {
+	if span.bytes <= 0 {
+		return pr, nil
+	}
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = span.bytes
+	// The struct hides src's Close from the reader's.
+	return file.NewParquetReader(struct{ parquet.ReaderAtSeeker }{src}, file.WithReadProps(props), file.WithMetadata(pr.MetaData()))
 }
 
 func readColumns(pr *file.Reader, path string, cols func(*file.Reader) ([]int, error), fn func(arrow.RecordBatch, int64) error) error {
@@ -767,12 +788,14 @@ var minSpanRows int64 = 1 << 20 // a variable for tests
 // rowSpan is a range of consecutive row groups [lo, hi) of a Parquet file and the
 // position of its first row; when keep is not nil, only the row groups rg of the
 // range with keep[rg] are read. When rows > 0, the span is part of one row group
-// (hi = lo+1): its rows [first, first+rows), starting at a page boundary.
+// (hi = lo+1): its rows [first, first+rows), starting at a page boundary, whose
+// pages are bytes long.
 type rowSpan struct {
 	lo, hi      int
 	base        int64
 	keep        []bool
 	first, rows int64
+	bytes       int64
 }
 
 // rowGroupSpans splits the row groups of pr into at most par spans of about
@@ -874,8 +897,19 @@ func pageSpans(pr *file.Reader, leaf, par int, keep []bool) []rowSpan {
 		}
 		// Cut at the page whose first row is nearest each share's end.
 		first, n := int64(0), len(out)
+		cc, err := pr.MetaData().RowGroup(g.rg).ColumnChunk(leaf)
+		if err != nil {
+			return nil
+		}
+		// The chunk's bytes, as file.RowGroupReader finds them; the first span
+		// holds the dictionary page, if any.
+		at := cc.DataPageOffset()
+		if d := cc.DictionaryPageOffset(); cc.HasDictionaryPage() && d > 0 && d < at {
+			at = d
+		}
+		chunkEnd := at + cc.TotalCompressedSize()
 		for i := int64(1); i <= g.k; i++ {
-			end := g.rows
+			end, endAt := g.rows, chunkEnd
 			if i < g.k {
 				target := g.rows * i / g.k
 				j := sort.Search(len(pages), func(j int) bool { return pages[j].FirstRowIndex >= target })
@@ -885,10 +919,10 @@ func pageSpans(pr *file.Reader, leaf, par int, keep []bool) []rowSpan {
 				if j == len(pages) || pages[j].FirstRowIndex <= first {
 					continue // no page boundary left in this share
 				}
-				end = pages[j].FirstRowIndex
+				end, endAt = pages[j].FirstRowIndex, pages[j].Offset
 			}
-			out = append(out, rowSpan{lo: g.rg, hi: g.rg + 1, base: g.base + first, first: first, rows: end - first})
-			first = end
+			out = append(out, rowSpan{lo: g.rg, hi: g.rg + 1, base: g.base + first, first: first, rows: end - first, bytes: endAt - at})
+			first, at = end, endAt
 		}
 		split = split || len(out)-n > 1
 	}
@@ -963,7 +997,7 @@ func byteArrayBatch(cr file.ColumnChunkReader, n int64, vals []parquet.ByteArray
 func readKey[T any](ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64, typ parquet.Type,
 	readBatch func(cr file.ColumnChunkReader, n int64, vals []T, defs []int16) (int64, int, bool, error), par int,
 	skip func(*metadata.ColumnChunkMetaData) bool, fn func(span int, vals []T, defs []int16, maxDef int16, base int64) error) error {
-	return withParquet(fs, path, func(pr *file.Reader) error {
+	return withParquetSource(fs, path, func(src parquet.ReaderAtSeeker, pr *file.Reader) error {
 		leaves, err := keyLeaves(pr, codec)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -982,7 +1016,11 @@ func readKey[T any](ctx context.Context, fs iceio.IO, path string, codec *keyCod
 		g, gctx := errgroup.WithContext(ctx)
 		for i, s := range spans {
 			g.Go(func() error {
-				return readLeaf(gctx, pr, path, leaves[0], typ, readBatch, s, func(vals []T, defs []int16, maxDef int16, base int64) error {
+				spr, err := spanReader(src, pr, s)
+				if err != nil {
+					return fmt.Errorf("read %s: %w", path, err)
+				}
+				return readLeaf(gctx, spr, path, leaves[0], typ, readBatch, s, func(vals []T, defs []int16, maxDef int16, base int64) error {
 					return fn(i, vals, defs, maxDef, base)
 				})
 			})

@@ -334,6 +334,21 @@ func TestKeyReadSplitsRowGroupByPages(t *testing.T) {
 			if next != rows {
 				t.Errorf("spans %+v end at row %d, want %d", spans, next, rows)
 			}
+			// Each part fetches its own pages: together, the id chunk once.
+			var bytes int64
+			for _, s := range spans {
+				bytes += s.bytes
+			}
+			err := withParquet(fs, path, func(pr *file.Reader) error {
+				cc, err := pr.MetaData().RowGroup(0).ColumnChunk(0)
+				if err == nil && bytes != cc.TotalCompressedSize() {
+					t.Errorf("spans fetch %d bytes, want the id chunk's %d", bytes, cc.TotalCompressedSize())
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, par := range []int{1, 4} {
 			// Every value read, by position, from all spans.
