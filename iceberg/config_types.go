@@ -276,7 +276,7 @@ type WriteConfig struct {
 	// table's last compaction (any icebeam sink's or Maintain's; its oldest snapshot if it
 	// was never compacted). A run's first commit reads that time from the table, so batch
 	// jobs maintain too. icebeam key. Default: disabled.
-	MaintenanceIntervalSeconds *int `managed:"maintenance_interval_seconds"`
+	MaintenanceIntervalSeconds *int `managed:"maintenance_interval_seconds" option:"WithMaintenanceInterval(d seconds)"`
 	// ExpireOlderThanSeconds makes inline maintenance expire snapshots older than this (at
 	// least 0) beyond `retain_last`, keeping each recent sink's newest exactly-once token.
 	// Only with `maintenance_every_commits` or `maintenance_interval_seconds`. icebeam

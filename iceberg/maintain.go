@@ -2,7 +2,6 @@ package iceberg
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"math"
 	"reflect"
@@ -236,7 +235,7 @@ func TryMaintain(s beam.Scope, cfg MaintainConfig) (beam.PCollection, error) {
 	ctx := context.Background()
 	tbl, err := catalogs.LoadTable(ctx, cfg.CatalogName, cfg.CatalogProperties, cfg.Table, 0)
 	if err != nil {
-		return beam.PCollection{}, fmt.Errorf("iceberg: maintain %s: %w", cfg.Table, err)
+		return beam.PCollection{}, config.WrapOp("maintain", cfg.Table, err)
 	}
 	if cfg.Filter != "" {
 		if _, err := read.ParseFilter(cfg.Filter, tbl.Schema()); err != nil {

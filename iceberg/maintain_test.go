@@ -3,6 +3,8 @@ package iceberg
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -170,5 +172,19 @@ func TestMaintainConfig(t *testing.T) {
 	cfg.Filter, cfg.Table = "", "db.missing"
 	if _, err := TryMaintain(s, cfg); !errors.Is(err, ErrTableNotFound) || !strings.Contains(err.Error(), "db.missing") {
 		t.Fatalf("missing table: %v", err)
+	}
+
+	// A SQLite catalog whose folder cannot be made: the error names the op and table
+	// once, then the catalog and the key.
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Table = "db.cfg"
+	cfg.CatalogProperties = map[string]string{"type": "sql", "uri": "file:" + filepath.Join(file, "sub", "catalog.db")}
+	_, err = TryMaintain(s, cfg)
+	if !errors.As(err, &ce) || ce.Key != "catalog_properties.uri" || strings.Count(err.Error(), "iceberg:") != 1 ||
+		!strings.HasPrefix(err.Error(), "iceberg: maintain db.cfg: open catalog ") || !strings.Contains(err.Error(), "cannot create the folder") {
+		t.Fatalf("catalog folder under a file: %v, want one %q prefix, the op, the table and the key", err, "iceberg:")
 	}
 }

@@ -50,20 +50,13 @@ func WithOutputType(t reflect.Type) ReadOption {
 	return func(c *ReadConfig) { c.OutputType = t }
 }
 
-// WithMaintenanceInterval sets maintenance_interval_seconds: maintain each table the
-// write commits to when at least d passed since the table's last compaction. A run's
-// first commit reads that time from the table, so a batch job run again and again
-// maintains once d has passed.
-func WithMaintenanceInterval(d time.Duration) WriteOption {
-	return func(c *WriteConfig) { s := int(d / time.Second); c.MaintenanceIntervalSeconds = &s }
-}
-
-// WithExpireSnapshots sets expire_older_than_seconds and retain_last: inline
-// maintenance also expires snapshots older than olderThan beyond the newest
-// retainLast of each branch, keeping the sinks' newest tokens.
+// WithExpireSnapshots sets expire_older_than_seconds (olderThan rounded up to whole
+// seconds) and retain_last: inline maintenance also expires snapshots older than
+// olderThan beyond the newest retainLast of each branch, keeping the sinks' newest
+// tokens.
 func WithExpireSnapshots(olderThan time.Duration, retainLast int) WriteOption {
 	return func(c *WriteConfig) {
-		s := int(olderThan / time.Second)
+		s := seconds(olderThan)
 		c.ExpireOlderThanSeconds, c.RetainLast = &s, &retainLast
 	}
 }

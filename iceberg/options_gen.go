@@ -393,6 +393,17 @@ func WithMaintenanceEveryCommits(n int) WriteOption {
 	return func(c *WriteConfig) { c.MaintenanceEveryCommits = &n }
 }
 
+// WithMaintenanceInterval sets maintenance_interval_seconds (d rounded up to whole
+// seconds): [WriteConfig.MaintenanceIntervalSeconds] runs inline maintenance (as
+// `maintenance_every_commits`) on a table at a commit when at least this many seconds (at
+// least 1) passed since the table's last compaction (any icebeam sink's or Maintain's;
+// its oldest snapshot if it was never compacted). A run's first commit reads that time
+// from the table, so batch jobs maintain too. icebeam key. Default: disabled.
+func WithMaintenanceInterval(d time.Duration) WriteOption {
+	s := seconds(d)
+	return func(c *WriteConfig) { c.MaintenanceIntervalSeconds = &s }
+}
+
 // WithChangesFilter sets filter: [ChangesConfig.Filter] is a SQL predicate (Calcite
 // syntax): only changed rows matching it are read.
 func WithChangesFilter(predicate string) ChangesOption {

@@ -12,7 +12,9 @@ import (
 // unknownColumns returns the columns a filtered scan of cols (nil: every column) must
 // leave out, and the columns it selects instead: iceberg-go v0.7.0's scan with a row
 // filter fails ("nil pointer dereference" in its schema visitor) when it reads a
-// top-level column of type unknown. Such a column is null in every row, so the read
+// top-level column of type unknown from a data file that holds a column for it (as
+// iceberg-go's own writer and pyarrow write; icebeam's writers do not, as the spec
+// says, see datafile.FileTable). Such a column is null in every row, so the read
 // selects the others and adds it back as a null column (withNullColumns). Without a
 // filter, or without unknown columns, it returns nil and cols.
 func unknownColumns(sc *ibg.Schema, filter string, cols []string) (unknown, selected []string) {

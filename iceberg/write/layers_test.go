@@ -21,7 +21,7 @@ func TestPackageLayers(t *testing.T) {
 	allowed := map[string][]string{
 		"iceberg":                {"iceberg/write", "iceberg/write/commit", "iceberg/write/maintain", "iceberg/write/schema"},
 		"iceberg/write":          {"iceberg/cdc", "iceberg/write/commit", "iceberg/write/datafile", "iceberg/write/late", "iceberg/write/maintain", "iceberg/write/schema"},
-		"iceberg/write/maintain": {"iceberg/write/commit"},
+		"iceberg/write/maintain": {"iceberg/write/commit", "iceberg/write/datafile"},
 		"iceberg/write/schema":   {"iceberg/write/commit"},
 		"iceberg/write/late":     {"iceberg/write/commit"},
 		"iceberg/write/commit":   nil,

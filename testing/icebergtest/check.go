@@ -82,7 +82,10 @@ func (c *checker) fail(format string, args ...any) {
 //     agree with the live manifest entries;
 //   - the manifest list, every manifest and every live data and delete file
 //     exists in the table's FileIO (with the recorded size, where the FileIO
-//     reports one).
+//     reports one);
+//   - no live Parquet data file has a column for a field of the current
+//     schema of type unknown (writers omit it; its footer is read only when
+//     the schema has such a field).
 //
 // Errors that prevent checking (metadata that cannot be read) are returned
 // as they are, without [ErrInvariant].
@@ -123,6 +126,7 @@ func CheckTable(ctx context.Context, tbl *table.Table) error {
 	byPath := map[string]ibg.DataFile{}
 	counted := map[string]int{}
 	var totalRecords int64
+	var unique []ibg.DataFile
 	for _, df := range dataFiles {
 		totalRecords += df.Count()
 		counted[df.FilePath()]++
@@ -131,9 +135,11 @@ func CheckTable(ctx context.Context, tbl *table.Table) error {
 		}
 		if _, ok := byPath[df.FilePath()]; !ok {
 			byPath[df.FilePath()] = df
+			unique = append(unique, df)
 			c.checkExists(fs, df.FilePath(), df.FileSizeBytes(), "data file")
 		}
 	}
+	c.checkUnknownColumns(fs, tbl.Schema(), unique)
 
 	// Delete files.
 	dvsByRef := map[string][]ibg.DataFile{}

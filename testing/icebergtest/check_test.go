@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
@@ -306,5 +308,37 @@ func TestCheckTableCorrupt(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckTableUnknownColumn: a data file with a column for a field of type unknown
+// (as iceberg-go's own writer writes one: INT32 annotated Null) is a violation naming
+// the file and the field.
+func TestCheckTableUnknownColumn(t *testing.T) {
+	sc := ibg.NewSchema(0,
+		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64, Required: true},
+		ibg.NestedField{ID: 2, Name: "u", Type: ibg.PrimitiveTypes.Unknown},
+	)
+	if ids := UnknownFieldIDs(sc); len(ids) != 1 || ids[0] != 2 {
+		t.Fatalf("UnknownFieldIDs = %v, want [2]", ids)
+	}
+	cat := NewLocalCatalog(t)
+	tbl := CreateTable(t, cat.Catalog, "db.unknown", sc)
+	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, asc, strings.NewReader(`[{"id": 1, "u": null}, {"id": 2, "u": null}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl = AppendRecords(t, tbl, rec)
+	files := DataFiles(t, tbl)
+	if len(files) != 1 {
+		t.Fatalf("data files = %d, want 1", len(files))
+	}
+	err = CheckTable(context.Background(), tbl)
+	if !errors.Is(err, ErrInvariant) || !strings.Contains(err.Error(), "data file "+files[0].FilePath()+" has a column for field 2, of type unknown") {
+		t.Fatalf("CheckTable = %v, want the violation of data file %s and field 2", err, files[0].FilePath())
 	}
 }

@@ -38,6 +38,7 @@ func TestOpenConfigErrors(t *testing.T) {
 		{"hadoop without warehouse", "c", map[string]string{"type": "hadoop"}, "catalog_properties.warehouse", "warehouse"},
 		{"hive without uri", "c", map[string]string{"type": "hive"}, "catalog_properties.uri", "metastore"},
 		{"glue half credentials", "c", map[string]string{"type": "glue", "glue.access-key-id": "AKIA"}, "catalog_properties.glue.access-key-id", "together"},
+		{"sqlite folder under a file", "c", map[string]string{"type": "sql", "uri": "file:" + filepath.Join(underFile(t), "catalog.db")}, "catalog_properties.uri", "cannot create the folder"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,6 +52,9 @@ func TestOpenConfigErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.mention) {
 				t.Fatalf("err %q does not mention %q", err, tt.mention)
+			}
+			if n := strings.Count(err.Error(), "iceberg:"); n != 1 || !strings.HasPrefix(err.Error(), "iceberg: ") {
+				t.Fatalf("err %q has the prefix %q %d times, want once, in front", err, "iceberg:", n)
 			}
 		})
 	}
@@ -211,4 +215,15 @@ func TestSupportedTypesMatchConfig(t *testing.T) {
 			t.Errorf("Open(type %s): %v", typ, err)
 		}
 	}
+}
+
+// underFile returns a path inside a regular file of t.TempDir(): no folder can be
+// made there.
+func underFile(t *testing.T) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(file, "sub")
 }

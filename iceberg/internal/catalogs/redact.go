@@ -82,11 +82,12 @@ func (e *redactedError) Error() string   { return e.msg }
 func (e *redactedError) Unwrap() []error { return e.cause }
 
 // wrapErr builds "prefix: cause" with every secret of props removed from the
-// message, wrapping cause and the extra sentinels.
+// message, wrapping cause and the extra sentinels. The "iceberg: " of the cause's
+// message (a ConfigError's, say) is left out: prefix has its own.
 func wrapErr(props map[string]string, prefix string, cause error, sentinels ...error) error {
 	msg := prefix
 	if cause != nil {
-		msg += ": " + cause.Error()
+		msg += ": " + config.Unprefixed(cause.Error())
 	}
 	chain := make([]error, 0, len(sentinels)+1)
 	if cause != nil {

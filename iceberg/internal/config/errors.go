@@ -30,7 +30,7 @@ func (e *ConfigError) Error() string {
 	if e.Err == nil {
 		return fmt.Sprintf("iceberg: config key %q: %v", e.Key, e.Err)
 	}
-	return fmt.Sprintf("iceberg: config key %q: %s", e.Key, unprefixed(e.Err.Error()))
+	return fmt.Sprintf("iceberg: config key %q: %s", e.Key, Unprefixed(e.Err.Error()))
 }
 
 // Unwrap returns both the cause and ErrInvalidConfig, so errors.Is works for either.
@@ -57,7 +57,7 @@ func (e *OpError) Error() string {
 	if e.Table != "" {
 		head += " " + e.Table
 	}
-	return head + ": " + unprefixed(strings.TrimPrefix(e.Err.Error(), head+": "))
+	return head + ": " + Unprefixed(strings.TrimPrefix(e.Err.Error(), head+": "))
 }
 
 func (e *OpError) Unwrap() error { return e.Err }
@@ -77,9 +77,9 @@ func OpErrorf(op, table, format string, args ...any) error {
 	return &OpError{Op: op, Table: table, Err: fmt.Errorf(format, args...)}
 }
 
-// unprefixed returns the message of a wrapped error without the "iceberg: " of the
+// Unprefixed returns the message of a wrapped error without the "iceberg: " of the
 // errors in it, which the outer error's own prefix replaces.
-func unprefixed(msg string) string {
+func Unprefixed(msg string) string {
 	return strings.ReplaceAll(strings.TrimPrefix(msg, "iceberg: "), ": iceberg: ", ": ")
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"maps"
 	"strconv"
 	"strings"
 
@@ -56,12 +55,9 @@ func NewWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts Opt
 	if err := checkVariantShredding(tbl, opts.WriteProperties); err != nil {
 		return nil, config.WrapOp("write", name, err)
 	}
-	target := tbl
-	if len(opts.WriteProperties) > 0 {
-		var err error
-		if target, err = withWriteProperties(tbl, opts.WriteProperties); err != nil {
-			return nil, config.WrapOp("write", name, err)
-		}
+	target, err := FileTable(tbl, opts.WriteProperties)
+	if err != nil {
+		return nil, config.WrapOp("write", name, err)
 	}
 	wopts := []table.WriteRecordOption{table.WithRecordBatchBufferSize(writerBatchBuffer)}
 	if opts.TargetFileSizeBytes > 0 {
@@ -72,7 +68,7 @@ func NewWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts Opt
 	}
 	if len(sc.FieldIndices(ibg.RowIDColumnName)) > 0 {
 		// Batches of lineageSchema: merge-on-read updates keep their row's _row_id.
-		wopts = append(wopts, table.WithPreserveRowLineage(LineageSchema(tbl.Schema())))
+		wopts = append(wopts, table.WithPreserveRowLineage(LineageSchema(target.Schema())))
 	}
 	w := &Writer{name: name, batches: make(chan arrow.RecordBatch, 1), done: make(chan struct{})}
 	recs := iter.Seq2[arrow.RecordBatch, error](func(yield func(arrow.RecordBatch, error) bool) {
@@ -134,8 +130,6 @@ func (w *Writer) Close() ([]ibg.DataFile, error) {
 	return w.files, w.err
 }
 
-// withWriteProperties returns a copy of tbl whose properties are overlaid with props;
-// the copy is only used to write files and never committed.
 // shredVariantsKey is iceberg-go's table (and write) property that shreds the
 // top-level variant columns of the Parquet files it writes.
 const shredVariantsKey = "write.parquet.shred-variants"
@@ -163,26 +157,6 @@ func checkVariantShredding(tbl *table.Table, writeProps map[string]string) error
 		}
 	}
 	return nil
-}
-
-func withWriteProperties(tbl *table.Table, props map[string]string) (*table.Table, error) {
-	b, err := table.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
-	if err != nil {
-		return nil, err
-	}
-	merged := maps.Clone(tbl.Properties())
-	if merged == nil {
-		merged = ibg.Properties{}
-	}
-	maps.Copy(merged, props)
-	if err := b.SetProperties(merged); err != nil {
-		return nil, fmt.Errorf("write_properties: %w", err)
-	}
-	meta, err := b.Build()
-	if err != nil {
-		return nil, fmt.Errorf("write_properties: %w", err)
-	}
-	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, nil), nil
 }
 
 // Encoded is a DataFile in a form that crosses workers: the Avro manifest-entry

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table/compaction"
 	"github.com/google/uuid"
 
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
 
@@ -319,11 +320,11 @@ func CompactGroup(ctx context.Context, c commit.Committer, cat table.CatalogIO, 
 		res.Redos = redo
 		tbl, err := commit.LoadTable(ctx, cat, ident)
 		if err != nil {
-			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
+			return res, config.WrapOp("compact", name, err)
 		}
 		tasks, err := liveTasks(ctx, tbl, g.Files)
 		if err != nil {
-			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
+			return res, config.WrapOp("compact", name, err)
 		}
 		if len(tasks) == 0 || (len(tasks) == 1 && len(taskDeletes(tasks[0])) == 0 && !o.RewriteAll) {
 			return res, nil // rewritten or removed by someone else meanwhile
@@ -335,12 +336,12 @@ func CompactGroup(ctx context.Context, c commit.Committer, cat table.CatalogIO, 
 		gr, err := executeGroup(ctx, tbl, group, o.target(tbl), o.KeyColumns)
 		if err != nil {
 			removeFiles(ctx, tbl, gr.NewDataFiles)
-			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
+			return res, config.WrapOp("compact", name, err)
 		}
 		gr.SafePosDeletes = ownPositionDeletes(gr.SafePosDeletes, tasks)
 		stale, err := commitRewrite(ctx, c, cat, ident, tbl, tasks, gr, &res)
 		if err != nil {
-			return res, fmt.Errorf("iceberg: compact %s: %w", name, err)
+			return res, config.WrapOp("compact", name, err)
 		}
 		if !stale {
 			return res, nil
@@ -620,7 +621,7 @@ func ExpireSnapshots(ctx context.Context, c commit.Committer, cat table.CatalogI
 	e := &expiry{ident: ident, opts: o}
 	res, err := c.CommitTable(ctx, cat, ident, e)
 	if err != nil {
-		return e.out, fmt.Errorf("iceberg: expire snapshots %s: %w", name, err)
+		return e.out, config.WrapOp("expire snapshots", name, err)
 	}
 	if res.Table != nil {
 		e.out.Expired = len(e.removed)
@@ -792,7 +793,7 @@ type OrphanResult struct {
 func RemoveOrphanFiles(ctx context.Context, tbl *table.Table, olderThan time.Duration, dryRun bool) (OrphanResult, error) {
 	res, err := tbl.DeleteOrphanFiles(ctx, table.WithFilesOlderThan(olderThan), table.WithDryRun(dryRun))
 	if err != nil {
-		return OrphanResult{}, fmt.Errorf("iceberg: remove orphan files %s: %w", strings.Join(tbl.Identifier(), "."), err)
+		return OrphanResult{}, config.WrapOp("remove orphan files", strings.Join(tbl.Identifier(), "."), err)
 	}
 	out := OrphanResult{Files: res.OrphanFileLocations, Bytes: res.TotalSizeBytes, Removed: len(res.DeletedFiles)}
 	slices.Sort(out.Files)

@@ -2,7 +2,6 @@ package maintain
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
+	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/read"
 	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
@@ -134,23 +134,23 @@ func (f *planMaintainFn) ProcessElement(ctx context.Context, _ []byte, group fun
 	}
 	tbl, err := commit.LoadTable(ctx, cat, ident)
 	if err != nil {
-		return fmt.Errorf("iceberg: maintain %s: %w", f.Spec.Table, err)
+		return config.WrapOp("maintain", f.Spec.Table, err)
 	}
 	live, err := CountLiveFiles(ctx, tbl)
 	if err != nil {
-		return fmt.Errorf("iceberg: maintain %s: %w", f.Spec.Table, err)
+		return config.WrapOp("maintain", f.Spec.Table, err)
 	}
 	rep := Report{Table: f.Spec.Table, DataFilesBefore: live.DataFiles, DeleteFilesBefore: live.DeleteFiles}
 	if f.Spec.Compact {
 		var filter ibg.BooleanExpression
 		if f.Spec.Filter != "" {
 			if filter, err = read.ParseFilter(f.Spec.Filter, tbl.Schema()); err != nil {
-				return fmt.Errorf("iceberg: maintain %s: %w", f.Spec.Table, err)
+				return config.WrapOp("maintain", f.Spec.Table, err)
 			}
 		}
 		gs, err := PlanCompaction(ctx, tbl, filter, f.Spec.Compaction)
 		if err != nil {
-			return fmt.Errorf("iceberg: maintain %s: plan compaction: %w", f.Spec.Table, err)
+			return config.OpErrorf("maintain", f.Spec.Table, "plan compaction: %w", err)
 		}
 		for _, g := range gs {
 			group(g)
@@ -201,7 +201,7 @@ func (f *finishMaintainFn) ProcessElement(ctx context.Context, name string, part
 	}
 	tbl, err := commit.LoadTable(ctx, cat, ident)
 	if err != nil {
-		return fmt.Errorf("iceberg: maintain %s: %w", name, err)
+		return config.WrapOp("maintain", name, err)
 	}
 	if f.Spec.Orphans {
 		res, err := RemoveOrphanFiles(ctx, tbl, f.Spec.OrphanOlderThan, f.Spec.DryRun)
@@ -212,7 +212,7 @@ func (f *finishMaintainFn) ProcessElement(ctx context.Context, name string, part
 	}
 	live, err := CountLiveFiles(ctx, tbl)
 	if err != nil {
-		return fmt.Errorf("iceberg: maintain %s: %w", name, err)
+		return config.WrapOp("maintain", name, err)
 	}
 	rep.DataFilesAfter, rep.DeleteFilesAfter = live.DataFiles, live.DeleteFiles
 	log.Infof(ctx, "iceberg: maintain %s: data files %d -> %d, delete files %d -> %d; %d of %d groups rewritten (%d stale), %d snapshots expired (%d kept for sink tokens), %d orphan files",

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/arrowipc"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
 )
 
 // Compaction writes each group's rows as one sorted run: by the table's sort
@@ -123,6 +124,12 @@ var errSortLimit = errors.New("group past the sort memory limit")
 // sortMemoryLimit plus one batch.
 func executeGroup(ctx context.Context, tbl *table.Table, group table.CompactionTaskGroup, target int64, keys []string) (table.CompactionGroupResult, error) {
 	cols := sortColumns(tbl, keys)
+	// Read and write through the table whose schema leaves out unknown columns: the
+	// new files hold none (the Iceberg spec; see datafile.FileTable).
+	tbl, err := datafile.FileTable(tbl, nil)
+	if err != nil {
+		return table.CompactionGroupResult{PartitionKey: group.PartitionKey}, fmt.Errorf("compaction group %q: %w", group.PartitionKey, err)
+	}
 	if len(cols) == 0 {
 		return table.ExecuteCompactionGroup(ctx, tbl, group, table.WithCompactionTargetFileSize(target))
 	}
