@@ -126,7 +126,7 @@ func startJobService() (stop func(), err error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	cmd := exec.Command(py, "-c", jobServiceLauncher, "--port", strconv.Itoa(port))
+	cmd := exec.Command(py, JobServiceArgs(port)...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, log, log
 	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -175,6 +175,13 @@ func startJobService() (stop func(), err error) {
 	*jobopts.EnvironmentType = "LOOPBACK"
 	fmt.Fprintf(os.Stderr, "runnertest: Beam Python job service (apache_beam %s) on %s\n", pythonBeamVersion(py), addr)
 	return stop, nil
+}
+
+// JobServiceArgs returns the arguments that make the python of a venv with
+// apache-beam run the job service on port of every interface, through the launcher
+// the tests use (jobServiceLauncher): testing/interop's merge bench runs its jobs on it.
+func JobServiceArgs(port int) []string {
+	return []string{"-c", jobServiceLauncher, "--port", strconv.Itoa(port)}
 }
 
 // jobServiceLauncher runs Beam Python's local_job_service_main with one change: a

@@ -27,13 +27,27 @@ this script; see README.md ("Merge bench").
    (the default above 5M rows, where a model in Python would take minutes and
    gigabytes) the icebeam table must equal Spark's instead: count, distinct ids,
    checksum and EXCEPT ALL both ways.
+
+With --bundles N each batch is written as N part files (Spark reads their folder)
+and morbatch's parse stage runs in N bundles (--source parts: one part per bundle;
+--source textio: textio.Read of the parts, the runner's bundles); each round records
+the bundles morbatch counted (parse_bundles), and the candidate data files of the
+batch (live data files whose id bounds hold one of its keys, by PyIceberg before
+the round) next to icebeam's key_files_read. With --workers N the icebeam side runs
+on Beam Python's portable job service (started once, kept up like Spark's JVM) with
+N worker processes, each round reporting each worker's peak RSS.
 """
 import argparse
+import bisect
+import glob
 import json
 import os
 import random
+import shutil
+import socket
 import sqlite3
 import statistics
+import struct
 import subprocess
 import sys
 import time
@@ -116,10 +130,73 @@ class Model:
                          "state": pa.array(states, pa.string()), "amount": pa.array(amounts, pa.float64())})
 
 
-def write_batch(path, changes):
-    with open(path, "w") as f:
-        for op, seq, key, name, state, amount in changes:
-            f.write(json.dumps(dict(op=op, seq=seq, id=key, name=name, state=state, amount=amount)) + "\n")
+def write_batch(path, changes, parts=1):
+    """Writes changes as JSON lines: to the file path, or with parts > 1 to that many
+    part files of about equal size in the folder path. Returns morbatch's --input (the
+    file, or a glob of the parts) and Spark's (the file or the folder)."""
+    lines = [json.dumps(dict(op=op, seq=seq, id=key, name=name, state=state, amount=amount)) + "\n"
+             for op, seq, key, name, state, amount in changes]
+    if parts <= 1:
+        with open(path, "w") as f:
+            f.writelines(lines)
+        return path, path
+    os.makedirs(path, exist_ok=True)
+    for i in range(parts):
+        with open(os.path.join(path, "part-%05d.jsonl" % i), "w") as f:
+            f.writelines(lines[len(lines) * i // parts:len(lines) * (i + 1) // parts])
+    return os.path.join(path, "part-*.jsonl"), path
+
+
+def candidate_files(a, ident, changes):
+    """Returns the live data files of ident whose id bounds (lower and upper bound
+    metrics) hold a key of changes: the files whose key column a batch write must
+    read, which icebeam's key_files_read should equal. By PyIceberg, before the round."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    db, wh = engines.paths(a.work)
+    tbl = SqlCatalog(CATALOG, uri="sqlite:///" + db, warehouse="file://" + wh).load_table(ident)
+    fid = tbl.schema().find_field("id").field_id
+    keys = sorted(c[2] for c in changes)
+    n = 0
+    for task in tbl.scan().plan_files():
+        lo, hi = task.file.lower_bounds.get(fid), task.file.upper_bounds.get(fid)
+        if lo is None or hi is None:
+            n += 1
+            continue
+        lo, hi = struct.unpack("<q", lo)[0], struct.unpack("<q", hi)[0]
+        i = bisect.bisect_left(keys, lo)
+        n += i < len(keys) and keys[i] <= hi
+    return n
+
+
+def start_job_service(a):
+    """Starts Beam Python's portable job service (morbatch --job_service_port: the
+    launcher of icebeam's runner matrix) on a free port and builds the Go SDK boot
+    loader the worker pools start; returns the job service process."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    a.boot = os.path.join(a.work, "boot")
+    subprocess.run([os.environ.get("GO", "go"), "build", "-o", a.boot, "github.com/apache/beam/sdks/v2/go/container"],
+                   cwd=root, env=dict(os.environ, CGO_ENABLED="0"), check=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    jdir = os.path.join(a.work, "jobservice")
+    os.makedirs(jdir, exist_ok=True)
+    logf = open(os.path.join(a.work, "logs", "jobservice.log"), "w")
+    proc = subprocess.Popen([a.morbatch, "--job_service_port", str(port), "--beam_python", a.beam_python],
+                            cwd=jdir, env=dict(os.environ, TMPDIR=jdir), stdout=logf, stderr=subprocess.STDOUT)
+    deadline = time.time() + 90
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.time() > deadline:
+                proc.kill()
+                raise SystemExit("bench: the job service did not start, see %s" % logf.name)
+            time.sleep(0.2)
+    a.endpoint = "127.0.0.1:%d" % port
+    log("job service (Beam Python) on %s, %d worker processes per job" % (a.endpoint, a.workers))
+    return proc
 
 
 def create_table(spark, ident, rows, files):
@@ -166,6 +243,10 @@ def spark_merge(spark, ident, path):
 def icebeam_merge(a, ident, path, sink_id, logf):
     cmd = [a.morbatch, "--catalog_dir", os.path.join(a.work, "catalog"), "--table", ident,
            "--input", path, "--sink_id", sink_id]
+    if a.source:
+        cmd += ["--source", a.source]
+    if a.workers:
+        cmd += ["--runner", "universal", "--endpoint", a.endpoint, "--workers", str(a.workers), "--boot", a.boot]
     if a.num_shards:
         cmd += ["--num_shards", str(a.num_shards)]
     if a.maintain:
@@ -174,6 +255,10 @@ def icebeam_merge(a, ident, path, sink_id, logf):
     with open(logf, "w") as err:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
     wall = time.perf_counter() - t0
+    if a.workers:
+        # The job service keeps each job's staged worker binary (about 250 MB).
+        for d in glob.glob(os.path.join(a.work, "jobservice", "tmp*", "go-job-*")):
+            shutil.rmtree(d, ignore_errors=True)
     if p.returncode != 0:
         raise SystemExit("bench: morbatch failed (exit %d), see %s" % (p.returncode, logf))
     res = json.loads(p.stdout.strip().splitlines()[-1])
@@ -253,33 +338,38 @@ def run_rounds(spark, a, model, batch, done, run_id):
     """Runs a.rounds rounds of batch changes each (numbered after the done rounds of
     earlier batch sizes), icebeam and Spark in alternating order; returns them."""
     rounds = []
-    hdr = "%5s %17s %9s %11s %11s %9s %8s %7s" % ("round", "changes U/D/I", "icebeam", "(process)", "spark", "ib/spark",
-                                                "RSS MB", "index")
+    hdr = "%5s %17s %9s %11s %11s %9s %11s %7s %7s %11s" % (
+        "round", "changes U/D/I", "icebeam", "(process)", "spark", "ib/spark", "RSS MB", "index", "bundles",
+        "kfiles/cand")
     print("\nbatches of %d changes\n%s\n%s" % (batch, hdr, "-" * len(hdr)), flush=True)
     for rnd in range(done + 1, done + a.rounds + 1):
         changes = model.batch(random.Random("%d:round:%d" % (a.seed, rnd)), batch, rnd)
-        path = os.path.join(a.work, "batches", "round-%03d.jsonl" % rnd)
-        write_batch(path, changes)
+        ib_path, sp_path = write_batch(os.path.join(a.work, "batches", "round-%03d" % rnd + (
+            ".jsonl" if a.bundles <= 1 else "")), changes, a.bundles)
         counts = {k: sum(1 for c in changes if c[0] == k) for k in "UDI"}
+        cand = candidate_files(a, f"{NS}.icebeam", changes)
         ib = sp = None
         for engine in (("icebeam", "spark") if rnd % 2 else ("spark", "icebeam")):
             settle()
             if engine == "icebeam":
-                ib = icebeam_merge(a, f"{NS}.icebeam", path, "bench-%s-r%d" % (run_id, rnd),
+                ib = icebeam_merge(a, f"{NS}.icebeam", ib_path, "bench-%s-r%d" % (run_id, rnd),
                                    os.path.join(a.work, "logs", "round-%03d.log" % rnd))
             else:
-                sp = spark_merge(spark, f"{NS}.spark", path)
+                sp = spark_merge(spark, f"{NS}.spark", sp_path)
         model.apply(changes)
         index_s = ib["counters"].get("icebeam.key_index_build_ms")
         index_s = index_s / 1000 if index_s is not None else None
+        wrss = ib.get("worker_peak_rss_mb") or []
         rounds.append(dict(round=rnd, batch=batch, changes=counts, icebeam_pipeline_s=ib["pipeline_s"],
                            icebeam_build_s=ib["build_s"], icebeam_process_s=ib["wall_s"], spark_merge_s=sp,
-                           icebeam_peak_rss_mb=ib.get("peak_rss_mb"), icebeam_index_build_s=index_s,
-                           icebeam_counters=ib["counters"]))
-        print("%5d %17s %8.2fs %10.2fs %10.2fs %9.2f %8.0f %7s%s" % (
+                           icebeam_peak_rss_mb=ib.get("peak_rss_mb"), icebeam_worker_peak_rss_mb=wrss,
+                           icebeam_index_build_s=index_s, parse_bundles=ib.get("parse_bundles"),
+                           source=ib.get("source"), candidate_files=cand, icebeam_counters=ib["counters"]))
+        rss = "/".join("%.0f" % m for m in wrss) if a.workers else "%.0f" % (ib.get("peak_rss_mb") or 0)
+        print("%5d %17s %8.2fs %10.2fs %10.2fs %9.2f %11s %7s %7s %11s%s" % (
             rnd, "%d/%d/%d" % (counts["U"], counts["D"], counts["I"]), ib["pipeline_s"], ib["wall_s"], sp,
-            ib["pipeline_s"] / sp, ib.get("peak_rss_mb") or 0,
-            "%.0f%%" % (100 * index_s / ib["pipeline_s"]) if index_s is not None else "-",
+            ib["pipeline_s"] / sp, rss, "%.0f%%" % (100 * index_s / ib["pipeline_s"]) if index_s is not None else "-",
+            ib.get("parse_bundles"), "%d/%d" % (ib["counters"].get("icebeam.key_files_read", 0), cand),
             "  (maintained)" if ib["counters"].get("icebeam.maintenance_runs") else ""), flush=True)
     return rounds
 
@@ -310,11 +400,30 @@ def summarize(rounds, batch):
               % (label, er, v["over_spark_early"], lr, v["over_spark_late"], v["over_spark"]))
     for c in ("key_files_read", "key_column_bytes_read"):
         summ[c] = median([r["icebeam_counters"].get("icebeam." + c, 0) for r in rounds])
-    print("  key columns read: median %d files, %.1f MB" % (summ["key_files_read"], summ["key_column_bytes_read"] / 1e6))
+    summ["candidate_files"] = median([r["candidate_files"] for r in rounds])
+    summ["key_files_read_is_candidates"] = all(
+        r["icebeam_counters"].get("icebeam.key_files_read", 0) == r["candidate_files"] for r in rounds)
+    print("  key columns read: median %d files (candidate files: median %d; equal in %s round), %.1f MB" % (
+        summ["key_files_read"], summ["candidate_files"], "every" if summ["key_files_read_is_candidates"] else "NOT every",
+        summ["key_column_bytes_read"] / 1e6))
+    pb = [r["parse_bundles"] for r in rounds if r.get("parse_bundles") is not None]
+    if pb:
+        summ["parse_bundles"] = dict(median=median(pb), min=min(pb), max=max(pb), source=rounds[-1].get("source"))
+        print("  parse stage (--source %s): median %g bundles (%d to %d)" % (
+            rounds[-1].get("source"), median(pb), min(pb), max(pb)))
     rss = [r["icebeam_peak_rss_mb"] for r in rounds if r["icebeam_peak_rss_mb"]]
     if rss:
         summ["icebeam_peak_rss_mb"] = dict(median=median(rss), max=max(rss))
-        print("  icebeam peak RSS: median %.0f MB, max %.0f MB" % (median(rss), max(rss)))
+        print("  icebeam peak RSS%s: median %.0f MB, max %.0f MB" % (
+            " (the launching process)" if rounds[0]["icebeam_worker_peak_rss_mb"] else "", median(rss), max(rss)))
+    wr = [sorted(r["icebeam_worker_peak_rss_mb"], reverse=True) for r in rounds if r["icebeam_worker_peak_rss_mb"]]
+    if wr:
+        # The largest worker's peak over the rounds, then the second's, ...
+        summ["worker_peak_rss_mb"] = [max(w[i] for w in wr if len(w) > i) for i in range(max(len(w) for w in wr))]
+        summ["worker_processes"] = dict(min=min(len(w) for w in wr), max=max(len(w) for w in wr))
+        print("  worker processes per run: %d to %d; peak RSS per worker (largest first, max over rounds): %s MB" % (
+            summ["worker_processes"]["min"], summ["worker_processes"]["max"],
+            " / ".join("%.0f" % m for m in summ["worker_peak_rss_mb"])))
     shares = [r["icebeam_index_build_s"] / r["icebeam_pipeline_s"] for r in rounds if r["icebeam_index_build_s"] is not None]
     if shares:
         summ["index_build_share"] = median(shares)
@@ -347,10 +456,24 @@ def main():
                     help="compare both tables with a model of the batches, or icebeam's with Spark's (auto: tables above 5M rows)")
     ap.add_argument("--maintain", type=int, default=0,
                     help="icebeam maintenance_every_commits (0: none); the rounds then include the maintenance runs")
+    ap.add_argument("--bundles", type=int, default=1,
+                    help="write each batch as this many part files, read by morbatch in that many bundles (see --source)")
+    ap.add_argument("--source", choices=("file", "parts", "textio"), default=None,
+                    help="morbatch --source: file (one bundle), parts (one bundle per part; the default with --bundles "
+                         "above 1), textio (the runner's bundles; the default with --workers above 1)")
+    ap.add_argument("--workers", type=int, default=0,
+                    help="run icebeam on Beam Python's portable job service with this many worker processes (0: prism)")
+    ap.add_argument("--beam_python", default=None,
+                    help="with --workers: the python of a venv with apache-beam (default: beamvenv beside --jars)")
     a = ap.parse_args()
     a.batches = [int(b) for b in a.batch.split(",")]
-    if a.warmups < 2 or a.rounds < 1:
-        raise SystemExit("bench: --warmups must be at least 2 and --rounds at least 1")
+    if a.warmups < 2 or a.rounds < 1 or a.bundles < 1 or a.workers < 0:
+        raise SystemExit("bench: --warmups must be at least 2, --rounds and --bundles at least 1, --workers at least 0")
+    if a.workers > 1 and a.source in (None, "parts") and a.bundles > 1:
+        if a.source == "parts":
+            raise SystemExit("bench: --source parts checkpoints, which the job service drops with several workers")
+        a.source = "textio"
+    a.beam_python = a.beam_python or os.path.join(os.path.dirname(os.path.abspath(a.jars)), "beamvenv", "bin", "python")
     os.makedirs(os.path.join(a.work, "catalog", "warehouse"), exist_ok=True)
     os.makedirs(os.path.join(a.work, "batches"), exist_ok=True)
     os.makedirs(os.path.join(a.work, "logs"), exist_ok=True)
@@ -360,6 +483,19 @@ def main():
     run_id = "%x" % int(time.time())
     t_start = time.time()
 
+    js = start_job_service(a) if a.workers else None
+    try:
+        run(a, run_id, t_start)
+    finally:
+        if js:
+            js.terminate()
+            try:
+                js.wait(10)
+            except subprocess.TimeoutExpired:
+                js.kill()
+
+
+def run(a, run_id, t_start):
     spark = engines.spark_session(a.work, a.jars)
     spark.sparkContext.setLogLevel("ERROR")
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{NS}")
@@ -374,13 +510,14 @@ def main():
     for w in range(a.warmups + 1):
         changes = wmodel.batch(random.Random("%d:warmup:%d" % (a.seed, w)), a.batches[0], 1000 + w)
         wmodel.apply(changes)
-        path = os.path.join(a.work, "batches", "warmup-%d.jsonl" % w)
-        write_batch(path, changes)
+        ib_path, sp_path = write_batch(os.path.join(a.work, "batches", "warmup-%d" % w + (
+            ".jsonl" if a.bundles <= 1 else "")), changes, a.bundles)
         if w < a.warmups:
-            log("warm-up %d: Spark MERGE %.2fs" % (w + 1, spark_merge(spark, f"{NS}.warmup", path)))
+            log("warm-up %d: Spark MERGE %.2fs" % (w + 1, spark_merge(spark, f"{NS}.warmup", sp_path)))
         else:
-            r = icebeam_merge(a, f"{NS}.warmup", path, "bench-%s-warmup" % run_id, os.path.join(a.work, "logs", "warmup.log"))
-            log("warm-up: icebeam pipeline %.2fs (process %.2fs)" % (r["pipeline_s"], r["wall_s"]))
+            r = icebeam_merge(a, f"{NS}.warmup", ib_path, "bench-%s-warmup" % run_id, os.path.join(a.work, "logs", "warmup.log"))
+            log("warm-up: icebeam pipeline %.2fs (process %.2fs), parse stage %d bundles (--source %s)" % (
+                r["pipeline_s"], r["wall_s"], r.get("parse_bundles", 0), r.get("source")))
 
     model = Model(a.rows)
     rounds, summ = [], {}
@@ -412,7 +549,8 @@ def main():
         json.dump(out, f, indent=2)
     log("results in %s (total %.0fs)" % (os.path.join(a.work, "bench_merge.json"), time.time() - t_start))
     spark.stop()
-    sys.exit(0 if ok else 1)
+    if not ok:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
 #
 #   bash testing/interop/bench_scale.sh [--sizes 1000000,10000000,50000000] \
 #     [--layouts 2m,compact,small] [--batch 10000,100000] [--rounds 5] [--work DIR] \
-#     [--stream ROWS] [--stream-seconds 60] [other bench_merge.py args]
+#     [--bundles 8] [--workers N] [--stream ROWS] [--stream-seconds 60] \
+#     [other bench_merge.py args, e.g. --warmups 2 --source textio]
 #
 # Each size and layout runs in its own bench_merge.sh (its own tables, Spark JVM
 # and warm-up, work dir DIR/rows-N-LAYOUT, results in its bench_merge.json). The
@@ -16,6 +17,14 @@
 # frequent small appends leave them. Above 5M rows the tables are checked equal to
 # each other (count, checksum, EXCEPT ALL) rather than to a model.
 #
+# Each batch arrives in --bundles part files (default 8), which morbatch's parse
+# stage reads in that many bundles on prism (bench_merge.py --bundles: one part per
+# bundle, counted as parse_bundles). --workers N (default 0: none) adds, per size and
+# layout, a run of the icebeam side on Beam Python's portable job service with N
+# worker processes (bench_merge.py --workers; its parse stage reads the parts with
+# textio, the job service's bundles; work dir DIR/rows-N-LAYOUT-wN, its own tables
+# and Spark run): per-worker peak RSS.
+#
 # Then the streaming run (--stream ROWS, default the largest size; 0: none):
 # BenchmarkStreamingMergeOnRead on a table seeded with ROWS rows, --stream-seconds
 # one-second windows of 10,000 changes/s with inline maintenance every 10 commits,
@@ -23,6 +32,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 sizes=1000000,10000000,50000000 layouts=2m,compact,small batch=10000,100000 rounds=5 work="" stream="" stream_s=60 args=()
+bundles=8 workers=0
 while (($#)); do
   case "$1" in
     --sizes) sizes="$2"; shift 2 ;;
@@ -32,6 +42,8 @@ while (($#)); do
     --work) work="$2"; shift 2 ;;
     --stream) stream="$2"; shift 2 ;;
     --stream-seconds) stream_s="$2"; shift 2 ;;
+    --bundles) bundles="$2"; shift 2 ;;
+    --workers) workers="$2"; shift 2 ;;
     *) args+=("$1"); shift ;;
   esac
 done
@@ -48,8 +60,14 @@ for n in ${sizes//,/ }; do
     esac
     # Spark's MERGE over 50M rows runs out of direct buffer memory in a 3 GB driver.
     mem=3g; ((n < 20000000)) || mem=8g
-    ICEBEAM_SPARK_DRIVER_MEMORY="${ICEBEAM_SPARK_DRIVER_MEMORY:-$mem}" bash "$here/bench_merge.sh" --work "$work/rows-$n-$layout" --rows "$n" --files "$files" \
-      --batch "$batch" --rounds "$rounds" "${args[@]}" | tee "$work/rows-$n-$layout.log" || status=1
+    runs=("rows-$n-$layout")
+    ((workers > 0)) && runs+=("rows-$n-$layout-w$workers")
+    for run in "${runs[@]}"; do
+      extra=()
+      [[ "$run" == *-w"$workers" ]] && extra=(--workers "$workers")
+      ICEBEAM_SPARK_DRIVER_MEMORY="${ICEBEAM_SPARK_DRIVER_MEMORY:-$mem}" bash "$here/bench_merge.sh" --work "$work/$run" --rows "$n" --files "$files" \
+        --batch "$batch" --rounds "$rounds" --bundles "$bundles" "${extra[@]}" "${args[@]}" | tee "$work/$run.log" || status=1
+    done
   done
 done
 if [[ -z "$stream" ]]; then

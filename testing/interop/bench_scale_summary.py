@@ -1,8 +1,12 @@
-"""Prints the table of bench_scale.sh from its work dir: per table size, layout and
-batch size, icebeam's and Spark's median times, their ratio, icebeam's peak RSS, the
-key index build share of icebeam's pipeline time, the key files and bytes read, and
-icebeam's time against the smallest size's of the same layout (the growth with the
-table); then the streaming run's figures (stream.log), if there is one."""
+"""Prints the table of bench_scale.sh from its work dir: per table size, layout,
+runner (prism, or jsN: Beam Python's job service with N worker processes) and batch
+size, icebeam's and Spark's median times, their ratio, icebeam's peak RSS (on the job
+service each worker process's, largest first), the key index build share of icebeam's
+pipeline time, the key files read against the candidate files (whose id bounds hold a
+key of the batch; "!" when they differed in a round), the key bytes read, the bundles
+of the parse stage, and icebeam's time against the smallest size's of the same layout
+and runner (the growth with the table); then the streaming run's figures
+(stream.log), if there is one."""
 import glob
 import json
 import os
@@ -15,32 +19,43 @@ def main(work):
     for path in glob.glob(os.path.join(work, "rows-*", "bench_merge.json")):
         with open(path) as f:
             r = json.load(f)
-        # rows-N-LAYOUT (rows-N: a run from before the layouts, one file per 2M rows)
-        r["layout"] = (os.path.basename(os.path.dirname(path)).split("-", 2)[2:] or ["2m"])[0]
+        # rows-N-LAYOUT[-wN] (rows-N: a run from before the layouts, one file per 2M rows)
+        parts = os.path.basename(os.path.dirname(path)).split("-")
+        r["layout"] = parts[2] if len(parts) > 2 else "2m"
+        workers = r["args"].get("workers") or 0
+        r["runner"] = "js%d" % workers if workers else "prism"
         runs.append(r)
     if not runs and not os.path.exists(os.path.join(work, "stream.log")):
         raise SystemExit("bench: no bench_merge.json or stream.log under %s" % work)
     ok = stream_summary(os.path.join(work, "stream.log"))
     if not runs:
         return ok
-    runs.sort(key=lambda r: (r["layout"], r["args"]["rows"]))
-    hdr = "%11s %8s %6s %7s %10s %10s %10s %9s %8s %7s %6s %9s %9s %6s" % (
-        "rows", "layout", "files", "batch", "icebeam", "(process)", "spark", "ib/spark", "RSS MB", "index", "kfiles",
-        "key MB", "vs first", "check")
+    runs.sort(key=lambda r: (r["layout"], r["runner"], r["args"]["rows"]))
+    hdr = "%11s %8s %6s %6s %7s %10s %10s %10s %9s %9s %7s %11s %9s %7s %9s %6s" % (
+        "rows", "layout", "files", "runner", "batch", "icebeam", "(process)", "spark", "ib/spark", "RSS MB", "index",
+        "kfiles/cand", "key MB", "bundles", "vs first", "check")
     print(hdr + "\n" + "-" * len(hdr))
     first = {}
     for r in runs:
         for batch, s in sorted(r["summary"].items(), key=lambda kv: int(kv[0])):
             ib = s["icebeam_pipeline_s"]["median"]
-            first.setdefault((r["layout"], batch), ib)
-            rss = s.get("icebeam_peak_rss_mb", {}).get("max")
+            first.setdefault((r["layout"], r["runner"], batch), ib)
+            if s.get("worker_peak_rss_mb"):
+                rss = "/".join("%.0f" % m for m in s["worker_peak_rss_mb"])
+            else:
+                rss = s.get("icebeam_peak_rss_mb", {}).get("max")
+                rss = "%.0f" % rss if rss else "-"
             share = s.get("index_build_share")
             kb = s.get("key_column_bytes_read")
-            print("%11d %8s %6d %7s %9.2fs %9.2fs %9.2fs %9.2f %8s %7s %6s %9s %9.2f %6s" % (
-                r["args"]["rows"], r["layout"], r["args"]["files"], batch, ib, s["icebeam_process_s"]["median"],
-                s["spark_merge_s"]["median"], s["icebeam_pipeline_s"]["over_spark"], "%.0f" % rss if rss else "-",
-                "%.0f%%" % (100 * share) if share is not None else "-", s.get("key_files_read", "-"),
-                "%.1f" % (kb / 1e6) if kb is not None else "-", ib / first[(r["layout"], batch)], "OK" if r["ok"] else "FAIL"))
+            kf = "-" if s.get("candidate_files") is None else "%g/%g%s" % (
+                s["key_files_read"], s["candidate_files"], "" if s["key_files_read_is_candidates"] else "!")
+            pb = s.get("parse_bundles", {}).get("median")
+            print("%11d %8s %6d %6s %7s %9.2fs %9.2fs %9.2fs %9.2f %9s %7s %11s %9s %7s %9.2f %6s" % (
+                r["args"]["rows"], r["layout"], r["args"]["files"], r["runner"], batch, ib,
+                s["icebeam_process_s"]["median"], s["spark_merge_s"]["median"], s["icebeam_pipeline_s"]["over_spark"],
+                rss, "%.0f%%" % (100 * share) if share is not None else "-", kf,
+                "%.1f" % (kb / 1e6) if kb is not None else "-", "%g" % pb if pb is not None else "-",
+                ib / first[(r["layout"], r["runner"], batch)], "OK" if r["ok"] else "FAIL"))
     return ok and all(r["ok"] for r in runs)
 
 
