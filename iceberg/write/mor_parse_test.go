@@ -172,7 +172,7 @@ func TestParseTooLate(t *testing.T) {
 	ctx := context.Background()
 	lc := writetest.NewLocalCatalog(t)
 	tbl := writetest.CreateTable(t, lc.Catalog, "late", writetest.IDNameSchema())
-	if _, err := fastCommitter.Commit(ctx, lc.Catalog, tbl.Identifier(), commit.CommitRequest{SinkID: "s", RunID: "run-1",
+	if _, err := writetest.FastCommitter.Commit(ctx, lc.Catalog, tbl.Identifier(), commit.CommitRequest{SinkID: "s", RunID: "run-1",
 		WindowEndMs: 30_000, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 1)}); err != nil {
 		t.Fatal(err)
 	}
