@@ -193,11 +193,6 @@ func ParseMaintainConfigYAML(b []byte) (MaintainConfig, error) {
 	return config.ParseDoc(b, config.DecodeYAML, ParseMaintainConfig)
 }
 
-// MaintenanceReport is what one Maintain run did to its table: live files before and
-// after, the compaction's groups and files, the snapshots expired and the orphan
-// files found. See maintain.Report for each field.
-type MaintenanceReport = maintain.Report
-
 // Maintain maintains one table and returns a PCollection with one MaintenanceReport.
 // In order, each operation Operations lists (all by default):
 //
@@ -242,6 +237,6 @@ func TryMaintain(s beam.Scope, cfg MaintainConfig) (beam.PCollection, error) {
 			return beam.PCollection{}, &ConfigError{Key: KeyFilter, Err: err}
 		}
 	}
-	spec := cfg.spec()
-	return maintain.Maintain(s, spec), nil
+	reports := maintain.Maintain(s, cfg.spec())
+	return beam.ParDo(s.Scope("iceberg.MaintenanceReport"), &maintenanceReportFn{}, reports), nil
 }

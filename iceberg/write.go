@@ -155,11 +155,12 @@ func streamingWrite(s beam.Scope, cfg WriteConfig, sinkID string, rows beam.PCol
 	if err != nil {
 		return WriteResult{}, err
 	}
-	dead = inputWindows(s, cfg, rows, write.CountDeadLetters(s, dead))
+	res := writeResult(s, snaps, dead)
+	res.DeadLetter = inputWindows(s, cfg, rows, res.DeadLetter)
 	if err := addHeartbeat(s, cfg, sinkID); err != nil {
 		return WriteResult{}, err
 	}
-	return writeResult(snaps, dead), nil
+	return res, nil
 }
 
 // checkAppendSupport rejects settings the append write does not implement yet, so

@@ -28,7 +28,7 @@ func TestHeartbeatKeepsTokenAcrossExpiry(t *testing.T) {
 			spec := testSpec(t, lc, "db.hb")
 			commitWindow := func() commit.CommitResult {
 				t.Helper()
-				res, err := fastCommitter.Commit(ctx, lc.Catalog, ident, commit.CommitRequest{
+				res, err := writetest.FastCommitter.Commit(ctx, lc.Catalog, ident, commit.CommitRequest{
 					SinkID: spec.SinkID, WindowEndMs: 5000, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 5)})
 				if err != nil {
 					t.Fatal(err)
@@ -40,7 +40,7 @@ func TestHeartbeatKeepsTokenAcrossExpiry(t *testing.T) {
 			}
 			// Another writer keeps committing while the sink is idle.
 			for i := range 3 {
-				if _, err := fastCommitter.Commit(ctx, lc.Catalog, ident, commit.CommitRequest{
+				if _, err := writetest.FastCommitter.Commit(ctx, lc.Catalog, ident, commit.CommitRequest{
 					SinkID: "other", WindowEndMs: int64(i + 1), DataFiles: writetest.WriteIDFiles(t, tbl, 100+int64(i)*10, 2)}); err != nil {
 					t.Fatal(err)
 				}
@@ -96,7 +96,7 @@ func TestHeartbeatCadence(t *testing.T) {
 	lc := writetest.NewLocalCatalog(t)
 	tbl := writetest.CreateTable(t, lc.Catalog, "cadence", writetest.IDNameSchema())
 	spec := testSpec(t, lc, "db.cadence")
-	if _, err := fastCommitter.Commit(ctx, lc.Catalog, tbl.Identifier(), commit.CommitRequest{
+	if _, err := writetest.FastCommitter.Commit(ctx, lc.Catalog, tbl.Identifier(), commit.CommitRequest{
 		SinkID: spec.SinkID, WindowEndMs: 5000, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 5)}); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package write
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"time"
 
@@ -106,20 +105,21 @@ func recordCommit(ctx context.Context, res commit.CommitResult, windowEndMs int6
 	}
 }
 
-// countDeadFn counts dead letters by reason (see CountDeadLetters) and passes them on.
-type countDeadFn struct{}
-
-func (*countDeadFn) ProcessElement(ctx context.Context, d DeadLetter, emit func(DeadLetter)) {
+// CountDeadLetter counts one dead letter of the write by its reason: dead_letters,
+// and one of dead_letters_late (too late for its window, or a stale change),
+// dead_letters_ambiguous (changes in an unknown order) and dead_letters_invalid_row
+// (everything else: a value the table cannot take, no destination, a bad change
+// row). The facade calls it as it hands the dead letters to users.
+func CountDeadLetter(ctx context.Context, reason string) {
 	deadLetters.Inc(ctx, 1)
 	switch {
-	case strings.HasPrefix(d.Reason, "late:"):
+	case strings.HasPrefix(reason, "late:"):
 		deadLate.Inc(ctx, 1)
-	case strings.Contains(d.Reason, "ambiguous"):
+	case strings.Contains(reason, "ambiguous"):
 		deadAmbiguous.Inc(ctx, 1)
 	default:
 		deadRow.Inc(ctx, 1)
 	}
-	emit(d)
 }
 
 var (
@@ -128,16 +128,3 @@ var (
 	deadAmbiguous = beam.NewCounter(MetricsNamespace, "dead_letters_ambiguous")
 	deadRow       = beam.NewCounter(MetricsNamespace, "dead_letters_invalid_row")
 )
-
-// CountDeadLetters returns dead (a PCollection of DeadLetter) unchanged, counting its
-// elements by reason: dead_letters, and of them dead_letters_late (too late for
-// their window, or stale changes), dead_letters_ambiguous (changes in an unknown
-// order) and dead_letters_invalid_row (everything else: a value the table cannot
-// take, no destination, a bad change row).
-func CountDeadLetters(s beam.Scope, dead beam.PCollection) beam.PCollection {
-	return beam.ParDo(s.Scope("CountDeadLetters"), &countDeadFn{}, dead)
-}
-
-func init() {
-	beam.RegisterType(reflect.TypeFor[countDeadFn]())
-}

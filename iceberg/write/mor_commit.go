@@ -5,12 +5,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/cdc"
+	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/datafile"
+	"github.com/icebeam/icebeam/iceberg/write/maintain"
 )
 
 // Snapshot summary keys of merge-on-read commits besides the token keys.
@@ -134,4 +138,86 @@ func (d *windowDeletes) Abandon(ctx context.Context, a *commit.Attempt) {
 		d.last.Abandon(ctx, a.Table)
 		d.attempt = 0
 	}
+}
+
+// commitChanges commits one merge-on-read pane: the shard results of one window (or
+// one late pane), through commitWindowChanges.
+func (f *commitFn) commitChanges(ctx context.Context, dest string, p Pane, emit func(commit.SnapshotInfo)) error {
+	fail := func(err error) error { return config.WrapOp("commit", dest, err) }
+	ident, err := catalogs.ParseIdent(dest)
+	if err != nil {
+		return fail(err)
+	}
+	cat, err := catalogs.Get(ctx, f.Spec.CatalogName, f.rt.catProps)
+	if err != nil {
+		return fail(err)
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return fail(err)
+	}
+	w := changeWindow{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID, WindowEndMs: p.WindowEndMs, LateID: p.LateID, ContentID: p.ContentIDFor(f.Spec.Windowed),
+		SnapshotProps: f.rt.snapshotProps,
+		Deletes:       cdc.Deletes{KeyColumns: f.Spec.EqualityColumns, Format: config.DeleteFormat(f.Spec.DeleteFormat), Resolver: f.Spec.resolver()}}
+	chk, err := commit.CheckWindow(tbl.Metadata(), table.MainBranch, commit.WindowRef{SinkID: f.Spec.SinkID, RunID: f.Spec.RunID})
+	if err != nil {
+		return fail(err)
+	}
+	committedMax, _ := committedSeqs(chk.Newest, chk.Found, f.Spec.SinkID, f.Spec.RunID)
+	unordered := 0
+	for _, part := range p.Parts {
+		files, err := datafile.Decode(tbl.Metadata(), part.Files)
+		if err != nil {
+			return fail(err)
+		}
+		w.DataFiles = append(w.DataFiles, files...)
+		r := part.Changes
+		if r == nil {
+			continue // the files of morWriteFn
+		}
+		w.MaxSeq = max(w.MaxSeq, r.MaxSeq)
+		if committedMax > r.BaseSeq && r.MinSeq <= committedMax {
+			// The shard ran before a commit of changes newer than some of its own (a late
+			// pane that raced its window's commit): its changes are applied after them.
+			unordered++
+		}
+		if r.Resolution != nil {
+			res, err := r.Resolution.Decode()
+			if err != nil {
+				return fail(err)
+			}
+			w.Deletes.Resolved = append(w.Deletes.Resolved, res)
+		}
+		keys, err := cdc.DecodeKeys(r.DeleteKeys)
+		if err != nil {
+			return fail(err)
+		}
+		w.Deletes.Keys = append(w.Deletes.Keys, keys...)
+	}
+	w.Deletes.Resolved = cdc.MergeResolutions(w.Deletes.Resolved)
+	if unordered > 0 {
+		LateUnordered.Inc(ctx, int64(unordered))
+		log.Warnf(ctx, "iceberg: commit %s: %d shard results of the window ending %d were made before the sink committed changes newer than some of theirs (late changes that raced their window's commit); they are applied after those changes",
+			dest, unordered, p.WindowEndMs)
+	}
+	res, err := commitWindowChanges(ctx, commit.Committer{}, cat, ident, w)
+	if err != nil {
+		return err
+	}
+	if !res.Skipped {
+		if merged, err := maintain.MergeManifests(ctx, cat, ident); err != nil {
+			log.Warnf(ctx, "iceberg: commit %s: merge data manifests: %v (tried again after the next commit)", dest, err)
+		} else if merged {
+			ManifestMerges.Inc(ctx, 1)
+		}
+	}
+	catalogs.Invalidate(f.Spec.CatalogName, f.rt.catProps, dest)
+	recordCommit(ctx, res, p.WindowEndMs, !p.Global)
+	Reresolutions.Inc(ctx, int64(res.Reresolved))
+	emit(commit.SnapshotInfo{Table: dest, SnapshotID: res.SnapshotID, SequenceNumber: res.SequenceNumber,
+		Operation: res.Operation, FilesAdded: res.FilesAdded, RowsAdded: res.RowsAdded,
+		SinkID: f.Spec.SinkID, Skipped: res.Skipped, WindowEndMs: p.WindowEndMs, Late: p.LateID != "" || res.LateID != "",
+		DeleteFilesAdded: res.DeleteFilesAdded, DVsRemoved: int64(res.DVsRemoved),
+		PositionsDeleted: res.PositionsDeleted, EqualityDeletesAdded: res.EqualityDeletesAdded})
+	return nil
 }

@@ -16,22 +16,6 @@ import (
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
-// seededChangeTable creates db.<name> (id, name; format version 3) with ids 0..99 in
-// one data file, committed by another sink.
-func seededChangeTable(t *testing.T, cat catalog.Catalog, name string) *table.Table {
-	t.Helper()
-	tbl := writetest.CreateTable(t, cat, name, writetest.IDNameSchema())
-	if _, err := fastCommitter.Commit(context.Background(), cat, tbl.Identifier(),
-		commit.CommitRequest{SinkID: "seed", WindowEndMs: 1, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 100)}); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := cat.LoadTable(context.Background(), tbl.Identifier())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
-}
-
 // deleteAndAdd is a window that deletes the rows of keys and adds rows [from, from+n).
 func deleteAndAdd(t *testing.T, tbl *table.Table, end, maxSeq int64, keys []int64, from, n int64) changeWindow {
 	t.Helper()
@@ -54,10 +38,10 @@ func deleteAndAdd(t *testing.T, tbl *table.Table, end, maxSeq int64, keys []int6
 func TestCommitChanges(t *testing.T) {
 	ctx := context.Background()
 	cat := writetest.NewCatalog(t)
-	tbl := seededChangeTable(t, cat, "changes")
+	tbl := writetest.SeededChangeTable(t, cat, "changes")
 	ident := tbl.Identifier()
 	w := deleteAndAdd(t, tbl, 1000, 11, []int64{5, 6}, 500, 1)
-	res, err := commitWindowChanges(ctx, fastCommitter, cat, ident, w)
+	res, err := commitWindowChanges(ctx, writetest.FastCommitter, cat, ident, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +55,7 @@ func TestCommitChanges(t *testing.T) {
 		}
 	}
 	// A later window with lower sequence numbers keeps the highest; it replaces the DV.
-	res, err = commitWindowChanges(ctx, fastCommitter, cat, ident, deleteAndAdd(t, tbl, 2000, 4, []int64{7}, 0, 0))
+	res, err = commitWindowChanges(ctx, writetest.FastCommitter, cat, ident, deleteAndAdd(t, tbl, 2000, 4, []int64{7}, 0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +63,7 @@ func TestCommitChanges(t *testing.T) {
 		t.Fatalf("second window: %+v", res)
 	}
 	// The first window again (a retried bundle): skipped, with its snapshot's counts.
-	again, err := commitWindowChanges(ctx, fastCommitter, cat, ident, deleteAndAdd(t, tbl, 1000, 11, []int64{5, 6}, 500, 1))
+	again, err := commitWindowChanges(ctx, writetest.FastCommitter, cat, ident, deleteAndAdd(t, tbl, 1000, 11, []int64{5, 6}, 500, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,14 +85,14 @@ func TestCommitChanges(t *testing.T) {
 func TestCommitChangesLostResponse(t *testing.T) {
 	ctx := context.Background()
 	inner := writetest.NewCatalog(t)
-	tbl := seededChangeTable(t, inner, "lost")
+	tbl := writetest.SeededChangeTable(t, inner, "lost")
 	cat := &writetest.FaultCatalog{Catalog: inner, After: func(n int, err error) error {
 		if n == 0 && err == nil {
 			return errors.New("read tcp: connection reset by peer")
 		}
 		return nil
 	}}
-	res, err := commitWindowChanges(ctx, fastCommitter, cat, tbl.Identifier(), deleteAndAdd(t, tbl, 1000, 3, []int64{1, 2, 3}, 200, 5))
+	res, err := commitWindowChanges(ctx, writetest.FastCommitter, cat, tbl.Identifier(), deleteAndAdd(t, tbl, 1000, 3, []int64{1, 2, 3}, 200, 5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +115,7 @@ func TestCommitChangesLostResponse(t *testing.T) {
 func TestCommitChangesErrors(t *testing.T) {
 	ctx := context.Background()
 	cat := writetest.NewCatalog(t)
-	tbl := seededChangeTable(t, cat, "errs")
+	tbl := writetest.SeededChangeTable(t, cat, "errs")
 	keys := cdc.Deletes{KeyColumns: []string{"id"}, Keys: [][]any{{int64(1)}}}
 	for _, tc := range []struct {
 		name  string
@@ -150,7 +134,7 @@ func TestCommitChangesErrors(t *testing.T) {
 			changeWindow{SinkID: "s", WindowEndMs: 1, Deletes: cdc.Deletes{KeyColumns: []string{"id"}, Keys: keys.Keys,
 				Format: config.DeleteFormatDV}}, config.ErrUnsupported},
 	} {
-		_, err := commitWindowChanges(ctx, fastCommitter, cat, tc.ident, tc.w)
+		_, err := commitWindowChanges(ctx, writetest.FastCommitter, cat, tc.ident, tc.w)
 		if !errors.Is(err, tc.want) || !strings.HasPrefix(err.Error(), "iceberg: commit db.") {
 			t.Errorf("%s: err = %v, want %v prefixed by the table", tc.name, err, tc.want)
 		}

@@ -9,12 +9,11 @@ import (
 )
 
 // DeadLetter is a row the write could not write, with where it was going and why.
+// The facade hands it to users as iceberg.DeadLetter, which has the same fields (a
+// Go conversion) and documents them.
 type DeadLetter struct {
-	// Row is the row in its String form.
-	Row string
-	// Table is the destination table, empty when none could be rendered.
-	Table string
-	// Reason says why the row was rejected; it names the column when one is at fault.
+	Row    string
+	Table  string
 	Reason string
 }
 

@@ -1,4 +1,4 @@
-package commit
+package commit_test
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -16,11 +15,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
-
-var fastCommitter = Committer{MaxAttempts: 5, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
 
 func TestCommitFaults(t *testing.T) {
 	ctx := context.Background()
@@ -104,7 +102,7 @@ func TestCommitFaults(t *testing.T) {
 				fc.Before = tc.before(t, inner, ident)
 			}
 			files := writetest.WriteIDFiles(t, tbl, 0, 10)
-			res, err := fastCommitter.Commit(ctx, fc, ident, CommitRequest{
+			res, err := writetest.FastCommitter.Commit(ctx, fc, ident, commit.CommitRequest{
 				SinkID: "s1", WindowEndMs: 1000, DataFiles: files,
 				SnapshotProps: map[string]string{"app": "test"},
 			})
@@ -120,7 +118,7 @@ func TestCommitFaults(t *testing.T) {
 			if got := writetest.CountRows(t, inner, ident); got != tc.wantRows {
 				t.Errorf("table rows = %d, want %d", got, tc.wantRows)
 			}
-			if got := writetest.SnapshotsWith(t, inner, ident, CommittedThroughKey("s1")); got != 1 {
+			if got := writetest.SnapshotsWith(t, inner, ident, commit.CommittedThroughKey("s1")); got != 1 {
 				t.Errorf("snapshots with token = %d, want 1", got)
 			}
 			if fc.Commits != tc.wantCalls {
@@ -134,7 +132,7 @@ func TestCommitFaults(t *testing.T) {
 			if snap == nil {
 				t.Fatalf("snapshot %d of the result is not in the table", res.SnapshotID)
 			}
-			want := map[string]string{SummarySinkID: "s1", CommittedThroughKey("s1"): "1000", "app": "test"}
+			want := map[string]string{commit.SummarySinkID: "s1", commit.CommittedThroughKey("s1"): "1000", "app": "test"}
 			for k, v := range want {
 				if got := snap.Summary.Properties[k]; got != v {
 					t.Errorf("summary[%s] = %q, want %q", k, got, v)
@@ -150,9 +148,9 @@ func TestCommitIdempotentWindows(t *testing.T) {
 	tbl := writetest.CreateTable(t, cat, "t", writetest.IDNameSchema())
 	ident := tbl.Identifier()
 
-	commit := func(sink string, windowEnd, from int64) CommitResult {
+	commitAt := func(sink string, windowEnd, from int64) commit.CommitResult {
 		t.Helper()
-		res, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{
+		res, err := writetest.FastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{
 			SinkID: sink, WindowEndMs: windowEnd, DataFiles: writetest.WriteIDFiles(t, tbl, from, 5)})
 		if err != nil {
 			t.Fatal(err)
@@ -173,10 +171,10 @@ func TestCommitIdempotentWindows(t *testing.T) {
 		{"other sink same window commits", "b", 2000, false, 15},
 		{"other sink rerun is skipped", "b", 2000, true, 15},
 	}
-	var first CommitResult
+	var first commit.CommitResult
 	for i, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			res := commit(st.sink, st.windowEnd, int64(i)*100)
+			res := commitAt(st.sink, st.windowEnd, int64(i)*100)
 			if i == 0 {
 				first = res
 			}
@@ -192,12 +190,12 @@ func TestCommitIdempotentWindows(t *testing.T) {
 		})
 	}
 	t.Run("skipped result names the committed snapshot", func(t *testing.T) {
-		res := commit("a", 1000, 900)
+		res := commitAt("a", 1000, 900)
 		if !res.Skipped || res.SnapshotID == first.SnapshotID || res.RowsAdded != 5 {
 			// The newest token of "a" is the 2000 window's snapshot, not the first.
 			t.Errorf("result = %+v", res)
 		}
-		tok, found, err := FindToken(func() table.Metadata {
+		tok, found, err := commit.FindToken(func() table.Metadata {
 			cur, err := cat.LoadTable(ctx, ident)
 			if err != nil {
 				t.Fatal(err)
@@ -250,7 +248,7 @@ func TestCommitOnTimePaneAfterLaterWindow(t *testing.T) {
 			if st.content == "c6" {
 				files = append(files, firstFiles...)
 			}
-			res, err := fastCommitter.Commit(ctx, cat, ident, CommitRequest{
+			res, err := writetest.FastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{
 				SinkID: "a", RunID: "r1", WindowEndMs: st.windowEnd, ContentID: st.content,
 				DataFiles: files, FreshFiles: true})
 			if err != nil {
@@ -268,7 +266,7 @@ func TestCommitOnTimePaneAfterLaterWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tok, found, err := FindToken(cur.Metadata(), "", "a"); err != nil || !found || tok.CommittedThroughMs != 2000 {
+	if tok, found, err := commit.FindToken(cur.Metadata(), "", "a"); err != nil || !found || tok.CommittedThroughMs != 2000 {
 		t.Errorf("late panes moved the token: %+v, %v, %v", tok, found, err)
 	}
 }
@@ -279,7 +277,7 @@ func TestCommitDedupesPaths(t *testing.T) {
 	tbl := writetest.CreateTable(t, cat, "t", writetest.IDNameSchema())
 	files := writetest.WriteIDFiles(t, tbl, 0, 8)
 	dup := append(append([]ibg.DataFile{}, files...), files...)
-	res, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: dup})
+	res, err := writetest.FastCommitter.Commit(ctx, cat, tbl.Identifier(), commit.CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: dup})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,23 +294,23 @@ func TestCommitDedupesPathsInTable(t *testing.T) {
 	cat := writetest.NewCatalog(t)
 	tbl := writetest.CreateTable(t, cat, "t", writetest.IDNameSchema())
 	first := writetest.WriteIDFiles(t, tbl, 0, 8)
-	if _, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: first}); err != nil {
+	if _, err := writetest.FastCommitter.Commit(ctx, cat, tbl.Identifier(), commit.CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: first}); err != nil {
 		t.Fatal(err)
 	}
 	// A retried bundle's files reach a later window (and another sink) next to new ones.
 	more := writetest.WriteIDFiles(t, tbl, 100, 3)
 	for i, sink := range []string{"s", "other"} {
-		req := CommitRequest{SinkID: sink, WindowEndMs: int64(2 + i), DataFiles: append(slices.Clone(first), more...)}
+		req := commit.CommitRequest{SinkID: sink, WindowEndMs: int64(2 + i), DataFiles: append(slices.Clone(first), more...)}
 		if i == 1 {
 			req.DataFiles = slices.Clone(first) // nothing new at all
 		}
-		res, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), req)
+		res, err := writetest.FastCommitter.Commit(ctx, cat, tbl.Identifier(), req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := CommitResult{}
+		want := commit.CommitResult{}
 		if i == 0 {
-			want = CommitResult{FilesAdded: int64(len(more)), RowsAdded: 3}
+			want = commit.CommitResult{FilesAdded: int64(len(more)), RowsAdded: 3}
 		}
 		if res.FilesAdded != want.FilesAdded || res.RowsAdded != want.RowsAdded || (i == 1 && res.SnapshotID != 0) {
 			t.Errorf("%s: result = %+v, want %d files, %d rows", sink, res, want.FilesAdded, want.RowsAdded)
@@ -371,23 +369,23 @@ func TestCommitErrors(t *testing.T) {
 		name    string
 		cat     catalog.Catalog
 		ident   table.Identifier
-		req     CommitRequest
+		req     commit.CommitRequest
 		wantErr error
 		wantMsg string // the start of the message
 	}{
-		{"empty sink id", cat, tbl.Identifier(), CommitRequest{DataFiles: files}, config.ErrInvalidConfig,
+		{"empty sink id", cat, tbl.Identifier(), commit.CommitRequest{DataFiles: files}, config.ErrInvalidConfig,
 			"iceberg: commit db.t: invalid configuration: empty sink id"},
-		{"missing table", cat, table.Identifier{"db", "nope"}, CommitRequest{SinkID: "s", DataFiles: files}, config.ErrTableNotFound,
+		{"missing table", cat, table.Identifier{"db", "nope"}, commit.CommitRequest{SinkID: "s", DataFiles: files}, config.ErrTableNotFound,
 			"iceberg: commit db.nope: table not found: "},
-		{"conflicts exhaust the bound", always, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: files}, config.ErrCommitConflict,
+		{"conflicts exhaust the bound", always, tbl.Identifier(), commit.CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: files}, config.ErrCommitConflict,
 			"iceberg: commit db.t: commit conflict: gave up after 5 attempts: "},
-		{"prepare error ends the commit", cat, tbl.Identifier(), CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: files,
-			Deletes: &scriptedDeletes{prepare: func(int) (Prepared, error) { return Prepared{}, config.ErrUnsupported }}}, config.ErrUnsupported,
+		{"prepare error ends the commit", cat, tbl.Identifier(), commit.CommitRequest{SinkID: "s", WindowEndMs: 1, DataFiles: files,
+			Deletes: &scriptedDeletes{prepare: func(int) (commit.Prepared, error) { return commit.Prepared{}, config.ErrUnsupported }}}, config.ErrUnsupported,
 			"iceberg: commit db.t: unsupported"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := fastCommitter.Commit(ctx, tc.cat, tc.ident, tc.req)
+			_, err := writetest.FastCommitter.Commit(ctx, tc.cat, tc.ident, tc.req)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
 			}
@@ -396,7 +394,7 @@ func TestCommitErrors(t *testing.T) {
 			}
 		})
 	}
-	if got := writetest.SnapshotsWith(t, cat, tbl.Identifier(), CommittedThroughKey("s")); got != 0 {
+	if got := writetest.SnapshotsWith(t, cat, tbl.Identifier(), commit.CommittedThroughKey("s")); got != 0 {
 		t.Errorf("failed commits left %d token snapshots", got)
 	}
 }
@@ -404,17 +402,17 @@ func TestCommitErrors(t *testing.T) {
 // scriptedDeletes are commit Deletes whose Prepare answers with prepare (called with
 // the attempt number), and which count the attempts abandoned.
 type scriptedDeletes struct {
-	prepare   func(attempt int) (Prepared, error)
+	prepare   func(attempt int) (commit.Prepared, error)
 	calls     int
 	abandoned []int
 }
 
-func (d *scriptedDeletes) Prepare(_ context.Context, a *Attempt) (Prepared, error) {
+func (d *scriptedDeletes) Prepare(_ context.Context, a *commit.Attempt) (commit.Prepared, error) {
 	d.calls++
 	return d.prepare(a.Number)
 }
 
-func (d *scriptedDeletes) Abandon(_ context.Context, a *Attempt) {
+func (d *scriptedDeletes) Abandon(_ context.Context, a *commit.Attempt) {
 	d.abandoned = append(d.abandoned, a.Number)
 }
 
@@ -425,13 +423,13 @@ func TestCommitPrepareConflictRetries(t *testing.T) {
 	ctx := context.Background()
 	cat := writetest.NewCatalog(t)
 	tbl := writetest.CreateTable(t, cat, "t", writetest.IDNameSchema())
-	d := &scriptedDeletes{prepare: func(n int) (Prepared, error) {
+	d := &scriptedDeletes{prepare: func(n int) (commit.Prepared, error) {
 		if n == 1 {
-			return Prepared{}, fmt.Errorf("stale positions: %w", config.ErrCommitConflict)
+			return commit.Prepared{}, fmt.Errorf("stale positions: %w", config.ErrCommitConflict)
 		}
-		return Prepared{Props: map[string]string{"prepared": "yes"}}, nil
+		return commit.Prepared{Props: map[string]string{"prepared": "yes"}}, nil
 	}}
-	res, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), CommitRequest{
+	res, err := writetest.FastCommitter.Commit(ctx, cat, tbl.Identifier(), commit.CommitRequest{
 		SinkID: "s", WindowEndMs: 7, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 2), Deletes: d,
 	})
 	if err != nil {
@@ -458,7 +456,7 @@ func TestIsConflict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.err.Error(), func(t *testing.T) {
-			if got := IsConflict(tc.err); got != tc.want {
+			if got := commit.IsConflict(tc.err); got != tc.want {
 				t.Errorf("IsConflict = %v, want %v", got, tc.want)
 			}
 		})
@@ -470,7 +468,7 @@ func TestFindTokenCorrupt(t *testing.T) {
 	cat := writetest.NewCatalog(t)
 	tbl := writetest.CreateTable(t, cat, "t", writetest.IDNameSchema())
 	txn := tbl.NewTransaction()
-	props := ibg.Properties{CommittedThroughKey("s"): "yesterday"}
+	props := ibg.Properties{commit.CommittedThroughKey("s"): "yesterday"}
 	if err := txn.NewRowDelta(props).AddRows(writetest.WriteIDFiles(t, tbl, 0, 1)...).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +476,7 @@ func TestFindTokenCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := FindToken(cur.Metadata(), "main", "s"); err == nil {
+	if _, _, err := commit.FindToken(cur.Metadata(), "main", "s"); err == nil {
 		t.Fatal("FindToken accepted a non-integer token")
 	}
 	_ = strconv.Itoa

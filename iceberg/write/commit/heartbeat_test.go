@@ -1,4 +1,4 @@
-package commit
+package commit_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 )
 
@@ -17,16 +18,16 @@ func TestRefreshTokenOnlyWhenOld(t *testing.T) {
 	lc := writetest.NewLocalCatalog(t)
 	tbl := writetest.CreateTable(t, lc.Catalog, "hb2", writetest.IDNameSchema())
 	ident := tbl.Identifier()
-	if id, err := RefreshToken(ctx, lc.Catalog, ident, "s", 0); err != nil || id != 0 {
+	if id, err := commit.RefreshToken(ctx, lc.Catalog, ident, "s", 0); err != nil || id != 0 {
 		t.Fatalf("RefreshToken without token = %d, %v; want 0, nil", id, err)
 	}
-	if _, err := fastCommitter.Commit(ctx, lc.Catalog, ident, CommitRequest{SinkID: "s", WindowEndMs: 7, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 1)}); err != nil {
+	if _, err := writetest.FastCommitter.Commit(ctx, lc.Catalog, ident, commit.CommitRequest{SinkID: "s", WindowEndMs: 7, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 1)}); err != nil {
 		t.Fatal(err)
 	}
-	if id, err := RefreshToken(ctx, lc.Catalog, ident, "s", time.Hour); err != nil || id != 0 {
+	if id, err := commit.RefreshToken(ctx, lc.Catalog, ident, "s", time.Hour); err != nil || id != 0 {
 		t.Fatalf("RefreshToken of a fresh token = %d, %v; want 0, nil", id, err)
 	}
-	id, err := RefreshToken(ctx, lc.Catalog, ident, "s", 0)
+	id, err := commit.RefreshToken(ctx, lc.Catalog, ident, "s", 0)
 	if err != nil || id == 0 {
 		t.Fatalf("RefreshToken of an old token = %d, %v", id, err)
 	}
@@ -35,7 +36,7 @@ func TestRefreshTokenOnlyWhenOld(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := cur.Metadata().CurrentSnapshot()
-	if snap.SnapshotID != id || snap.Summary.Properties[CommittedThroughKey("s")] != "7" || snap.Summary.Properties["added-data-files"] != "" && snap.Summary.Properties["added-data-files"] != "0" {
+	if snap.SnapshotID != id || snap.Summary.Properties[commit.CommittedThroughKey("s")] != "7" || snap.Summary.Properties["added-data-files"] != "" && snap.Summary.Properties["added-data-files"] != "0" {
 		t.Errorf("heartbeat snapshot summary = %+v", snap.Summary)
 	}
 	if got := writetest.CountRows(t, lc.Catalog, ident); got != 1 {
@@ -69,14 +70,14 @@ func TestRefreshTokenFaults(t *testing.T) {
 			inner := writetest.NewCatalog(t)
 			tbl := writetest.CreateTable(t, inner, "hb", writetest.IDNameSchema())
 			ident := tbl.Identifier()
-			if _, err := fastCommitter.Commit(ctx, inner, ident, CommitRequest{SinkID: "s", WindowEndMs: 7, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 1)}); err != nil {
+			if _, err := writetest.FastCommitter.Commit(ctx, inner, ident, commit.CommitRequest{SinkID: "s", WindowEndMs: 7, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 1)}); err != nil {
 				t.Fatal(err)
 			}
 			fc := &writetest.FaultCatalog{Catalog: inner, After: tc.after}
 			if tc.before != nil {
 				fc.Before = tc.before(t, inner, ident)
 			}
-			id, err := RefreshToken(ctx, fc, ident, "s", 0)
+			id, err := commit.RefreshToken(ctx, fc, ident, "s", 0)
 			if err != nil || id == 0 {
 				t.Fatalf("RefreshToken = %d, %v; want a heartbeat snapshot", id, err)
 			}
@@ -89,11 +90,11 @@ func TestRefreshTokenFaults(t *testing.T) {
 			}
 			beats := 0
 			for _, s := range cur.Metadata().Snapshots() {
-				if s.Summary != nil && s.Summary.Properties[SummaryHeartbeat] == "true" {
+				if s.Summary != nil && s.Summary.Properties[commit.SummaryHeartbeat] == "true" {
 					beats++
 				}
 			}
-			if head := cur.CurrentSnapshot(); beats != 1 || head.SnapshotID != id || head.Summary.Properties[CommittedThroughKey("s")] != "7" {
+			if head := cur.CurrentSnapshot(); beats != 1 || head.SnapshotID != id || head.Summary.Properties[commit.CommittedThroughKey("s")] != "7" {
 				t.Errorf("%d heartbeat snapshots, head %d (%v), want one, snapshot %d", beats, head.SnapshotID, head.Summary, id)
 			}
 		})

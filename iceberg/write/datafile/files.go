@@ -48,8 +48,7 @@ type Writer struct {
 }
 
 // NewWriter starts a writer of batches of schema sc to data files of tbl, with
-// opts (see WriteDataFiles). When sc has the _row_id column (lineageSchema), the
-// files store it.
+// opts. When sc has the _row_id column (LineageSchema), the files store it.
 func NewWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts Options) (*Writer, error) {
 	name := strings.Join(tbl.Identifier(), ".")
 	if err := checkVariantShredding(tbl, opts.WriteProperties); err != nil {
@@ -67,7 +66,7 @@ func NewWriter(ctx context.Context, tbl *table.Table, sc *arrow.Schema, opts Opt
 		wopts = append(wopts, table.WithWriteUUID(*opts.WriteUUID))
 	}
 	if len(sc.FieldIndices(ibg.RowIDColumnName)) > 0 {
-		// Batches of lineageSchema: merge-on-read updates keep their row's _row_id.
+		// Batches of LineageSchema: merge-on-read updates keep their row's _row_id.
 		wopts = append(wopts, table.WithPreserveRowLineage(LineageSchema(target.Schema())))
 	}
 	w := &Writer{name: name, batches: make(chan arrow.RecordBatch, 1), done: make(chan struct{})}

@@ -3,34 +3,14 @@ package maintain
 import (
 	"context"
 	"testing"
-	"time"
 
 	ibg "github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/write/commit"
 	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 )
-
-var fastCommitter = commit.Committer{MaxAttempts: 5, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
-
-// seededChangeTable creates db.<name> (id, name; format version 3) with ids 0..99 in
-// one data file, committed by another sink.
-func seededChangeTable(t *testing.T, cat catalog.Catalog, name string) *table.Table {
-	t.Helper()
-	tbl := writetest.CreateTable(t, cat, name, writetest.IDNameSchema())
-	if _, err := fastCommitter.Commit(context.Background(), cat, tbl.Identifier(),
-		commit.CommitRequest{SinkID: "seed", WindowEndMs: 1, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 100)}); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := cat.LoadTable(context.Background(), tbl.Identifier())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
-}
 
 // changeWindow is a merge-on-read window of sink "cdc": its new rows' data files and
 // the keys it deletes.
@@ -54,11 +34,11 @@ func deleteAndAdd(t *testing.T, tbl *table.Table, end, _ int64, keys []int64, fr
 }
 
 // commitChanges commits w as a merge-on-read window commit (the deletes of its keys
-// resolved on each attempt's table), with fastCommitter; the result carries the
+// resolved on each attempt's table), with writetest.FastCommitter; the result carries the
 // positions deleted.
 func commitChanges(ctx context.Context, cat table.CatalogIO, ident table.Identifier, w changeWindow) (commit.CommitResult, error) {
 	d := &keyDeletes{keys: w.Deletes}
-	res, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "cdc", RunID: "run-1", WindowEndMs: w.WindowEndMs,
+	res, err := writetest.FastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "cdc", RunID: "run-1", WindowEndMs: w.WindowEndMs,
 		DataFiles: w.DataFiles, Deletes: d, FreshFiles: true})
 	res.PositionsDeleted = d.last.PositionsDeleted
 	return res, err

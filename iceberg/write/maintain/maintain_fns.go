@@ -63,25 +63,20 @@ func (s Spec) catalog(ctx context.Context) (table.CatalogIO, table.Identifier, e
 	return cat, ident, err
 }
 
-// Report is what one Maintain run did to one table.
+// Report is what one Maintain run did to one table. The facade hands it to users
+// as iceberg.MaintenanceReport, which has the same fields (a Go conversion) and
+// documents them.
 type Report struct {
-	// Table is the table ("db.table").
-	Table string
-	// Live files before and after the run (a deletion vector counts one delete file).
+	Table                                                                string
 	DataFilesBefore, DeleteFilesBefore, DataFilesAfter, DeleteFilesAfter int64
-	// Compaction: groups planned, committed, and given up because concurrent writers
-	// kept changing their files' deletes (left for the next run); data files
-	// replaced and written, delete files dropped with them, and their sizes.
-	GroupsPlanned, GroupsCommitted, GroupsStale    int
-	FilesRewritten, FilesAdded, DeleteFilesRemoved int
-	BytesBefore, BytesAfter                        int64
-	// Expiry: snapshots removed, and kept only for the sinks' newest tokens.
-	SnapshotsExpired, SnapshotsPinned int
-	// Orphans: the files found (removed unless DryRun) and their size.
-	OrphanFiles    []string
-	OrphanBytes    int64
-	OrphansRemoved int
-	DryRun         bool
+	GroupsPlanned, GroupsCommitted, GroupsStale                          int
+	FilesRewritten, FilesAdded, DeleteFilesRemoved                       int
+	BytesBefore, BytesAfter                                              int64
+	SnapshotsExpired, SnapshotsPinned                                    int
+	OrphanFiles                                                          []string
+	OrphanBytes                                                          int64
+	OrphansRemoved                                                       int
+	DryRun                                                               bool
 }
 
 func (r *Report) add(o Report) {
@@ -411,6 +406,7 @@ func init() {
 	beam.RegisterType(reflect.TypeFor[compactGroupFn]())
 	beam.RegisterType(reflect.TypeFor[finishMaintainFn]())
 	beam.RegisterType(reflect.TypeFor[maintainFn]())
+	beam.RegisterType(reflect.TypeFor[Report]())
 	register.Function1x2(keyByTable)
 	register.Emitter1[CompactionGroup]()
 	register.Emitter2[string, Report]()

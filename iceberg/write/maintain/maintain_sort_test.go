@@ -38,7 +38,7 @@ func shuffledTable(t *testing.T, cat catalog.Catalog, name string, sc *ibg.Schem
 	rand.New(rand.NewPCG(7, 8)).Shuffle(n, func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 	for f := range files {
 		part := ids[f*n/files : (f+1)*n/files]
-		if _, err := fastCommitter.Commit(ctx, cat, tbl.Identifier(), commit.CommitRequest{SinkID: "seed", WindowEndMs: int64(f + 1), DataFiles: writetest.WriteIDs(t, tbl, part)}); err != nil {
+		if _, err := writetest.FastCommitter.Commit(ctx, cat, tbl.Identifier(), commit.CommitRequest{SinkID: "seed", WindowEndMs: int64(f + 1), DataFiles: writetest.WriteIDs(t, tbl, part)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -201,7 +201,7 @@ func compactOneGroup(t *testing.T, cat catalog.Catalog, tbl *table.Table, o Comp
 		g.Files = append(g.Files, task.File.FilePath())
 		g.Bytes += task.File.FileSizeBytes()
 	}
-	if _, err := CompactGroup(ctx, fastCommitter, cat, tbl.Identifier(), g, o); err != nil {
+	if _, err := CompactGroup(ctx, writetest.FastCommitter, cat, tbl.Identifier(), g, o); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -122,7 +122,7 @@ func compactAll(t testing.TB, cat table.CatalogIO, ident table.Identifier, o Com
 	t.Helper()
 	var out []CompactResult
 	for _, g := range planGroups(t, cat, ident, o) {
-		res, err := CompactGroup(context.Background(), fastCommitter, cat, ident, g, o)
+		res, err := CompactGroup(context.Background(), writetest.FastCommitter, cat, ident, g, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func liveFiles(t testing.TB, cat table.CatalogIO, ident table.Identifier) LiveFi
 // model; a second run finds nothing to do.
 func TestCompactFoldsDeletionVectors(t *testing.T) {
 	cat := writetest.NewCatalog(t)
-	tbl := seededChangeTable(t, cat, "fold")
+	tbl := writetest.SeededChangeTable(t, cat, "fold")
 	ident := tbl.Identifier()
 	model := seedModel()
 	churn(t, cat, ident, model, rand.New(rand.NewPCG(1, 2)), 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10000, 11000, 12000)
@@ -181,7 +181,7 @@ func TestCompactFoldsDeletionVectors(t *testing.T) {
 func TestCompactPlanRules(t *testing.T) {
 	ctx := context.Background()
 	cat := writetest.NewCatalog(t)
-	tbl := seededChangeTable(t, cat, "rules")
+	tbl := writetest.SeededChangeTable(t, cat, "rules")
 	ident := tbl.Identifier()
 	keys := make([]int64, 40)
 	for i := range keys {
@@ -280,7 +280,7 @@ func TestCompactTiered(t *testing.T) {
 // again from the new state, and the deleted rows stay deleted.
 func TestCompactSinkCommitsFirst(t *testing.T) {
 	inner := writetest.NewCatalog(t)
-	tbl := seededChangeTable(t, inner, "sinkfirst")
+	tbl := writetest.SeededChangeTable(t, inner, "sinkfirst")
 	ident := tbl.Identifier()
 	model := seedModel()
 	churn(t, inner, ident, model, rand.New(rand.NewPCG(7, 8)), 1000, 2000, 3000, 4000, 5000)
@@ -305,7 +305,7 @@ func TestCompactSinkCommitsFirst(t *testing.T) {
 func TestCompactCommitsFirst(t *testing.T) {
 	ctx := context.Background()
 	cat := writetest.NewCatalog(t)
-	tbl := seededChangeTable(t, cat, "compactfirst")
+	tbl := writetest.SeededChangeTable(t, cat, "compactfirst")
 	ident := tbl.Identifier()
 	model := seedModel()
 	churn(t, cat, ident, model, rand.New(rand.NewPCG(11, 12)), 1000, 2000, 3000)
@@ -340,7 +340,7 @@ func TestCompactCommitsFirst(t *testing.T) {
 func TestCompactRacesSink(t *testing.T) {
 	ctx := context.Background()
 	cat := writetest.NewCatalog(t)
-	tbl := seededChangeTable(t, cat, "race")
+	tbl := writetest.SeededChangeTable(t, cat, "race")
 	ident := tbl.Identifier()
 	model := seedModel()
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -367,7 +367,7 @@ func TestCompactRacesSink(t *testing.T) {
 				return
 			}
 			for _, g := range groups {
-				res, err := CompactGroup(ctx, fastCommitter, cat, ident, g, CompactOptions{MinInputFiles: 2, DeleteFileThreshold: 1})
+				res, err := CompactGroup(ctx, writetest.FastCommitter, cat, ident, g, CompactOptions{MinInputFiles: 2, DeleteFileThreshold: 1})
 				if err != nil && !errors.Is(err, context.Canceled) {
 					errc <- err
 					return
@@ -407,16 +407,16 @@ func TestExpireKeepsSinkTokens(t *testing.T) {
 	tbl := writetest.CreateTable(t, cat, "expire", writetest.IDNameSchema())
 	ident := tbl.Identifier()
 	for i := range int64(3) {
-		if _, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "a", RunID: "r1", WindowEndMs: 1000 * (i + 1), DataFiles: writetest.WriteIDFiles(t, tbl, i*10, 10)}); err != nil {
+		if _, err := writetest.FastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "a", RunID: "r1", WindowEndMs: 1000 * (i + 1), DataFiles: writetest.WriteIDFiles(t, tbl, i*10, 10)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range int64(4) {
-		if _, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "b", WindowEndMs: 1000 * (i + 1), DataFiles: writetest.WriteIDFiles(t, tbl, 100+i*10, 10)}); err != nil {
+		if _, err := writetest.FastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "b", WindowEndMs: 1000 * (i + 1), DataFiles: writetest.WriteIDFiles(t, tbl, 100+i*10, 10)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+	res, err := ExpireSnapshots(ctx, writetest.FastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +436,7 @@ func TestExpireKeepsSinkTokens(t *testing.T) {
 	if err != nil || !found || tok.FromProperty || tok.CommittedThroughMs != 3000 || tok.Summary.Properties[commit.RunKey("a")] != "r1" {
 		t.Fatalf("token of a after expiry: %+v found=%v err=%v", tok, found, err)
 	}
-	again, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "a", RunID: "r1", WindowEndMs: 3000, DataFiles: writetest.WriteIDFiles(t, tbl, 20, 10)})
+	again, err := writetest.FastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "a", RunID: "r1", WindowEndMs: 3000, DataFiles: writetest.WriteIDFiles(t, tbl, 20, 10)})
 	if err != nil || !again.Skipped || again.SnapshotID != tok.SnapshotID {
 		t.Fatalf("window 3000 of a again: %+v, %v; want skipped by snapshot %d", again, err, tok.SnapshotID)
 	}
@@ -449,7 +449,7 @@ func TestExpireKeepsSinkTokens(t *testing.T) {
 		t.Fatalf("pins of old tokens: %v %v, stale records %v", pins, sinks, stale)
 	}
 	// Nothing else is old enough to go: a second expiry removes nothing.
-	if res, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1}); err != nil || res.Expired != 0 {
+	if res, err := ExpireSnapshots(ctx, writetest.FastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1}); err != nil || res.Expired != 0 {
 		t.Fatalf("second expiry: %+v, %v", res, err)
 	}
 }
@@ -465,7 +465,7 @@ func TestExpireAfterBackfill(t *testing.T) {
 	tbl := writetest.CreateTable(t, cat, "expirebackfill", writetest.IDNameSchema())
 	ident := tbl.Identifier()
 	global := mtime.EndOfGlobalWindowTime.Milliseconds() // the global window's token (write.WindowEnd)
-	backfill, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "backfill", WindowEndMs: global, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 10)})
+	backfill, err := writetest.FastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "backfill", WindowEndMs: global, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 10)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +475,7 @@ func TestExpireAfterBackfill(t *testing.T) {
 		req.SinkID, req.RunID = "stream", "r1"
 		req.DataFiles = writetest.WriteIDFiles(t, tbl, next, 10)
 		next += 10
-		res, err := fastCommitter.Commit(ctx, cat, ident, req)
+		res, err := writetest.FastCommitter.Commit(ctx, cat, ident, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -487,13 +487,13 @@ func TestExpireAfterBackfill(t *testing.T) {
 	}
 	stream(late)
 	for i := range int64(2) { // another writer commits after the late pane
-		if _, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "other", WindowEndMs: 1000 * (i + 1), DataFiles: writetest.WriteIDFiles(t, tbl, 500+10*i, 10)}); err != nil {
+		if _, err := writetest.FastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "other", WindowEndMs: 1000 * (i + 1), DataFiles: writetest.WriteIDFiles(t, tbl, 500+10*i, 10)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	expire := func() ExpireResult {
 		t.Helper()
-		res, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+		res, err := ExpireSnapshots(ctx, writetest.FastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -526,7 +526,7 @@ func TestExpireAfterBackfill(t *testing.T) {
 	if err != nil || !found || tok.FromProperty || tok.SnapshotID != backfill.SnapshotID {
 		t.Fatalf("backfill token after expiry: %+v found=%v err=%v, want snapshot %d", tok, found, err, backfill.SnapshotID)
 	}
-	again, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "backfill", WindowEndMs: global, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 10)})
+	again, err := writetest.FastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "backfill", WindowEndMs: global, DataFiles: writetest.WriteIDFiles(t, tbl, 0, 10)})
 	if err != nil || !again.Skipped || again.SnapshotID != backfill.SnapshotID {
 		t.Fatalf("backfill rerun: %+v, %v; want skipped by snapshot %d", again, err, backfill.SnapshotID)
 	}
@@ -546,7 +546,7 @@ func TestTokenGapAfterRollback(t *testing.T) {
 	ident := tbl.Identifier()
 	commitWindow := func(sink string, end, first int64) commit.CommitResult {
 		t.Helper()
-		res, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: sink, WindowEndMs: end, DataFiles: writetest.WriteIDFiles(t, tbl, first, 10)})
+		res, err := writetest.FastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: sink, WindowEndMs: end, DataFiles: writetest.WriteIDFiles(t, tbl, first, 10)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -561,7 +561,7 @@ func TestTokenGapAfterRollback(t *testing.T) {
 	for i := range int64(3) {
 		commitWindow("b", 1000*(i+1), 100+10*i)
 	}
-	res, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+	res, err := ExpireSnapshots(ctx, writetest.FastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
 	if err != nil || res.Expired != 3 || res.Pinned != 3 {
 		t.Fatalf("expiry: %+v, %v", res, err)
 	}
@@ -596,14 +596,14 @@ func TestTokenGapAfterRollback(t *testing.T) {
 func TestExpireAfterCompactionDeletesFiles(t *testing.T) {
 	ctx := context.Background()
 	cat := writetest.NewCatalog(t)
-	tbl := seededChangeTable(t, cat, "expirefiles")
+	tbl := writetest.SeededChangeTable(t, cat, "expirefiles")
 	ident := tbl.Identifier()
 	model := seedModel()
 	churn(t, cat, ident, model, rand.New(rand.NewPCG(15, 16)), 1000, 2000, 3000)
 	tbl, _ = cat.LoadTable(ctx, ident)
 	old := icebergtest.DataFiles(t, tbl)
 	compactAll(t, cat, ident, CompactOptions{RewriteAll: true})
-	if _, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1}); err != nil {
+	if _, err := ExpireSnapshots(ctx, writetest.FastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1}); err != nil {
 		t.Fatal(err)
 	}
 	tbl, _ = cat.LoadTable(ctx, ident)
@@ -614,15 +614,15 @@ func TestExpireAfterCompactionDeletesFiles(t *testing.T) {
 	// The seed sink's token (the first snapshot) pinned the whole history. Once both
 	// sinks commit again, their tokens are in the two newest snapshots and everything
 	// before them, compaction included, expires.
-	if _, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "seed", WindowEndMs: 2, DataFiles: writetest.WriteIDFiles(t, tbl, 500_000, 1)}); err != nil {
+	if _, err := writetest.FastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "seed", WindowEndMs: 2, DataFiles: writetest.WriteIDFiles(t, tbl, 500_000, 1)}); err != nil {
 		t.Fatal(err)
 	}
 	model[500_000] = true
-	if _, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "cdc", WindowEndMs: 99_000, DataFiles: writetest.WriteIDFiles(t, tbl, 500_001, 1)}); err != nil {
+	if _, err := writetest.FastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "cdc", WindowEndMs: 99_000, DataFiles: writetest.WriteIDFiles(t, tbl, 500_001, 1)}); err != nil {
 		t.Fatal(err)
 	}
 	model[500_001] = true
-	res, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+	res, err := ExpireSnapshots(ctx, writetest.FastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
 	if err != nil || res.Expired == 0 {
 		t.Fatalf("expiry: %+v, %v", res, err)
 	}
@@ -639,7 +639,7 @@ func TestExpireAfterCompactionDeletesFiles(t *testing.T) {
 func TestRemoveOrphanFiles(t *testing.T) {
 	ctx := context.Background()
 	cat := writetest.NewCatalog(t)
-	tbl := seededChangeTable(t, cat, "orphans")
+	tbl := writetest.SeededChangeTable(t, cat, "orphans")
 	ident := tbl.Identifier()
 	orphans := append(writetest.WriteIDFiles(t, tbl, 1000, 5), writetest.WriteIDFiles(t, tbl, 2000, 5)...)
 	want := make([]string, len(orphans))
@@ -696,7 +696,7 @@ func TestCompactPositionDeletesV2(t *testing.T) {
 	tbl := icebergtest.CreateTable(t, cat, "db.v2", writetest.IDNameSchema(), icebergtest.WithFormatVersion(2))
 	ident := tbl.Identifier()
 	for i := range int64(3) {
-		if _, err := fastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "v2", WindowEndMs: i + 1, DataFiles: writetest.WriteIDFiles(t, tbl, i*10, 10)}); err != nil {
+		if _, err := writetest.FastCommitter.Commit(ctx, cat, ident, commit.CommitRequest{SinkID: "v2", WindowEndMs: i + 1, DataFiles: writetest.WriteIDFiles(t, tbl, i*10, 10)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -730,7 +730,7 @@ func TestMaintenanceCommitFaults(t *testing.T) {
 	ctx := context.Background()
 	t.Run("compaction lost response is found", func(t *testing.T) {
 		inner := writetest.NewCatalog(t)
-		ident := seededChangeTable(t, inner, "lostrewrite").Identifier()
+		ident := writetest.SeededChangeTable(t, inner, "lostrewrite").Identifier()
 		model := seedModel()
 		churn(t, inner, ident, model, rand.New(rand.NewPCG(3, 4)), 1000, 2000, 3000)
 		cat := &writetest.FaultCatalog{Catalog: inner, After: writetest.LostFirstResponse}
@@ -760,7 +760,7 @@ func TestMaintenanceCommitFaults(t *testing.T) {
 				writetest.CommitOther(t, inner, ident, 100, 10)
 			}
 		}}
-		res, err := ExpireSnapshots(ctx, fastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
+		res, err := ExpireSnapshots(ctx, writetest.FastCommitter, cat, ident, ExpireOptions{OlderThan: time.Nanosecond, RetainLast: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,7 +67,7 @@ func TestMergeManifestsFaults(t *testing.T) {
 			tbl := writetest.CreateTable(t, inner, "merge", writetest.IDNameSchema())
 			ident := tbl.Identifier()
 			for i := range int64(maxDataManifests + 1) {
-				if _, err := fastCommitter.Commit(ctx, inner, ident, commit.CommitRequest{SinkID: "s", WindowEndMs: i + 1, DataFiles: writetest.WriteIDFiles(t, tbl, i, 1)}); err != nil {
+				if _, err := writetest.FastCommitter.Commit(ctx, inner, ident, commit.CommitRequest{SinkID: "s", WindowEndMs: i + 1, DataFiles: writetest.WriteIDFiles(t, tbl, i, 1)}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -1,6 +1,8 @@
 // Package writetest holds the fixtures of the tests of package write and the
-// packages beneath it (commit, maintain): a SQLite catalog, id/name tables and
-// their data files, and a catalog that injects commit faults.
+// packages beneath it (commit, maintain, late): a SQLite catalog, id/name tables and
+// their data files, a catalog that injects commit faults, a committer that retries
+// quickly and a table seeded by another sink. It imports package commit, so
+// commit's own tests are in package commit_test.
 package writetest
 
 import (
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -23,6 +26,7 @@ import (
 	"github.com/uptrace/bun/driver/sqliteshim"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/commit"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -47,6 +51,26 @@ func NewCatalog(t *testing.T) *sqlcat.Catalog {
 		t.Fatal(err)
 	}
 	return cat
+}
+
+// FastCommitter is the committer with its retries a thousand times faster: tests
+// of conflicts and lost responses run in milliseconds.
+var FastCommitter = commit.Committer{MaxAttempts: 5, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
+
+// SeededChangeTable creates db.<name> (IDNameSchema, format version 3) with ids 0..99
+// in one data file, committed by another sink ("seed"), and returns it loaded.
+func SeededChangeTable(t *testing.T, cat catalog.Catalog, name string) *table.Table {
+	t.Helper()
+	tbl := CreateTable(t, cat, name, IDNameSchema())
+	if _, err := FastCommitter.Commit(context.Background(), cat, tbl.Identifier(),
+		commit.CommitRequest{SinkID: "seed", WindowEndMs: 1, DataFiles: WriteIDFiles(t, tbl, 0, 100)}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.LoadTable(context.Background(), tbl.Identifier())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
 }
 
 // IDNameSchema is a two-column schema used by the committer tests.

@@ -8,15 +8,14 @@ import (
 	"time"
 
 	"github.com/icebeam/icebeam/iceberg/cdc"
-	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 )
 
-// TestShardJobsRunSideBySide: in a batch pipeline the shard windows of a bundle run
+// TestShardSchedulerRunsSideBySide: in a batch pipeline the shard windows of a bundle run
 // at once, up to the limit, and every output they send reaches the bundle's
 // goroutine (the handler); a job's error is returned once the others are done, and
 // no job starts after it.
-func TestShardJobsRunSideBySide(t *testing.T) {
-	j := newShardJobs()
+func TestShardSchedulerRunsSideBySide(t *testing.T) {
+	j := newShardScheduler()
 	j.async = true
 	j.limit = 2
 	var got []int
@@ -92,10 +91,10 @@ func TestShardJobsRunSideBySide(t *testing.T) {
 	}
 }
 
-// TestShardJobsInline: in a windowed pipeline each job runs inline, its outputs
+// TestShardSchedulerInline: in a windowed pipeline each job runs inline, its outputs
 // handled before run returns, its error returned by run.
-func TestShardJobsInline(t *testing.T) {
-	j := newShardJobs()
+func TestShardSchedulerInline(t *testing.T) {
+	j := newShardScheduler()
 	var got int
 	handle := func(e shardEvent) { got++ }
 	if err := j.ready(handle); err != nil {
@@ -107,35 +106,5 @@ func TestShardJobsInline(t *testing.T) {
 	}, handle)
 	if got != 1 || err == nil {
 		t.Fatalf("inline job: %d outputs handled, error %v; want 1 and boom", got, err)
-	}
-}
-
-// TestParsePlanKeys: the parse step plans how the shards resolve a deletion vector
-// table's keys: a streaming write warms the worker's key index, a batch one expects
-// the keys it parses; an equality delete write needs neither.
-func TestParsePlanKeys(t *testing.T) {
-	cat := writetest.NewCatalog(t)
-	tbl := writetest.CreateTable(t, cat, "plankeys", writetest.IDNameSchema())
-	for _, tc := range []struct {
-		name             string
-		windowed         bool
-		format           string
-		warm, wantExpect bool
-	}{
-		{"streaming dv", true, "", true, false},
-		{"batch dv", false, "", false, true},
-		{"streaming equality", true, "equality", false, false},
-		{"batch equality", false, "equality", false, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := &changeParseFn{Spec: Spec{Table: "db.plankeys", Windowed: tc.windowed, DeleteFormat: tc.format,
-				EqualityColumns: []string{"id"}, NumShards: 2, KeyIndexMemoryMB: 1}}
-			if err := f.planKeys(tbl); err != nil {
-				t.Fatal(err)
-			}
-			if f.warm != tc.warm || (f.expect != nil) != tc.wantExpect {
-				t.Errorf("warm = %v, expect = %v; want %v, %v", f.warm, f.expect != nil, tc.warm, tc.wantExpect)
-			}
-		})
 	}
 }
