@@ -24,6 +24,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/icebeam/icebeam/iceberg/internal/pqspan"
 )
 
 // IndexEntryBytes is the memory one indexed row takes in a KeyIndex: a 64-bit key
@@ -1069,7 +1071,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 	}
 	// One long column (its own fingerprint), or one string or binary column: read
 	// straight from the pages, unless the column is stored otherwise.
-	err = errNotDirect
+	err = pqspan.ErrNotDirect
 	if _, long := x.codec.types[0].(ibg.Int64Type); long && len(x.codec.types) == 1 && x.exact {
 		err = readInt64Key(ctx, fs, path, x.codec, read, par, nil, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
 			out := outs[span]
@@ -1097,7 +1099,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 	} else if len(x.codec.types) == 1 && isBytesType(x.codec.types[0]) {
 		bufs := make([][]byte, par)
 		err = readByteArrayKey(ctx, fs, path, x.codec, read, par, nil, func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
-			eachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
+			pqspan.EachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
 				if live(pos) {
 					bufs[span] = appendEscaped(bufs[span][:0], v)
 					outs[span] = append(outs[span], indexEntry{fp: x.fp(bufs[span]), loc: ord<<32 | uint64(pos)})
@@ -1106,7 +1108,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 			return emit(span)
 		})
 	}
-	if !errors.Is(err, errNotDirect) {
+	if !errors.Is(err, pqspan.ErrNotDirect) {
 		return rest(err)
 	}
 	if flushed { // never: the column's type is checked before its first page

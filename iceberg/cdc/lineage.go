@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/pqspan"
 )
 
 // RowLineage reports whether merge-on-read updates of tbl with delete format f
@@ -194,7 +195,7 @@ func readRowIDs(ctx context.Context, fs iceio.IO, path string) ([]int64, error) 
 	switch {
 	case errors.Is(err, errNoRowIDColumn):
 		return nil, nil
-	case errors.Is(err, errNotDirect):
+	case errors.Is(err, pqspan.ErrNotDirect):
 		return nil, fmt.Errorf("row ids: %s: _row_id is not stored as int64", path)
 	case err != nil:
 		return nil, fmt.Errorf("row ids: %w", err)

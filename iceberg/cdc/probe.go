@@ -319,7 +319,7 @@ func scanFiles(ctx context.Context, fs iceio.IO, tasks []table.FileScanTask, ks 
 }
 
 // spansPerFile returns the goroutines that read the key column of each of the
-// files of tasks (rowGroupSpans): GOMAXPROCS shared among the files in proportion
+// files of tasks (pqspan.Spans): GOMAXPROCS shared among the files in proportion
 // to their rows, at least one each, so that one large file among small ones (a
 // compacted file and the small files of the commits since) is read by every
 // processor, not by one while the others finish the small files.

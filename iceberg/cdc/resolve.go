@@ -26,8 +26,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
 
-	"golang.org/x/sync/errgroup"
-
+	"github.com/icebeam/icebeam/iceberg/internal/pqspan"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
 
@@ -681,22 +680,6 @@ func withParquetSource(fs iceio.IO, path string, fn func(parquet.ReaderAtSeeker,
 	return fn(f, pr)
 }
 
-// spanReader returns the reader of span of the file src, read by pr: pr itself,
-// but for a part of a row group (pageSpans), a reader sharing pr's metadata whose
-// column chunk reads fetch the span's pages only. pr reads a whole column chunk
-// into memory when a page reader starts, so each part would otherwise read (from
-// object storage: download) and hold the whole chunk.
-func spanReader(src parquet.ReaderAtSeeker, pr *file.Reader, span rowSpan) (*file.Reader, error) {
-	if span.bytes <= 0 {
-		return pr, nil
-	}
-	props := parquet.NewReaderProperties(memory.DefaultAllocator)
-	props.BufferedStreamEnabled = true
-	props.BufferSize = span.bytes
-	// The struct hides src's Close from the reader's.
-	return file.NewParquetReader(struct{ parquet.ReaderAtSeeker }{src}, file.WithReadProps(props), file.WithMetadata(pr.MetaData()))
-}
-
 func readColumns(pr *file.Reader, path string, cols func(*file.Reader) ([]int, error), fn func(arrow.RecordBatch, int64) error) error {
 	idx, err := cols(pr)
 	if err != nil {
@@ -748,20 +731,15 @@ func keyLeaves(pr *file.Reader, codec *keyCodec) ([]int, error) {
 	return out, nil
 }
 
-// errNotDirect is returned by a direct read of a key column (readInt64Key,
-// readByteArrayKey) stored as another physical type: the caller then reads it
-// through Arrow.
-var errNotDirect = errors.New("key column is not stored as the direct read's type")
-
 // readInt64Key reads the single key column (codec) of the data file at path
 // straight from its Parquet pages, into reused buffers, without building Arrow
 // arrays: fn gets each batch's non-null values, in row order, with the position of
 // the batch's first row and, when the column can hold nulls, its definition levels
-// (a row holds a value where its level is maxDef). It returns errNotDirect when the
+// (a row holds a value where its level is maxDef). It returns pqspan.ErrNotDirect when the
 // column is not stored as INT64.
 //
 // The file's row groups are read in up to par spans of consecutive row groups,
-// or of the pages of a large row group (see rowGroupSpans), each by a goroutine
+// or of the pages of a large row group (see pqspan.Spans), each by a goroutine
 // of its own, so that one large file uses par processors: fn is called
 // concurrently for different spans, with the span's number (0 to par-1, in row
 // order) and in row order within a span.
@@ -770,7 +748,7 @@ var errNotDirect = errors.New("key column is not stored as the direct read's typ
 // chunk, is not read (nor counted in *read).
 func readInt64Key(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64, par int,
 	skip func(*metadata.ColumnChunkMetaData) bool, fn func(span int, vals []int64, defs []int16, maxDef int16, base int64) error) error {
-	return readKey(ctx, fs, path, codec, read, parquet.Types.Int64, int64Batch, par, skip, fn)
+	return readKey(ctx, fs, path, codec, read, parquet.Types.Int64, pqspan.Int64Batch, par, skip, fn)
 }
 
 // readByteArrayKey is readInt64Key for a single key column stored as BYTE_ARRAY (a
@@ -778,224 +756,20 @@ func readInt64Key(ctx context.Context, fs iceio.IO, path string, codec *keyCodec
 // page, valid during the call only.
 func readByteArrayKey(ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64, par int,
 	skip func(*metadata.ColumnChunkMetaData) bool, fn func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error) error {
-	return readKey(ctx, fs, path, codec, read, parquet.Types.ByteArray, byteArrayBatch, par, skip, fn)
-}
-
-// minSpanRows is the fewest rows a span of a parallel key read holds: a file of
-// fewer rows is read by one goroutine.
-var minSpanRows int64 = 1 << 20 // a variable for tests
-
-// rowSpan is a range of consecutive row groups [lo, hi) of a Parquet file and the
-// position of its first row; when keep is not nil, only the row groups rg of the
-// range with keep[rg] are read. When rows > 0, the span is part of one row group
-// (hi = lo+1): its rows [first, first+rows), starting at a page boundary, whose
-// pages are bytes long.
-type rowSpan struct {
-	lo, hi      int
-	base        int64
-	keep        []bool
-	first, rows int64
-	bytes       int64
-}
-
-// rowGroupSpans splits the row groups of pr into at most par spans of about
-// equal rows to read, none of fewer than minSpanRows rows but when the file has
-// fewer. When keep is not nil, only the row groups rg with keep[rg] are to be
-// read: the spans share those rows, and a span holding none of them is left out
-// (no span at all when keep holds none).
-//
-// When fewer row groups than par are to be read, the large ones are split at
-// page boundaries of the leaf column instead (pageSpans): writers that roll row
-// groups by size, as Spark and Java Iceberg do (128 MB), leave one row group of
-// tens of millions of rows in a compacted file.
-func rowGroupSpans(pr *file.Reader, leaf, par int, keep []bool) []rowSpan {
-	n := pr.NumRowGroups()
-	kept := func(rg int) bool { return keep == nil || keep[rg] }
-	var total int64
-	groups := 0
-	for rg := range n {
-		if kept(rg) {
-			total += pr.MetaData().RowGroup(rg).NumRows()
-			groups++
-		}
-	}
-	if keep != nil && groups == 0 {
-		return nil
-	}
-	if par > groups && total >= 2*minSpanRows {
-		if out := pageSpans(pr, leaf, par, keep); out != nil {
-			return out
-		}
-	}
-	par = int(min(int64(max(par, 1)), int64(max(groups, 1)), max(total/minSpanRows, 1)))
-	out := make([]rowSpan, 0, par)
-	var pos, done, start int64
-	lo, reads := 0, 0
-	for rg := range n {
-		r := pr.MetaData().RowGroup(rg).NumRows()
-		pos += r
-		if kept(rg) {
-			done += r
-			reads++
-		}
-		// A span ends once the spans so far hold their share of the rows to read.
-		if rg == n-1 || done*int64(par) >= total*int64(len(out)+1) {
-			if reads > 0 || keep == nil {
-				out = append(out, rowSpan{lo: lo, hi: rg + 1, base: start, keep: keep})
-			}
-			lo, start, reads = rg+1, pos, 0
-		}
-	}
-	return out
-}
-
-// pageSpans splits the row groups of pr to read (keep) into at most
-// par spans, each row group into a share of them in proportion to its rows, of
-// at least minSpanRows rows each, cut at page boundaries of the leaf column found
-// in its offset index (the Parquet page index). A row group without an offset
-// index is one span: its pages cannot be found without reading them. It returns
-// nil when it splits no row group.
-func pageSpans(pr *file.Reader, leaf, par int, keep []bool) []rowSpan {
-	type group struct {
-		rg         int
-		base, rows int64
-		k          int64 // spans
-	}
-	var groups []group
-	var pos int64
-	for rg := range pr.NumRowGroups() {
-		rows := pr.MetaData().RowGroup(rg).NumRows()
-		if keep == nil || keep[rg] {
-			groups = append(groups, group{rg: rg, base: pos, rows: rows, k: 1})
-		}
-		pos += rows
-	}
-	// The spans beyond one per row group go, one at a time, to the row group
-	// whose spans are the largest.
-	for range par - len(groups) {
-		best := -1
-		for i, g := range groups {
-			if g.rows/(g.k+1) >= minSpanRows && (best < 0 || g.rows*groups[best].k > groups[best].rows*g.k) {
-				best = i
-			}
-		}
-		if best < 0 {
-			break
-		}
-		groups[best].k++
-	}
-	var out []rowSpan
-	split := false
-	for _, g := range groups {
-		var pages []*metadata.PageLocation
-		if g.k > 1 {
-			pages = pageLocations(pr, g.rg, leaf)
-		}
-		if len(pages) < 2 {
-			out = append(out, rowSpan{lo: g.rg, hi: g.rg + 1, base: g.base, keep: keep})
-			continue
-		}
-		// Cut at the page whose first row is nearest each share's end.
-		first, n := int64(0), len(out)
-		cc, err := pr.MetaData().RowGroup(g.rg).ColumnChunk(leaf)
-		if err != nil {
-			return nil
-		}
-		// The chunk's bytes, as file.RowGroupReader finds them; the first span
-		// holds the dictionary page, if any.
-		at := cc.DataPageOffset()
-		if d := cc.DictionaryPageOffset(); cc.HasDictionaryPage() && d > 0 && d < at {
-			at = d
-		}
-		chunkEnd := at + cc.TotalCompressedSize()
-		for i := int64(1); i <= g.k; i++ {
-			end, endAt := g.rows, chunkEnd
-			if i < g.k {
-				target := g.rows * i / g.k
-				j := sort.Search(len(pages), func(j int) bool { return pages[j].FirstRowIndex >= target })
-				if j > 0 && (j == len(pages) || target-pages[j-1].FirstRowIndex < pages[j].FirstRowIndex-target) {
-					j--
-				}
-				if j == len(pages) || pages[j].FirstRowIndex <= first {
-					continue // no page boundary left in this share
-				}
-				end, endAt = pages[j].FirstRowIndex, pages[j].Offset
-			}
-			out = append(out, rowSpan{lo: g.rg, hi: g.rg + 1, base: g.base + first, first: first, rows: end - first, bytes: endAt - at})
-			first, at = end, endAt
-		}
-		split = split || len(out)-n > 1
-	}
-	if !split {
-		return nil
-	}
-	return out
-}
-
-// pageLocations returns the pages of the leaf column's chunk in row group rg of
-// pr from its offset index, or nil when it has none.
-func pageLocations(pr *file.Reader, rg, leaf int) []*metadata.PageLocation {
-	idx, err := pr.GetPageIndexReader().RowGroup(rg)
-	if err != nil || idx == nil {
-		return nil
-	}
-	oidx, err := idx.GetOffsetIndex(leaf)
-	if err != nil || oidx == nil {
-		return nil
-	}
-	return oidx.GetPageLocations()
-}
-
-// keptRowGroups is the row groups of pr whose chunk of the leaf column leaf skip
-// does not report, or nil (every row group) when skip is nil or reports none.
-func keptRowGroups(pr *file.Reader, leaf int, skip func(*metadata.ColumnChunkMetaData) bool) []bool {
-	if skip == nil {
-		return nil
-	}
-	keep := make([]bool, pr.NumRowGroups())
-	all := true
-	for rg := range keep {
-		cc, err := pr.MetaData().RowGroup(rg).ColumnChunk(leaf)
-		keep[rg] = err != nil || !skip(cc)
-		all = all && keep[rg]
-	}
-	if all {
-		return nil
-	}
-	return keep
+	return readKey(ctx, fs, path, codec, read, parquet.Types.ByteArray, pqspan.ByteArrayBatch, par, skip, fn)
 }
 
 // readInt64Leaf reads the int64 leaf column leaf of pr as readInt64Key describes,
 // by one goroutine.
 func readInt64Leaf(ctx context.Context, pr *file.Reader, path string, leaf int,
 	fn func(vals []int64, defs []int16, maxDef int16, base int64) error) error {
-	return readLeaf(ctx, pr, path, leaf, parquet.Types.Int64, int64Batch, rowSpan{hi: pr.NumRowGroups()}, fn)
-}
-
-func int64Batch(cr file.ColumnChunkReader, n int64, vals []int64, defs []int16) (int64, int, bool, error) {
-	ir, ok := cr.(*file.Int64ColumnChunkReader)
-	if !ok {
-		return 0, 0, false, nil
-	}
-	rows, read, err := ir.ReadBatch(n, vals, defs, nil)
-	return rows, read, true, err
-}
-
-func byteArrayBatch(cr file.ColumnChunkReader, n int64, vals []parquet.ByteArray, defs []int16) (int64, int, bool, error) {
-	br, ok := cr.(*file.ByteArrayColumnChunkReader)
-	if !ok {
-		return 0, 0, false, nil
-	}
-	// One page at a time: the values alias the page (ReadBatch copies them).
-	rows, read, err := br.ReadBatchInPage(n, vals, defs, nil)
-	return rows, read, true, err
+	return pqspan.ReadLeaf(ctx, pr, path, leaf, parquet.Types.Int64, pqspan.Int64Batch, pqspan.Span{Hi: pr.NumRowGroups()}, fn)
 }
 
 // readKey reads the single key column (codec) of the data file at path, stored
-// as typ, with readLeaf: the spans of its row groups (rowGroupSpans) in parallel,
-// sharing the file's reader (an io.ReaderAt may be read concurrently).
+// as typ, with pqspan.Read: in spans of row groups, or of pages, in parallel.
 func readKey[T any](ctx context.Context, fs iceio.IO, path string, codec *keyCodec, read *int64, typ parquet.Type,
-	readBatch func(cr file.ColumnChunkReader, n int64, vals []T, defs []int16) (int64, int, bool, error), par int,
+	readBatch pqspan.BatchFunc[T], par int,
 	skip func(*metadata.ColumnChunkMetaData) bool, fn func(span int, vals []T, defs []int16, maxDef int16, base int64) error) error {
 	return withParquetSource(fs, path, func(src parquet.ReaderAtSeeker, pr *file.Reader) error {
 		leaves, err := keyLeaves(pr, codec)
@@ -1003,144 +777,12 @@ func readKey[T any](ctx context.Context, fs iceio.IO, path string, codec *keyCod
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if pr.MetaData().Schema.Column(leaves[0]).PhysicalType() != typ {
-			return errNotDirect
+			return pqspan.ErrNotDirect
 		}
-		keep := keptRowGroups(pr, leaves[0], skip)
-		*read += chunkBytes(pr, leaves, keep)
-		spans := rowGroupSpans(pr, leaves[0], par, keep)
-		if len(spans) == 1 {
-			return readLeaf(ctx, pr, path, leaves[0], typ, readBatch, spans[0], func(vals []T, defs []int16, maxDef int16, base int64) error {
-				return fn(0, vals, defs, maxDef, base)
-			})
-		}
-		g, gctx := errgroup.WithContext(ctx)
-		for i, s := range spans {
-			g.Go(func() error {
-				spr, err := spanReader(src, pr, s)
-				if err != nil {
-					return fmt.Errorf("read %s: %w", path, err)
-				}
-				return readLeaf(gctx, spr, path, leaves[0], typ, readBatch, s, func(vals []T, defs []int16, maxDef int16, base int64) error {
-					return fn(i, vals, defs, maxDef, base)
-				})
-			})
-		}
-		return g.Wait()
+		keep := pqspan.Kept(pr, leaves[0], skip)
+		*read += pqspan.ChunkBytes(pr, leaves, keep)
+		return pqspan.Read(ctx, src, pr, path, leaves[0], typ, readBatch, par, keep, fn)
 	})
-}
-
-// eachValue calls fn with each value of a batch of readLeaf (null keys have none)
-// and the position of its row.
-func eachValue[T any](vals []T, defs []int16, maxDef int16, base int64, fn func(v T, pos int64)) {
-	if defs == nil {
-		for j, v := range vals {
-			fn(v, base+int64(j))
-		}
-		return
-	}
-	k := 0
-	for j, d := range defs {
-		if d == maxDef {
-			fn(vals[k], base+int64(j))
-			k++
-		}
-	}
-}
-
-// readLeaf reads the leaf column leaf of pr, of physical type typ (else
-// errNotDirect), in batches of reused buffers through readBatch, which reports
-// false for a column chunk reader of another type: fn gets each batch's non-null
-// values, in row order, with the position of the batch's first row and, when the
-// column can hold nulls, its definition levels (a row holds a value where its
-// level is maxDef).
-//
-// It reads the row groups of span only (or, for part of one row group, its rows).
-func readLeaf[T any](ctx context.Context, pr *file.Reader, path string, leaf int, typ parquet.Type,
-	readBatch func(cr file.ColumnChunkReader, n int64, vals []T, defs []int16) (rows int64, read int, ok bool, err error),
-	span rowSpan, fn func(vals []T, defs []int16, maxDef int16, base int64) error) error {
-	col := pr.MetaData().Schema.Column(leaf)
-	if col.PhysicalType() != typ {
-		return errNotDirect
-	}
-	maxDef := col.MaxDefinitionLevel()
-	const batch = 1 << 16
-	vals := make([]T, batch)
-	var defs []int16
-	if maxDef > 0 {
-		defs = make([]int16, batch)
-	}
-	base := span.base
-	for rg := span.lo; rg < span.hi; rg++ {
-		if span.keep != nil && !span.keep[rg] {
-			base += pr.MetaData().RowGroup(rg).NumRows()
-			continue
-		}
-		cr, err := pr.RowGroup(rg).Column(leaf)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		left := int64(-1) // rows left to read, -1: the whole row group
-		if span.rows > 0 {
-			// Part of the row group: SeekToRow jumps to the span's first page by
-			// the offset index (and reads the chunk's dictionary page, if any).
-			left = span.rows
-			if span.first > 0 {
-				if err := cr.SeekToRow(span.first); err != nil {
-					return fmt.Errorf("read %s: row %d of row group %d: %w", path, span.first, rg, err)
-				}
-			}
-		}
-		for left != 0 && cr.HasNext() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			want := int64(batch)
-			if left > 0 {
-				want = min(want, left)
-			}
-			rows, n, ok, err := readBatch(cr, want, vals, defs)
-			if !ok {
-				return errNotDirect
-			}
-			if err != nil {
-				return fmt.Errorf("read %s: %w", path, err)
-			}
-			if rows == 0 {
-				break
-			}
-			var d []int16
-			if defs != nil {
-				d = defs[:rows]
-			}
-			if err := fn(vals[:n], d, maxDef, base); err != nil {
-				return err
-			}
-			base += rows
-			if left > 0 {
-				left -= rows
-			}
-		}
-	}
-	return nil
-}
-
-// chunkBytes is the stored (compressed) size of the leaf columns leaves in the row
-// groups of pr to read (keep, or every one when keep is nil): what reading them
-// costs.
-func chunkBytes(pr *file.Reader, leaves []int, keep []bool) int64 {
-	var n int64
-	for rg := range pr.NumRowGroups() {
-		if keep != nil && !keep[rg] {
-			continue
-		}
-		md := pr.MetaData().RowGroup(rg)
-		for _, l := range leaves {
-			if cc, err := md.ColumnChunk(l); err == nil {
-				n += cc.TotalCompressedSize()
-			}
-		}
-	}
-	return n
 }
 
 // readKeyColumns reads the key columns (codec) of the data file at path and calls
@@ -1160,7 +802,7 @@ func readKeyColumns(ctx context.Context, fs iceio.IO, path string, codec *keyCod
 		for i, l := range leaves {
 			order[i] = slices.Index(sorted, l)
 		}
-		*read += chunkBytes(pr, sorted, nil)
+		*read += pqspan.ChunkBytes(pr, sorted, nil)
 		return sorted, nil
 	}, func(rec arrow.RecordBatch, base int64) error {
 		if err := ctx.Err(); err != nil {
@@ -1230,7 +872,7 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 			}
 			return nil
 		})
-		if !errors.Is(err, errNotDirect) {
+		if !errors.Is(err, pqspan.ErrNotDirect) {
 			return join(err)
 		}
 	}
@@ -1240,7 +882,7 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 		bufs := make([][]byte, len(spans))
 		err := readByteArrayKey(ctx, fs, path, ks.codec, read, par, ks.outside, func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
 			s := &spans[span]
-			eachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
+			pqspan.EachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
 				if !ks.maybeBytes(v) {
 					return
 				}
@@ -1252,7 +894,7 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 			})
 			return nil
 		})
-		if !errors.Is(err, errNotDirect) {
+		if !errors.Is(err, pqspan.ErrNotDirect) {
 			return join(err)
 		}
 	}

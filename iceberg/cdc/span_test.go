@@ -4,37 +4,28 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	ibg "github.com/apache/iceberg-go"
-	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg/internal/pqspan"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
 // TestParallelKeyRead: a data file of several row groups is read in spans of row
-// groups by several goroutines (rowGroupSpans): the spans cover the row groups in
+// groups by several goroutines (pqspan.Spans): the spans cover the row groups in
 // order with the right first positions, and the expected keys' scan, a plain
 // resolution (a long key column and a string one) and the key index (its batch
 // read and its large-file read, whose chunks the spans flush) find exactly the
 // live rows of the keys, as read by one goroutine.
 func TestParallelKeyRead(t *testing.T) {
-	defer func(old int64) { minSpanRows = old }(minSpanRows)
+	defer func(old int64) { pqspan.MinSpanRows = old }(pqspan.MinSpanRows)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	minSpanRows = 1000
+	pqspan.MinSpanRows = 1000
 	ctx := context.Background()
 	cat := icebergtest.NewLocalCatalog(t)
 	newTable := func(name string) *table.Table {
@@ -63,12 +54,12 @@ func TestParallelKeyRead(t *testing.T) {
 			t.Fatalf("%d row groups, want 6", n)
 		}
 		for _, par := range []int{1, 2, 4, 8} {
-			spans := rowGroupSpans(pr, pr.MetaData().Schema.ColumnIndexByName("id"), par, nil)
-			if len(spans) != min(par, 6) || spans[0].lo != 0 || spans[len(spans)-1].hi != 6 {
+			spans := pqspan.Spans(pr, pr.MetaData().Schema.ColumnIndexByName("id"), par, nil)
+			if len(spans) != min(par, 6) || spans[0].Lo != 0 || spans[len(spans)-1].Hi != 6 {
 				t.Errorf("par %d: spans %+v, want %d covering row groups 0-5", par, spans, min(par, 6))
 			}
 			for i, s := range spans {
-				if s.base != int64(s.lo)*1000 || s.hi <= s.lo || (i > 0 && s.lo != spans[i-1].hi) {
+				if s.Base != int64(s.Lo)*1000 || s.Hi <= s.Lo || (i > 0 && s.Lo != spans[i-1].Hi) {
 					t.Errorf("par %d: span %d is %+v", par, i, s)
 				}
 			}
@@ -145,9 +136,9 @@ func TestParallelKeyRead(t *testing.T) {
 // those of the row groups read, and the positions found are those of a full read,
 // for a long key column and a string one, by one goroutine and by several.
 func TestKeyReadSkipsRowGroups(t *testing.T) {
-	defer func(old int64) { minSpanRows = old }(minSpanRows)
+	defer func(old int64) { pqspan.MinSpanRows = old }(pqspan.MinSpanRows)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	minSpanRows = 1000
+	pqspan.MinSpanRows = 1000
 	ctx := context.Background()
 	// Row groups of 1000 rows in id order: group g holds ids 1000g+1 .. 1000g+1000.
 	f := newFixture(t, nil, "clustered", tableProps(map[string]string{
@@ -227,172 +218,6 @@ func TestKeyReadSkipsRowGroups(t *testing.T) {
 		samePositions(t, res.Positions(), brute)
 		if got, w := res.KeyBytes, sum(cityBytes, 0, 4); got != w {
 			t.Errorf("par %d: %d city bytes read, want %d (row groups 0 and 4 of %v)", par, got, w, cityBytes)
-		}
-	}
-}
-
-// TestKeyReadSplitsRowGroupByPages: a file of one large row group, as Spark and
-// Java Iceberg leave a compacted table (row groups roll at 128 MB), is read by
-// several goroutines in spans cut at page boundaries of its offset index
-// (pageSpans), and every span reads exactly its rows: a nullable long key and a
-// dictionary-encoded string key (whose dictionary page comes before the span's
-// first page) read in spans give every row's value at its position, as the file
-// holds them. A file without a page index is read as one span.
-func TestKeyReadSplitsRowGroupByPages(t *testing.T) {
-	defer func(old int64) { minSpanRows = old }(minSpanRows)
-	minSpanRows = 1000
-	const rows, pageRows = 60_000, 500
-	ids := make([]*int64, rows)
-	cities := make([]string, rows)
-	for i := range rows {
-		if i%97 != 5 {
-			v := int64(i) * 3
-			ids[i] = &v
-		}
-		cities[i] = fmt.Sprintf("city-%d", i%300)
-	}
-	write := func(pageIndex bool) string {
-		fieldID := func(id string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{id}) }
-		sc := arrow.NewSchema([]arrow.Field{
-			{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: fieldID("1")},
-			{Name: "city", Type: arrow.BinaryTypes.String, Metadata: fieldID("2")},
-		}, nil)
-		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-		defer b.Release()
-		for i := range rows {
-			if ids[i] == nil {
-				b.Field(0).AppendNull()
-			} else {
-				b.Field(0).(*array.Int64Builder).Append(*ids[i])
-			}
-			b.Field(1).(*array.StringBuilder).Append(cities[i])
-		}
-		rec := b.NewRecordBatch()
-		defer rec.Release()
-		path := filepath.Join(t.TempDir(), fmt.Sprint("index-", pageIndex, ".parquet"))
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// One row group; a page per write batch of 500 rows (pages of 1 byte roll
-		// at every batch).
-		w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(
-			parquet.WithMaxRowGroupLength(rows), parquet.WithBatchSize(pageRows), parquet.WithDataPageSize(1),
-			parquet.WithPageIndexEnabled(pageIndex), parquet.WithCompression(compress.Codecs.Zstd)), pqarrow.DefaultWriterProps())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	sc := ibg.NewSchema(0,
-		ibg.NestedField{ID: 1, Name: "id", Type: ibg.PrimitiveTypes.Int64},
-		ibg.NestedField{ID: 2, Name: "city", Type: ibg.PrimitiveTypes.String, Required: true})
-	idCodec, err := newKeyCodec(sc, []string{"id"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cityCodec, err := newKeyCodec(sc, []string{"city"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	fs := iceio.LocalFS{}
-	for _, pageIndex := range []bool{true, false} {
-		path := write(pageIndex)
-		var spans []rowSpan
-		err := withParquet(fs, path, func(pr *file.Reader) error {
-			if n := pr.NumRowGroups(); n != 1 {
-				t.Fatalf("%d row groups, want 1", n)
-			}
-			spans = rowGroupSpans(pr, 0, 4, nil)
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !pageIndex {
-			if len(spans) != 1 || spans[0].lo != 0 || spans[0].hi != 1 || spans[0].rows != 0 {
-				t.Errorf("no page index: spans %+v, want the row group as one", spans)
-			}
-		} else {
-			if len(spans) != 4 {
-				t.Fatalf("spans %+v, want 4 parts of the row group", spans)
-			}
-			next := int64(0)
-			for i, s := range spans {
-				if s.lo != 0 || s.hi != 1 || s.first != next || s.base != s.first || s.first%pageRows != 0 || s.rows < minSpanRows {
-					t.Errorf("span %d is %+v, want rows from %d at a page boundary", i, s, next)
-				}
-				next = s.first + s.rows
-			}
-			if next != rows {
-				t.Errorf("spans %+v end at row %d, want %d", spans, next, rows)
-			}
-			// Each part fetches its own pages: together, the id chunk once.
-			var bytes int64
-			for _, s := range spans {
-				bytes += s.bytes
-			}
-			err := withParquet(fs, path, func(pr *file.Reader) error {
-				cc, err := pr.MetaData().RowGroup(0).ColumnChunk(0)
-				if err == nil && bytes != cc.TotalCompressedSize() {
-					t.Errorf("spans fetch %d bytes, want the id chunk's %d", bytes, cc.TotalCompressedSize())
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, par := range []int{1, 4} {
-			// Every value read, by position, from all spans.
-			gotIDs := make([]*int64, rows)
-			seen := make([]int, rows)
-			var read int64
-			err := readInt64Key(ctx, fs, path, idCodec, &read, par, nil, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
-				k := 0
-				for j, d := range defs {
-					pos := base + int64(j)
-					seen[pos]++ // positions of different spans never meet
-					if d == maxDef {
-						v := vals[k]
-						gotIDs[pos] = &v
-						k++
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range rows {
-				if seen[i] != 1 || (ids[i] == nil) != (gotIDs[i] == nil) || ids[i] != nil && *ids[i] != *gotIDs[i] {
-					t.Fatalf("page index %v, par %d: row %d read %d times as %v, want %v once", pageIndex, par, i, seen[i], gotIDs[i], ids[i])
-				}
-			}
-			gotCities := make([]string, rows)
-			err = readByteArrayKey(ctx, fs, path, cityCodec, &read, par, nil, func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
-				eachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
-					if gotCities[pos] != "" {
-						t.Errorf("city of row %d read twice", pos)
-					}
-					gotCities[pos] = string(v)
-				})
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(gotCities, cities) {
-				i := slices.IndexFunc(gotCities, func(c string) bool { return c == "" })
-				t.Fatalf("page index %v, par %d: cities read differ (first unread row %d)", pageIndex, par, i)
-			}
 		}
 	}
 }
