@@ -735,8 +735,8 @@ func keyLeaves(pr *file.Reader, codec *keyCodec) ([]int, error) {
 // straight from its Parquet pages, into reused buffers, without building Arrow
 // arrays: fn gets each batch's non-null values, in row order, with the position of
 // the batch's first row and, when the column can hold nulls, its definition levels
-// (a row holds a value where its level is maxDef). It returns pqspan.ErrNotDirect when the
-// column is not stored as INT64.
+// (a row holds a value where its level is maxDef). It returns pqspan.ErrNotDirect
+// when the column is not stored as INT64.
 //
 // The file's row groups are read in up to par spans of consecutive row groups,
 // or of the pages of a large row group (see pqspan.Spans), each by a goroutine
