@@ -46,6 +46,8 @@ var (
 		"BenchmarkStreamingMergeOnRead: seed the table with every id of the key space (one batch write) before the stream, so that the first windows already write to a full-size table")
 	streamBenchKeys = flag.Int64("stream_bench_keys", 200_000,
 		"BenchmarkStreamingMergeOnRead: the key space the changes pick ids from, and with -stream_bench_seed the rows the table starts with (issue 27's scale run: 50000000)")
+	streamBenchIndexMB = flag.Int("stream_bench_index_mb", 0,
+		"BenchmarkStreamingMergeOnRead: key_index_memory_mb of the write (0: the default, 256; a 50M-row table's index is about 800 MB)")
 	streamBenchBatch = flag.Bool("stream_bench_batch", true,
 		"BenchmarkStreamingMergeOnRead: also write the same changes as one batch to a second seeded table, the baseline of streaming/batch")
 )
@@ -306,6 +308,9 @@ func benchCDCConfig(lc *icebergtest.LocalCatalog, name string) iceberg.WriteConf
 		TableProperties: map[string]string{"format-version": "3"}}
 	if *streamBenchShards > 0 {
 		cfg = cfg.With(iceberg.WithNumShards(*streamBenchShards))
+	}
+	if *streamBenchIndexMB > 0 {
+		cfg = cfg.With(iceberg.WithKeyIndexMemoryMB(*streamBenchIndexMB))
 	}
 	return cfg
 }
