@@ -365,6 +365,9 @@ func literal(v any) (ibg.Literal, error) {
 // a plain modulo would put keys that differ in high bits only (ids stepping by 16,
 // say) into few shards.
 func hashKey(key []byte) uint64 {
+	if len(key) == 8 {
+		return hash8(binary.BigEndian.Uint64(key))
+	}
 	h := uint64(14695981039346656037)
 	for _, c := range key {
 		h ^= uint64(c)
@@ -376,11 +379,31 @@ func hashKey(key []byte) uint64 {
 // hashTop is hashKey of the first n (at most 8) bytes of v's big-endian
 // encoding, without encoding it.
 func hashTop(v uint64, n int) uint64 {
+	if n == 8 {
+		return hash8(v)
+	}
 	h := uint64(14695981039346656037)
 	for i := range n {
 		h ^= v >> (56 - 8*i) & 0xff
 		h *= 1099511628211
 	}
+	return mix(h)
+}
+
+// hash8 is hashKey of v's 8-byte big-endian encoding, the loop unrolled: 6 ns a
+// key instead of 12.5 (hashKey's loop) or 20 (hashTop's), and a cold key index
+// build hashes every row of the table (BenchmarkHashKey, TestHashKeyUnrolled).
+func hash8(v uint64) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	h = (h ^ v>>56) * prime
+	h = (h ^ v>>48&0xff) * prime
+	h = (h ^ v>>40&0xff) * prime
+	h = (h ^ v>>32&0xff) * prime
+	h = (h ^ v>>24&0xff) * prime
+	h = (h ^ v>>16&0xff) * prime
+	h = (h ^ v>>8&0xff) * prime
+	h = (h ^ v&0xff) * prime
 	return mix(h)
 }
 

@@ -57,14 +57,19 @@ const IndexEntryBytes = 16
 // The index is partitioned by the hash that assigns keys to shards (Shard(key,
 // parts), parts being num_shards when shards_per_partition does not restrict
 // it, else 1): a key's partition is a function of the key alone, so any
-// worker can resolve any key. Only the partitions of keys the worker resolves are
-// held in memory, up to the budget (bytes / IndexEntryBytes entries); the others,
-// and those past the budget, are written to a local spill file as sorted runs
-// with sparse fences in memory, where a lookup reads one 4 KiB block per run.
-// Memory thus follows the shards a worker holds, a worker that is given another
-// shard (Beam moved it) loads that partition from its spill file without reading
-// the table again, and a table larger than the budget costs block reads per key
-// instead of key-column reads of the table per window.
+// worker can resolve any key. Partitions are held in memory up to the budget
+// (bytes / IndexEntryBytes entries); those past it are written to a local spill
+// file as sorted runs with sparse fences in memory, where a lookup reads one 4
+// KiB block per run. A cold build keeps the partitions that fit in memory; the
+// partitions of keys the worker resolves (claimed, see want) then take the
+// place of those it does not, which go to the spill file. Memory thus follows
+// the shards a worker holds, a worker that is given another shard (Beam moved
+// it) loads that partition from its spill file without reading the table
+// again, and a table larger than the budget costs block reads per key instead
+// of key-column reads of the table per window. (A cold build that wrote every
+// partition to the spill file, to load back those resolved, cost a 50M-row
+// streaming start 0.8 GB written and read again: about 1.5 s of its first
+// window at a 1 GB budget.)
 //
 // Each indexed row takes IndexEntryBytes: the key's fingerprint and its location.
 // Keys whose encoding fits 8 bytes (one integer, date, time or timestamp column, or
@@ -117,12 +122,17 @@ type indexEntry struct{ fp, loc uint64 }
 // fingerprint) or in the spill file (runs).
 type indexPart struct {
 	mem         bool
+	claimed     bool // a resolution of the worker wanted it (see want)
 	main, delta []indexEntry
+	pend        [][]indexEntry // sorted runs added in memory, merged by mergePending
 	runs        []spillRun
 }
 
 func (p *indexPart) entries() int64 {
 	n := int64(len(p.main) + len(p.delta))
+	for _, r := range p.pend {
+		n += int64(len(r))
+	}
 	for _, r := range p.runs {
 		n += int64(r.n)
 	}
@@ -404,16 +414,17 @@ func (x *KeyIndex) load(ctx context.Context, tbl *table.Table, ks *keySet, maxRo
 	return paths, n, nil
 }
 
-// reset empties the index (and drops its spill file). A single partition starts
-// in memory; the partitions of a sharded index come into memory when a key of
-// theirs is resolved (want).
+// reset empties the index (and drops its spill file). Every partition starts in
+// memory, unclaimed (see want).
 func (x *KeyIndex) reset() {
 	x.disabled = false
 	x.snapID, x.seq, x.tasks = 0, 0, nil
 	x.files, x.ordinal, x.deleted = nil, map[string]uint32{}, map[string]deletedRows{}
 	x.pending = map[string]table.FileScanTask{}
 	x.part = make([]indexPart, x.parts)
-	x.part[0].mem = x.parts == 1
+	for q := range x.part {
+		x.part[q].mem = true
+	}
 	x.held, x.total, x.dead = 0, 0, 0
 	x.spill.close()
 	x.spill = nil
@@ -481,7 +492,11 @@ func (x *KeyIndex) add(ctx context.Context, fs iceio.IO, tasks []table.FileScanT
 		reading = c
 		lo = hi
 	}
-	return read, settle()
+	if err := settle(); err != nil {
+		return read, err
+	}
+	x.mergePending()
+	return read, nil
 }
 
 // batchRead is a batch of data files read by readBatch, to be added by addRead.
@@ -560,19 +575,29 @@ func (x *KeyIndex) addLarge(ctx context.Context, fs iceio.IO, t table.FileScanTa
 	x.ordinal[t.File.FilePath()] = ord
 	x.files = append(x.files, indexFile{path: t.File.FilePath(), live: true})
 	var read int64
-	flush := func(es []indexEntry) error {
+	var mu sync.Mutex
+	// flush runs on the goroutines reading the file's spans: they sort and route
+	// their chunks at once, adding them one at a time. A chunk routed to several
+	// partitions is copied (scatter): its array is read into again.
+	flush := func(es []indexEntry) ([]indexEntry, error) {
 		sortEntries(es)
+		routed := x.route([][]indexEntry{es})
+		mu.Lock()
+		defer mu.Unlock()
 		x.files[ord].entries += int64(len(es))
-		for q, runs := range x.route([][]indexEntry{es}) {
+		for q, runs := range routed {
 			if err := x.addRuns(q, runs); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		return nil
+		if x.parts > 1 && x.exact {
+			return es[:0], nil
+		}
+		return nil, nil
 	}
 	rest, err := x.readFile(ctx, fs, t, uint64(ord), &read, runtime.GOMAXPROCS(0), chunk, flush)
 	if err == nil {
-		err = flush(rest)
+		_, err = flush(rest)
 	}
 	return read, err
 }
@@ -599,23 +624,22 @@ func (x *KeyIndex) route(runs [][]indexEntry) [][][]indexEntry {
 			continue
 		}
 		// Exact keys: a stable counting scatter keeps each partition's entries sorted.
-		buf := make([]indexEntry, len(r))
-		starts := x.scatter(r, buf)
-		for q := range x.parts {
-			if starts[q+1] > starts[q] {
-				out[q] = append(out[q], buf[starts[q]:starts[q+1]:starts[q+1]])
+		for q, es := range x.scatter(r) {
+			if len(es) > 0 {
+				out[q] = append(out[q], es)
 			}
 		}
 	}
 	return out
 }
 
-// scatter copies the entries of r (exact keys) into buf grouped by partition,
-// keeping their order within each, and returns where each partition starts
-// (element parts: len(r)). The partitions are hashed (the costly part: a hash
-// and a division per entry) and the entries copied by GOMAXPROCS goroutines, each
-// over a slice of r, writing to disjoint places of buf.
-func (x *KeyIndex) scatter(r, buf []indexEntry) []int {
+// scatter copies the entries of r (exact keys) into an array per partition,
+// keeping their order within each (an array each, so that a partition's entries
+// are freed when it is merged or spilled, whatever the others hold). The
+// partitions are hashed (the costly part: a hash and a division per entry) and
+// the entries copied by GOMAXPROCS goroutines, each over a slice of r, writing to
+// disjoint places of the arrays.
+func (x *KeyIndex) scatter(r []indexEntry) [][]indexEntry {
 	workers := 1
 	if len(r) >= 1<<16 {
 		workers = runtime.GOMAXPROCS(0)
@@ -636,34 +660,33 @@ func (x *KeyIndex) scatter(r, buf []indexEntry) []int {
 		})
 	}
 	wg.Wait()
-	// Worker w's entries of partition q go after those of partitions before q and
-	// those of workers before w in q.
-	starts := make([]int, x.parts+1)
+	// Worker w's entries of partition q go after those of workers before w in q.
+	out := make([][]indexEntry, x.parts)
 	next := make([][]int, workers)
 	for w := range next {
 		next[w] = make([]int, x.parts)
 	}
-	at := 0
 	for q := range x.parts {
-		starts[q] = at
+		at := 0
 		for w := range workers {
 			next[w][q] = at
 			at += counts[w][q]
 		}
+		out[q] = make([]indexEntry, at)
 	}
-	starts[x.parts] = at
 	for w := range workers {
 		wg.Go(func() {
 			lo, hi := min(w*step, len(r)), min((w+1)*step, len(r))
 			nw := next[w]
 			for i := lo; i < hi; i++ {
-				buf[nw[qs[i]]] = r[i]
-				nw[qs[i]]++
+				q := qs[i]
+				out[q][nw[q]] = r[i]
+				nw[q]++
 			}
 		})
 	}
 	wg.Wait()
-	return starts
+	return out
 }
 
 // addRuns adds sorted runs of entries to partition q: to its arrays when it is in
@@ -678,6 +701,11 @@ func (x *KeyIndex) addRuns(q int, runs [][]indexEntry) error {
 	}
 	x.total += n
 	p := &x.part[q]
+	if p.mem && x.held+n > x.limit && p.claimed {
+		if err := x.makeRoom(n); err != nil { // unclaimed partitions give way
+			return err
+		}
+	}
 	if p.mem && x.held+n > x.limit {
 		// Past the budget: the partition goes to disk with its new entries.
 		if err := x.evict(q); err != nil {
@@ -686,17 +714,45 @@ func (x *KeyIndex) addRuns(q int, runs [][]indexEntry) error {
 	}
 	if p.mem {
 		x.held += n
-		if len(p.main) == 0 && len(p.delta) == 0 {
-			p.main, p.delta = coldMerge(runs) // nothing to merge with
-			return nil
-		}
-		p.delta = mergeEntries(p.delta, mergeRuns(runs), nil)
-		if len(p.delta) > len(p.main)/4 {
-			p.main, p.delta = mergeEntries(p.main, p.delta, nil), nil
+		for _, r := range runs {
+			if len(r) > 0 {
+				p.pend = append(p.pend, r)
+			}
 		}
 		return nil
 	}
 	return x.spillRun(q, mergeRuns(runs))
+}
+
+// mergePending merges the runs added to the partitions in memory (pend) into their
+// arrays, the partitions in parallel: a file's chunks, added as they are read,
+// are merged once, not once per chunk (a 50M-row file at a 1 GB budget:
+// merging chunk by chunk was a fifth of its build).
+func (x *KeyIndex) mergePending() {
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for q := range x.part {
+		if len(x.part[q].pend) > 0 {
+			g.Go(func() error { x.part[q].mergePending(); return nil })
+		}
+	}
+	_ = g.Wait() // never an error
+}
+
+// mergePending merges p's pending runs into its arrays.
+func (p *indexPart) mergePending() {
+	if len(p.pend) == 0 {
+		return
+	}
+	if len(p.main) == 0 && len(p.delta) == 0 {
+		p.main, p.delta = coldMerge(p.pend) // nothing to merge with
+	} else {
+		p.delta = mergeEntries(p.delta, mergeRuns(p.pend), nil)
+		if len(p.delta) > len(p.main)/4 {
+			p.main, p.delta = mergeEntries(p.main, p.delta, nil), nil
+		}
+	}
+	p.pend = nil
 }
 
 // spillRun writes es as a new run of partition q, merging its shortest runs when
@@ -760,6 +816,7 @@ func (x *KeyIndex) rewriteSpill() error {
 // evict writes partition q, in memory, to the spill file as one run.
 func (x *KeyIndex) evict(q int) error {
 	p := &x.part[q]
+	p.mergePending()
 	es := mergeEntries(p.main, p.delta, nil)
 	x.held -= int64(len(p.main) + len(p.delta))
 	p.mem, p.main, p.delta = false, nil, nil
@@ -769,15 +826,42 @@ func (x *KeyIndex) evict(q int) error {
 	return x.spillRun(q, es)
 }
 
-// want brings partition q into memory when it fits the budget: from its spilled
-// runs, or, when nothing of it is indexed yet, by marking it so that the entries
-// the index reads next stay in memory.
+// makeRoom evicts unclaimed partitions held in memory, the largest first, until n
+// more entries fit the budget or none is left.
+func (x *KeyIndex) makeRoom(n int64) error {
+	for x.held+n > x.limit {
+		v := -1
+		for q := range x.part {
+			if p := &x.part[q]; p.mem && !p.claimed && p.entries() > 0 && (v < 0 || p.entries() > x.part[v].entries()) {
+				v = q
+			}
+		}
+		if v < 0 {
+			return nil
+		}
+		if err := x.evict(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// want claims partition q for the worker's resolutions and brings it into memory
+// when it fits the budget, unclaimed partitions giving way (makeRoom): from its
+// spilled runs, or, when nothing of it is indexed yet, by marking it so that the
+// entries the index reads next stay in memory.
 func (x *KeyIndex) want(q int) error {
 	p := &x.part[q]
+	p.claimed = true
 	if p.mem {
 		return nil
 	}
 	n := p.entries()
+	if x.held+n > x.limit {
+		if err := x.makeRoom(n); err != nil {
+			return err
+		}
+	}
 	if x.held+n > x.limit {
 		return nil // looked up on disk
 	}
@@ -1023,37 +1107,40 @@ func mergeInto(out, a, b []indexEntry) {
 // no particular order.
 //
 // With flush, readFile hands flush its entries each time they reach about chunk
-// (after a page or batch of rows) and returns the rest; flush may keep the slice.
-// Flush is called by one goroutine at a time.
-func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ord uint64, read *int64, par, chunk int, flush func([]indexEntry) error) ([]indexEntry, error) {
+// (after a page or batch of rows) and returns the rest; flush may keep the slice,
+// or return it (emptied) to be filled again. Flush may be called by several
+// goroutines at once (one a span).
+func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ord uint64, read *int64, par, chunk int, flush func([]indexEntry) ([]indexEntry, error)) ([]indexEntry, error) {
 	path := t.File.FilePath()
 	deleted, err := deletedPositions(fs, t)
 	if err != nil {
 		return nil, err
 	}
 	par = max(par, 1)
-	size := max(0, t.File.Count())
+	// The entries of each span of a direct read: its share of the file's rows, or
+	// with flush of chunk entries.
+	size := max(0, t.File.Count()) / int64(par)
 	if flush != nil {
-		// Each span holds up to its share of chunk entries.
 		chunk = max(chunk/par, 1)
-		size = min(size, int64(chunk))
+		size = min(size+1, int64(chunk))
 	}
-	// The entries of each span of a direct read.
 	outs := make([][]indexEntry, par)
 	for i := range outs {
-		outs[i] = make([]indexEntry, 0, size/int64(par))
+		outs[i] = make([]indexEntry, 0, size)
 	}
-	var flushMu sync.Mutex
-	flushed := false
-	emit := func(span int) error {
-		if flush == nil || len(outs[span]) < chunk {
+	var flushed atomic.Bool
+	// room makes room for n more entries of a span: with flush, a full buffer is
+	// flushed and replaced rather than grown (growing copied each 256 MB chunk once
+	// more: a quarter of a 50M-row build's time).
+	room := func(span, n int) error {
+		if flush == nil || len(outs[span])+n <= cap(outs[span]) || len(outs[span]) == 0 {
 			return nil
 		}
-		flushMu.Lock()
-		defer flushMu.Unlock()
-		flushed = true
-		err := flush(outs[span])
-		outs[span] = make([]indexEntry, 0, size)
+		flushed.Store(true)
+		spare, err := flush(outs[span])
+		if outs[span] = spare; cap(spare) < int(size) {
+			outs[span] = make([]indexEntry, 0, size)
+		}
 		return err
 	}
 	rest := func(err error) ([]indexEntry, error) {
@@ -1074,6 +1161,9 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 	err = pqspan.ErrNotDirect
 	if _, long := x.codec.types[0].(ibg.Int64Type); long && len(x.codec.types) == 1 && x.exact {
 		err = readInt64Key(ctx, fs, path, x.codec, read, par, nil, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
+			if err := room(span, len(vals)); err != nil {
+				return err
+			}
 			out := outs[span]
 			if defs == nil {
 				for j, v := range vals {
@@ -1094,24 +1184,27 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 				}
 			}
 			outs[span] = out
-			return emit(span)
+			return nil
 		})
 	} else if len(x.codec.types) == 1 && isBytesType(x.codec.types[0]) {
 		bufs := make([][]byte, par)
 		err = readByteArrayKey(ctx, fs, path, x.codec, read, par, nil, func(span int, vals []parquet.ByteArray, defs []int16, maxDef int16, base int64) error {
+			if err := room(span, len(vals)); err != nil {
+				return err
+			}
 			pqspan.EachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
 				if live(pos) {
 					bufs[span] = appendEscaped(bufs[span][:0], v)
 					outs[span] = append(outs[span], indexEntry{fp: x.fp(bufs[span]), loc: ord<<32 | uint64(pos)})
 				}
 			})
-			return emit(span)
+			return nil
 		})
 	}
 	if !errors.Is(err, pqspan.ErrNotDirect) {
 		return rest(err)
 	}
-	if flushed { // never: the column's type is checked before its first page
+	if flushed.Load() { // never: the column's type is checked before its first page
 		return nil, fmt.Errorf("%s: key column %q not read directly after part of it was", path, x.codec.names[0])
 	}
 	out := outs[0][:0]
@@ -1119,8 +1212,10 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 		if flush == nil || len(out) < chunk {
 			return nil
 		}
-		err := flush(out)
-		out = make([]indexEntry, 0, size)
+		spare, err := flush(out)
+		if out = spare; cap(spare) < int(size) {
+			out = make([]indexEntry, 0, size)
+		}
 		return err
 	}
 	err = readKeyColumns(ctx, fs, path, x.codec, read, func(cols []arrow.Array, encs []arrowKeyFn, base int64) error {

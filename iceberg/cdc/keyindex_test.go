@@ -669,3 +669,75 @@ func TestRouteExactKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyIndexColdBuildKeepsPartitions: a cold build of an index in partitions
+// keeps those that fit the budget in memory (an index within its budget writes no
+// spill file, so the first resolution reads none back), and a partition a worker
+// then resolves takes the place of partitions it does not resolve: its lookups
+// read no spill block, and memory stays within the budget.
+func TestKeyIndexColdBuildKeepsPartitions(t *testing.T) {
+	f := newFixture(t, nil, "coldparts", partitioned())
+	f.seed(t, cityRows(8000), 500)
+	tbl := f.table(t)
+	const parts = 4
+	shardOf := func(id int64) int {
+		kb, err := f.parser.AppendKey(nil, []any{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Shard(kb, parts)
+	}
+	inShard := make([]int64, parts)
+	var keys2 [][]any
+	want2 := map[int64]bool{}
+	for id := int64(1); id <= 8000; id++ {
+		q := shardOf(id)
+		inShard[q]++
+		if q == 2 && id%7 == 0 {
+			keys2, want2[id] = append(keys2, []any{id}), true
+		}
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		budget int64 // entries
+	}{{"fits", 8000}, {"one and a half partitions", inShard[2] + inShard[2]/2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			codec, err := newKeyCodec(tbl.Schema(), []string{"id"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := newKeyIndex(codec, tc.budget*IndexEntryBytes, parts)
+			x.mu.Lock()
+			if err := x.sync(ctx, tbl); err == nil {
+				_, _, err = x.load(ctx, tbl, nil, 0) // the warm-up's build
+			}
+			x.mu.Unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.budget >= 8000 {
+				if x.Held() != 8000 || x.spill != nil {
+					t.Fatalf("cold build within the budget holds %d of 8000 rows in memory (spill file %v)", x.Held(), x.spill != nil)
+				}
+			} else if x.Held() == 0 || x.Held() > tc.budget {
+				t.Fatalf("cold build holds %d rows in memory, want some, at most the budget's %d", x.Held(), tc.budget)
+			}
+			ks, err := newKeySet(codec, keys2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, ok, err := x.resolve(ctx, tbl, ks, true)
+			if err != nil || !ok {
+				t.Fatalf("resolve: %v %v", ok, err)
+			}
+			samePositions(t, res.Positions(), bruteForce(t, tbl, func(id int64, _ string) bool { return want2[id] }))
+			if res.SpillBytes != 0 || !x.part[2].mem {
+				t.Fatalf("partition 2, resolved, in memory %v; its lookups read %d spill bytes", x.part[2].mem, res.SpillBytes)
+			}
+			if x.Held() > tc.budget {
+				t.Fatalf("%d rows in memory, past the budget of %d", x.Held(), tc.budget)
+			}
+		})
+	}
+}
