@@ -25,6 +25,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/icebeam/icebeam/iceberg/internal/keyrun"
 	"github.com/icebeam/icebeam/iceberg/internal/pqspan"
 )
 
@@ -116,7 +117,7 @@ type KeyIndex struct {
 	fingerprint func(enc []byte) uint64
 }
 
-type indexEntry struct{ fp, loc uint64 }
+type indexEntry = keyrun.Entry
 
 // indexPart is one partition of a KeyIndex: in memory (main and delta, sorted by
 // fingerprint) or in the spill file (runs).
@@ -525,7 +526,7 @@ func (x *KeyIndex) readBatch(ctx context.Context, fs iceio.IO, tasks []table.Fil
 			if err != nil {
 				return err
 			}
-			sortEntries(es)
+			keyrun.Sort(es)
 			b.routed[i] = x.route([][]indexEntry{es})
 			return nil
 		})
@@ -580,7 +581,7 @@ func (x *KeyIndex) addLarge(ctx context.Context, fs iceio.IO, t table.FileScanTa
 	// their chunks at once, adding them one at a time. A chunk routed to several
 	// partitions is copied (scatter): its array is read into again.
 	flush := func(es []indexEntry) ([]indexEntry, error) {
-		sortEntries(es)
+		keyrun.Sort(es)
 		routed := x.route([][]indexEntry{es})
 		mu.Lock()
 		defer mu.Unlock()
@@ -616,8 +617,8 @@ func (x *KeyIndex) route(runs [][]indexEntry) [][][]indexEntry {
 		}
 		if !x.exact { // the partition is in the top bits: contiguous slices
 			for lo := 0; lo < len(r); {
-				q := x.partOf(r[lo].fp)
-				hi := lo + sort.Search(len(r)-lo, func(i int) bool { return x.partOf(r[lo+i].fp) > q })
+				q := x.partOf(r[lo].FP)
+				hi := lo + sort.Search(len(r)-lo, func(i int) bool { return x.partOf(r[lo+i].FP) > q })
 				out[q] = append(out[q], r[lo:hi])
 				lo = hi
 			}
@@ -653,7 +654,7 @@ func (x *KeyIndex) scatter(r []indexEntry) [][]indexEntry {
 		wg.Go(func() {
 			lo, hi := min(w*step, len(r)), min((w+1)*step, len(r))
 			for i := lo; i < hi; i++ {
-				q := x.partOf(r[i].fp)
+				q := x.partOf(r[i].FP)
 				qs[i] = uint32(q)
 				counts[w][q]++
 			}
@@ -721,7 +722,7 @@ func (x *KeyIndex) addRuns(q int, runs [][]indexEntry) error {
 		}
 		return nil
 	}
-	return x.spillRun(q, mergeRuns(runs))
+	return x.spillRun(q, keyrun.MergeRuns(runs))
 }
 
 // mergePending merges the runs added to the partitions in memory (pend) into their
@@ -745,11 +746,11 @@ func (p *indexPart) mergePending() {
 		return
 	}
 	if len(p.main) == 0 && len(p.delta) == 0 {
-		p.main, p.delta = coldMerge(p.pend) // nothing to merge with
+		p.main, p.delta = keyrun.ColdMerge(p.pend) // nothing to merge with
 	} else {
-		p.delta = mergeEntries(p.delta, mergeRuns(p.pend), nil)
+		p.delta = keyrun.Merge(p.delta, keyrun.MergeRuns(p.pend), nil)
 		if len(p.delta) > len(p.main)/4 {
-			p.main, p.delta = mergeEntries(p.main, p.delta, nil), nil
+			p.main, p.delta = keyrun.Merge(p.main, p.delta, nil), nil
 		}
 	}
 	p.pend = nil
@@ -817,7 +818,7 @@ func (x *KeyIndex) rewriteSpill() error {
 func (x *KeyIndex) evict(q int) error {
 	p := &x.part[q]
 	p.mergePending()
-	es := mergeEntries(p.main, p.delta, nil)
+	es := keyrun.Merge(p.main, p.delta, nil)
 	x.held -= int64(len(p.main) + len(p.delta))
 	p.mem, p.main, p.delta = false, nil, nil
 	if len(es) == 0 {
@@ -879,7 +880,7 @@ func (x *KeyIndex) want(q int) error {
 }
 
 // live accepts the entries of live files.
-func (x *KeyIndex) live(e *indexEntry) bool { return x.files[e.loc>>32].live }
+func (x *KeyIndex) live(e *indexEntry) bool { return x.files[e.Loc>>32].live }
 
 // compact drops the entries of files no longer live from every partition.
 func (x *KeyIndex) compact() error {
@@ -887,7 +888,7 @@ func (x *KeyIndex) compact() error {
 	for q := range x.part {
 		p := &x.part[q]
 		if p.mem {
-			p.main, p.delta = mergeEntries(p.main, p.delta, x.live), nil
+			p.main, p.delta = keyrun.Merge(p.main, p.delta, x.live), nil
 			x.held += int64(len(p.main))
 			x.total += int64(len(p.main))
 			continue
@@ -912,193 +913,6 @@ func (x *KeyIndex) compact() error {
 	}
 	x.dead = 0
 	return x.rewriteSpill()
-}
-
-// sortEntries sorts es by fingerprint. Entries read from a file written in key
-// order (exact keys) are found sorted in one pass; others (random keys, hashed
-// fingerprints) are radix sorted.
-func sortEntries(es []indexEntry) {
-	cmpFP := func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) }
-	switch {
-	case slices.IsSortedFunc(es, cmpFP):
-	case len(es) < 1024:
-		slices.SortFunc(es, cmpFP)
-	default:
-		radixSort(es)
-	}
-}
-
-// radixSort sorts es by fingerprint, stably: a least significant digit radix sort,
-// one byte a pass, skipping the bytes every fingerprint shares (the high bytes of
-// small integer keys). It takes a buffer of len(es) entries.
-func radixSort(es []indexEntry) {
-	var counts [8][256]int
-	for _, e := range es {
-		for b := range 8 {
-			counts[b][byte(e.fp>>(8*b))]++
-		}
-	}
-	src, dst := es, make([]indexEntry, len(es))
-	for b := range 8 {
-		c := &counts[b]
-		shift := 8 * b
-		if c[byte(es[0].fp>>shift)] == len(es) {
-			continue // every fingerprint has this byte
-		}
-		var next [256]int
-		sum := 0
-		for d := range 256 {
-			next[d] = sum
-			sum += c[d]
-		}
-		for _, e := range src {
-			d := byte(e.fp >> shift)
-			dst[next[d]] = e
-			next[d]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &es[0] {
-		copy(es, src)
-	}
-}
-
-// mergeRuns merges sorted runs into one sorted array: pairwise, level by level,
-// between two arrays of the total size (log2(len(runs)) passes, two allocations).
-// A single run is returned as it is; disjoint runs are concatenated (concatDisjoint).
-func mergeRuns(runs [][]indexEntry) []indexEntry {
-	runs = slices.DeleteFunc(slices.Clone(runs), func(r []indexEntry) bool { return len(r) == 0 })
-	switch len(runs) {
-	case 0:
-		return nil
-	case 1:
-		return runs[0]
-	}
-	if out, ok := concatDisjoint(runs); ok {
-		return out
-	}
-	bounds := []int{0} // run i is src[bounds[i]:bounds[i+1]]
-	var n int
-	for _, r := range runs {
-		n += len(r)
-		bounds = append(bounds, n)
-	}
-	src, dst := make([]indexEntry, n), make([]indexEntry, n)
-	for i, r := range runs {
-		copy(src[bounds[i]:], r)
-	}
-	for len(bounds) > 2 {
-		next := []int{0}
-		for i := 0; i+1 < len(bounds); i += 2 {
-			lo, mid := bounds[i], bounds[i+1]
-			if i+2 == len(bounds) { // an odd run out: carried to the next level
-				copy(dst[lo:mid], src[lo:mid])
-				next = append(next, mid)
-				continue
-			}
-			hi := bounds[i+2]
-			mergeInto(dst[lo:hi], src[lo:mid], src[mid:hi])
-			next = append(next, hi)
-		}
-		bounds = next
-		src, dst = dst, src
-	}
-	return src
-}
-
-// concatDisjoint returns the sorted runs concatenated in the order of their
-// first fingerprints when none overlaps the next (the files of a table compacted
-// in key order, exact keys): one copy instead of a merge pass per level.
-func concatDisjoint(runs [][]indexEntry) ([]indexEntry, bool) {
-	order := slices.Clone(runs)
-	slices.SortFunc(order, func(a, b []indexEntry) int { return cmp.Compare(a[0].fp, b[0].fp) })
-	n := len(order[0])
-	for i := 1; i < len(order); i++ {
-		if order[i-1][len(order[i-1])-1].fp > order[i][0].fp {
-			return nil, false
-		}
-		n += len(order[i])
-	}
-	out := make([]indexEntry, 0, n)
-	for _, r := range order {
-		out = append(out, r...)
-	}
-	return out, true
-}
-
-// coldMerge merges the sorted runs of a cold start into the two arrays lookups
-// search: the shortest runs, up to a quarter of the entries, into delta (a table's many
-// small files, such as one per CDC commit), the others into main. Each array takes
-// log2 of its own run count in passes, so the long runs of the large files are copied
-// fewer times than one merge of every run would copy them (BenchmarkMergeRuns).
-func coldMerge(runs [][]indexEntry) (main, delta []indexEntry) {
-	total := 0
-	for _, r := range runs {
-		total += len(r)
-	}
-	sorted := slices.Clone(runs)
-	slices.SortStableFunc(sorted, func(a, b []indexEntry) int { return cmp.Compare(len(a), len(b)) })
-	k, n := 0, 0 // sorted[:k] are the short runs
-	for k < len(sorted) && n+len(sorted[k]) <= total/4 {
-		n += len(sorted[k])
-		k++
-	}
-	return mergeRuns(sorted[k:]), mergeRuns(sorted[:k])
-}
-
-// mergeEntries merges two sorted arrays into a new one, keeping (and rewriting)
-// the entries keep accepts (all when nil).
-func mergeEntries(a, b []indexEntry, keep func(*indexEntry) bool) []indexEntry {
-	if keep == nil {
-		return mergeAll(a, b)
-	}
-	out := make([]indexEntry, 0, len(a)+len(b))
-	push := func(e indexEntry) {
-		if keep == nil || keep(&e) {
-			out = append(out, e)
-		}
-	}
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if a[i].fp <= b[j].fp {
-			push(a[i])
-			i++
-		} else {
-			push(b[j])
-			j++
-		}
-	}
-	for ; i < len(a); i++ {
-		push(a[i])
-	}
-	for ; j < len(b); j++ {
-		push(b[j])
-	}
-	return slices.Clip(out)
-}
-
-// mergeAll merges two sorted arrays into a new one.
-func mergeAll(a, b []indexEntry) []indexEntry {
-	out := make([]indexEntry, len(a)+len(b))
-	mergeInto(out, a, b)
-	return out
-}
-
-// mergeInto merges the sorted arrays a and b into out, of their total length.
-func mergeInto(out, a, b []indexEntry) {
-	i, j, k := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		if a[i].fp <= b[j].fp {
-			out[k] = a[i]
-			i++
-		} else {
-			out[k] = b[j]
-			j++
-		}
-		k++
-	}
-	k += copy(out[k:], a[i:])
-	copy(out[k:], b[j:])
 }
 
 // readFile returns the index entries of the live rows of task's data file, whose
@@ -1168,7 +982,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 			if defs == nil {
 				for j, v := range vals {
 					if pos := base + int64(j); live(pos) {
-						out = append(out, indexEntry{fp: uint64(v) ^ 1<<63, loc: ord<<32 | uint64(pos)})
+						out = append(out, indexEntry{FP: uint64(v) ^ 1<<63, Loc: ord<<32 | uint64(pos)})
 					}
 				}
 			} else {
@@ -1178,7 +992,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 						continue // a null key: not indexed
 					}
 					if pos := base + int64(j); live(pos) {
-						out = append(out, indexEntry{fp: uint64(vals[k]) ^ 1<<63, loc: ord<<32 | uint64(pos)})
+						out = append(out, indexEntry{FP: uint64(vals[k]) ^ 1<<63, Loc: ord<<32 | uint64(pos)})
 					}
 					k++
 				}
@@ -1195,7 +1009,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 			pqspan.EachValue(vals, defs, maxDef, base, func(v parquet.ByteArray, pos int64) {
 				if live(pos) {
 					bufs[span] = appendEscaped(bufs[span][:0], v)
-					outs[span] = append(outs[span], indexEntry{fp: x.fp(bufs[span]), loc: ord<<32 | uint64(pos)})
+					outs[span] = append(outs[span], indexEntry{FP: x.fp(bufs[span]), Loc: ord<<32 | uint64(pos)})
 				}
 			})
 			return nil
@@ -1224,7 +1038,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 			for j, v := range a.Int64Values() {
 				pos := base + int64(j)
 				if (!nulls || a.IsValid(j)) && (deleted == nil || live(pos)) {
-					out = append(out, indexEntry{fp: uint64(v) ^ 1<<63, loc: ord<<32 | uint64(pos)})
+					out = append(out, indexEntry{FP: uint64(v) ^ 1<<63, Loc: ord<<32 | uint64(pos)})
 				}
 			}
 			return emitOne()
@@ -1243,7 +1057,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 				}
 				buf = enc(buf, j)
 			}
-			out = append(out, indexEntry{fp: x.fp(buf), loc: ord<<32 | uint64(pos)})
+			out = append(out, indexEntry{FP: x.fp(buf), Loc: ord<<32 | uint64(pos)})
 		}
 		return emitOne()
 	})
@@ -1270,10 +1084,10 @@ func (x *KeyIndex) find(l *lookups, fp uint64, fn func(loc uint64)) error {
 	if p.mem {
 		cur := &l.mem[q]
 		for a, es := range [2][]indexEntry{p.main, p.delta} {
-			i := gallop(es, cur[a], fp)
+			i := keyrun.Gallop(es, cur[a], fp)
 			cur[a] = i
-			for ; i < len(es) && es[i].fp == fp; i++ {
-				fn(es[i].loc)
+			for ; i < len(es) && es[i].FP == fp; i++ {
+				fn(es[i].Loc)
 			}
 		}
 		return nil
@@ -1289,22 +1103,6 @@ func (x *KeyIndex) find(l *lookups, fp uint64, fn func(loc uint64)) error {
 		}
 	}
 	return nil
-}
-
-// gallop returns the first index at or after from whose fingerprint is at least fp:
-// an exponential search forward from from, then a binary search within the last step.
-func gallop(es []indexEntry, from int, fp uint64) int {
-	if from >= len(es) || es[from].fp >= fp {
-		return from
-	}
-	lo, step := from, 1 // es[lo].fp < fp
-	for lo+step < len(es) && es[lo+step].fp < fp {
-		lo += step
-		step *= 2
-	}
-	hi := min(lo+step, len(es))
-	i, _ := slices.BinarySearchFunc(es[lo+1:hi], fp, func(e indexEntry, fp uint64) int { return cmp.Compare(e.fp, fp) })
-	return lo + 1 + i
 }
 
 // deletedOf returns the deleted positions of the live data file at path (nil:

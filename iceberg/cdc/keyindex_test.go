@@ -1,7 +1,6 @@
 package cdc
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg/internal/keyrun"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
@@ -254,180 +254,6 @@ func TestKeyIndexWarm(t *testing.T) {
 	indexes.Unlock()
 }
 
-// TestMergeRuns: sorted runs of any length (empty ones too), overlapping or
-// disjoint, merge into the sorted multiset of their entries, duplicates kept.
-func TestMergeRuns(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	for c := range 12 {
-		// Overlapping runs, then disjoint ones in descending order (files compacted
-		// in key order; a run's last fingerprint may equal the next one's first).
-		n, disjoint := []int{0, 1, 2, 3, 7, 16}[c%6], c >= 6
-		var runs [][]indexEntry
-		var all []indexEntry
-		for i := range n {
-			run := make([]indexEntry, rng.IntN(50)*(i%3))
-			base := 0
-			if disjoint {
-				base = (n - i) * 39
-			}
-			for j := range run {
-				run[j] = indexEntry{fp: uint64(base + rng.IntN(40)), loc: uint64(i)<<32 | uint64(j)}
-			}
-			sortEntries(run)
-			runs = append(runs, run)
-			all = append(all, run...)
-		}
-		got := mergeRuns(runs)
-		if len(got) != len(all) || !slices.IsSortedFunc(got, func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) }) {
-			t.Fatalf("%d runs: merged %d of %d entries, sorted %v", n, len(got), len(all), slices.IsSortedFunc(got, func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) }))
-		}
-		byLoc := func(a, b indexEntry) int { return cmp.Or(cmp.Compare(a.fp, b.fp), cmp.Compare(a.loc, b.loc)) }
-		slices.SortFunc(got, byLoc)
-		slices.SortFunc(all, byLoc)
-		if !slices.Equal(got, all) {
-			t.Fatalf("%d runs: merged entries differ from the runs'", n)
-		}
-		// A cold start's two arrays: each sorted, together the runs' entries, the
-		// delta no more than a quarter of them.
-		main, delta := coldMerge(runs)
-		sorted := func(es []indexEntry) bool {
-			return slices.IsSortedFunc(es, func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) })
-		}
-		both := slices.SortedFunc(slices.Values(append(slices.Clone(main), delta...)), byLoc)
-		if !sorted(main) || !sorted(delta) || !slices.Equal(both, all) || len(delta) > len(all)/4 {
-			t.Fatalf("%d runs: cold merge main %d, delta %d entries (sorted %v %v) of %d", n, len(main), len(delta), sorted(main), sorted(delta), len(all))
-		}
-	}
-}
-
-// TestRadixSort: radixSort orders entries by fingerprint as a stable sort does
-// (equal fingerprints keep their order), for random fingerprints, fingerprints that
-// share their high bytes (small integers), and a single repeated one.
-func TestRadixSort(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
-	for name, fp := range map[string]func() uint64{
-		"random":  rng.Uint64,
-		"small":   func() uint64 { return uint64(rng.IntN(5000)) ^ 1<<63 },
-		"one key": func() uint64 { return 42 },
-	} {
-		es := make([]indexEntry, 20_000)
-		for i := range es {
-			es[i] = indexEntry{fp: fp(), loc: uint64(i)}
-		}
-		want := slices.Clone(es)
-		slices.SortStableFunc(want, func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) })
-		sortEntries(es)
-		if !slices.Equal(es, want) {
-			t.Errorf("%s: radix sorted entries differ from a stable sort", name)
-		}
-	}
-}
-
-// BenchmarkMergeRuns merges the runs of a table after 30 CDC batches: 4 large files
-// of 205,000 live keys and 30 of 8,000 (random ids), as bench_merge.sh leaves it.
-func BenchmarkMergeRuns(b *testing.B) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	var runs [][]indexEntry
-	for i := range 34 {
-		n := 8_000
-		if i%9 == 0 { // spread the large ones among the small
-			n = 205_000
-		}
-		run := make([]indexEntry, n)
-		for j := range run {
-			run[j] = indexEntry{fp: rng.Uint64(), loc: uint64(i)<<32 | uint64(j)}
-		}
-		sortEntries(run)
-		runs = append(runs, run)
-	}
-	b.Run("one", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			mergeRuns(runs)
-		}
-	})
-	b.Run("cold", func(b *testing.B) { // main and delta, as a cold start builds them
-		b.ReportAllocs()
-		for b.Loop() {
-			coldMerge(runs)
-		}
-	})
-}
-
-// BenchmarkSortEntries sorts the entries of one file of 1,000,000 rows: "compacted",
-// integer keys below 1.2M in 289 sorted runs (a compaction's output of many CDC
-// files, as bench_merge.sh --maintain leaves it), and "hashed", random 64-bit
-// fingerprints (string or UUID keys).
-func BenchmarkSortEntries(b *testing.B) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	const n = 1_000_000
-	compacted := make([]indexEntry, n)
-	for i := range compacted {
-		compacted[i] = indexEntry{fp: uint64(rng.IntN(1_200_000)) ^ 1<<63, loc: uint64(i)}
-	}
-	for lo := 0; lo < n; lo += n / 289 {
-		run := compacted[lo:min(lo+n/289, n)]
-		slices.SortFunc(run, func(a, b indexEntry) int { return cmp.Compare(a.fp, b.fp) })
-	}
-	hashed := make([]indexEntry, n)
-	for i := range hashed {
-		hashed[i] = indexEntry{fp: rng.Uint64(), loc: uint64(i)}
-	}
-	for name, src := range map[string][]indexEntry{"compacted": compacted, "hashed": hashed} {
-		b.Run(name, func(b *testing.B) {
-			es := make([]indexEntry, n)
-			b.ReportAllocs()
-			for b.Loop() {
-				copy(es, src)
-				sortEntries(es)
-			}
-		})
-	}
-}
-
-// TestGallop: gallop finds, from any starting point at or before it, the first entry
-// whose fingerprint is at least fp, as a binary search of the whole array does; and
-// find, fed fingerprints in ascending order, reports every entry of each (duplicates
-// in main and delta included).
-func TestGallop(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	es := make([]indexEntry, 5000)
-	for i := range es {
-		es[i] = indexEntry{fp: uint64(rng.IntN(3000)), loc: uint64(i)}
-	}
-	sortEntries(es)
-	lower := func(fp uint64) int {
-		i, _ := slices.BinarySearchFunc(es, fp, func(e indexEntry, fp uint64) int { return cmp.Compare(e.fp, fp) })
-		return i
-	}
-	for range 2000 {
-		fp := uint64(rng.IntN(3100))
-		want := lower(fp)
-		from := rng.IntN(want + 1)
-		if got := gallop(es, from, fp); got != want {
-			t.Fatalf("gallop(from %d, fp %d) = %d, want %d", from, fp, got, want)
-		}
-	}
-	x := &KeyIndex{parts: 1, part: []indexPart{{mem: true, main: es[:4000], delta: slices.Clone(es[4000:])}}}
-	sortEntries(x.part[0].delta)
-	l := &lookups{mem: make([][2]int, 1), runs: make([][]runCursor, 1)}
-	var got []uint64
-	for fp := range uint64(3100) {
-		if err := x.find(l, fp, func(loc uint64) { got = append(got, loc) }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	slices.Sort(got)
-	for i, loc := range got {
-		if loc != uint64(i) {
-			t.Fatalf("find reported %d locations, want each of 5000 once", len(got))
-		}
-	}
-	if len(got) != len(es) {
-		t.Fatalf("find reported %d locations, want 5000", len(got))
-	}
-}
-
 // shuffledCities is a partitioned, indexed fixture of 6,000 city rows in a
 // shuffled order (by seed), 400 a file, whose ids 10, 11 and 5000 were deleted.
 func shuffledCities(t *testing.T, name string, seed uint64) *fixture {
@@ -654,7 +480,7 @@ func TestRouteExactKeys(t *testing.T) {
 				if tc.width == 4 {
 					v &^= 1<<32 - 1 // a 4-byte key is left-aligned
 				}
-				es[i] = indexEntry{fp: v, loc: uint64(i)}
+				es[i] = indexEntry{FP: v, Loc: uint64(i)}
 				var b [8]byte
 				binary.BigEndian.PutUint64(b[:], v)
 				q := Shard(b[:tc.width], parts)
@@ -739,5 +565,34 @@ func TestKeyIndexColdBuildKeepsPartitions(t *testing.T) {
 				t.Fatalf("%d rows in memory, past the budget of %d", x.Held(), tc.budget)
 			}
 		})
+	}
+}
+
+// TestFindMainAndDelta: find, fed fingerprints in ascending order, reports every
+// entry of each (duplicates in main and delta included).
+func TestFindMainAndDelta(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	es := make([]indexEntry, 5000)
+	for i := range es {
+		es[i] = indexEntry{FP: uint64(rng.IntN(3000)), Loc: uint64(i)}
+	}
+	keyrun.Sort(es)
+	x := &KeyIndex{parts: 1, part: []indexPart{{mem: true, main: es[:4000], delta: slices.Clone(es[4000:])}}}
+	keyrun.Sort(x.part[0].delta)
+	l := &lookups{mem: make([][2]int, 1), runs: make([][]runCursor, 1)}
+	var got []uint64
+	for fp := range uint64(3100) {
+		if err := x.find(l, fp, func(loc uint64) { got = append(got, loc) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Sort(got)
+	for i, loc := range got {
+		if loc != uint64(i) {
+			t.Fatalf("find reported %d locations, want each of 5000 once", len(got))
+		}
+	}
+	if len(got) != len(es) {
+		t.Fatalf("find reported %d locations, want 5000", len(got))
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"sort"
+
+	"github.com/icebeam/icebeam/iceberg/internal/keyrun"
 )
 
 // fenceStep is the number of entries of a spilled run between two fences: a
@@ -58,8 +60,8 @@ func (s *spillFile) write(es []indexEntry) (spillRun, error) {
 	for lo := 0; lo < len(es); lo += chunk {
 		buf = buf[:0]
 		for _, e := range es[lo:min(lo+chunk, len(es))] {
-			buf = binary.LittleEndian.AppendUint64(buf, e.fp)
-			buf = binary.LittleEndian.AppendUint64(buf, e.loc)
+			buf = binary.LittleEndian.AppendUint64(buf, e.FP)
+			buf = binary.LittleEndian.AppendUint64(buf, e.Loc)
 		}
 		if _, err := s.f.WriteAt(buf, s.size); err != nil {
 			return spillRun{}, fmt.Errorf("key index spill: %w", err)
@@ -67,7 +69,7 @@ func (s *spillFile) write(es []indexEntry) (spillRun, error) {
 		s.size += int64(len(buf))
 	}
 	for i := 0; i < len(es); i += fenceStep {
-		r.fences = append(r.fences, es[i].fp)
+		r.fences = append(r.fences, es[i].FP)
 	}
 	s.live += int64(len(es)) * IndexEntryBytes
 	return r, nil
@@ -80,7 +82,7 @@ func (s *spillFile) read(dst []indexEntry, r spillRun, lo, hi int) ([]indexEntry
 		return nil, fmt.Errorf("key index spill: %w", err)
 	}
 	for i := 0; i < len(buf); i += IndexEntryBytes {
-		dst = append(dst, indexEntry{fp: binary.LittleEndian.Uint64(buf[i:]), loc: binary.LittleEndian.Uint64(buf[i+8:])})
+		dst = append(dst, indexEntry{FP: binary.LittleEndian.Uint64(buf[i:]), Loc: binary.LittleEndian.Uint64(buf[i+8:])})
 	}
 	return dst, nil
 }
@@ -98,7 +100,7 @@ func (s *spillFile) readAll(runs []spillRun, keep func(*indexEntry) bool) ([]ind
 			parts[i] = slices.DeleteFunc(parts[i], func(e indexEntry) bool { return !keep(&e) })
 		}
 	}
-	return mergeRuns(parts), nil
+	return keyrun.MergeRuns(parts), nil
 }
 
 // drop forgets runs (their space is reclaimed by the next rewrite of the file).
@@ -135,12 +137,12 @@ func (s *spillFile) find(r *spillRun, c *runCursor, fp uint64, fn func(loc uint6
 			c.blk = blk
 			read += int64(hi-lo) * IndexEntryBytes
 		}
-		i, _ := slices.BinarySearchFunc(c.es, fp, func(e indexEntry, fp uint64) int { return cmp.Compare(e.fp, fp) })
+		i, _ := slices.BinarySearchFunc(c.es, fp, func(e indexEntry, fp uint64) int { return cmp.Compare(e.FP, fp) })
 		for ; i < len(c.es); i++ {
-			if c.es[i].fp != fp {
+			if c.es[i].FP != fp {
 				return read, nil
 			}
-			fn(c.es[i].loc)
+			fn(c.es[i].Loc)
 		}
 	}
 	return read, nil
