@@ -65,8 +65,8 @@ var (
 	KeyFilesRead     = keyjoin.FilesRead
 	// KeyBytesRead counts the stored bytes of key columns the merge-on-read shards
 	// and the key join read to resolve keys (building or updating the key index,
-	// or reading candidate files without one); KeyIndexSpillRead the bytes of key index
-	// blocks they read from local disk (partitions past key_index_memory_mb).
+	// or reading candidate files without one); KeyIndexSpillRead the bytes of key
+	// index blocks they read from local disk (partitions past key_index_memory_mb).
 	KeyBytesRead      = keyjoin.BytesRead
 	KeyIndexSpillRead = beam.NewCounter(MetricsNamespace, "key_index_spill_bytes_read")
 	// KeyIndexBuildMs counts the milliseconds the shards spent bringing the worker's

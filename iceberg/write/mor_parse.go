@@ -46,12 +46,13 @@ type changeParseFn struct {
 	sharder *cdc.Sharder
 	// expect collects the keys parsed by a batch pipeline's worker without the
 	// key join, which its shards then resolve by one scan of the table
-	// (cdc.Expected); nil with the join and in a streaming pipeline, whose worker builds its key index instead. The keys are
-	// added to it in batches (expected), at the latest when the bundle finishes.
+	// (cdc.Expected); nil with the join and in a streaming pipeline, whose
+	// worker builds its key index instead. The keys are added to it in batches
+	// (expected), at the latest when the bundle finishes.
 	expect   *cdc.Expected
 	expected cdc.KeyBatch
-	// joinLimit is the join's limit of keys (DV mode, with Join), parsed the
-	// changes the DoFn instance has parsed.
+	// joinLimit is the join's limit of keys (DV mode, with Join); parsed counts
+	// the changes the DoFn instance has parsed.
 	joinLimit, parsed int64
 	// warm starts the warm-up of the worker's key index when the bundle finishes
 	// (see FinishBundle): set by the bundle that loaded the table in a streaming
