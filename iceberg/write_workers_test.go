@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
@@ -153,3 +154,70 @@ var (
 	streamOutDir  string
 	streamOutPids []map[string]bool
 )
+
+// TestBatchKeyJoinSeveralWorkerProcesses: a batch merge-on-read write whose keys
+// fall in every data file of a 4-file table, with the workers in processes of
+// their own (two on Beam Python's job service, one on prism; see
+// TestStreamingSeveralWorkerProcesses), reads each candidate file's key column
+// once: key_files_read equals the data files, not the data files times the
+// workers whose shards resolve keys (each worker reading every candidate file
+// for the keys another worker parsed). The table then holds the changes.
+func TestBatchKeyJoinSeveralWorkerProcesses(t *testing.T) {
+	want, started := runnertest.WorkerProcesses(t)
+	dir := t.TempDir()
+	lc := icebergtest.NewLocalCatalog(t)
+	seedCities(t, lc, "join", 200000, 3) // 4 data files of 50,000 ids each
+	var rows []iceberg.Row
+	for i := range int64(400) { // ids spread over all four files
+		id := i*499 + 7
+		if i%2 == 0 {
+			rows = append(rows, cdcRow(iceberg.ChangeDelete, id, "", "", 10))
+		} else {
+			rows = append(rows, cdcRow(iceberg.ChangeUpdateAfter, id, fmt.Sprint("moved-", id), "NY", 10))
+		}
+	}
+	cfg := iceberg.WriteConfig{Table: "db.join", CatalogName: lc.Name, CatalogProperties: lc.Props,
+		Mode: iceberg.MergeOnRead, ChangeTypeColumn: "_change_type", Upsert: true, SinkID: "join"}
+	p, s := beam.NewPipelineWithRoot()
+	res, err := iceberg.TryWrite(s, cfg, beam.CreateList(s, rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	beam.ParDo0(s, &fileOutFn{Dir: dir, Key: "join", Kind: "snap"}, res.Snapshots)
+	beam.ParDo0(s, &fileOutFn{Dir: dir, Key: "join", Kind: "dead"}, res.DeadLetter)
+	pr, err := ptest.RunWithMetrics(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counters := map[string]int64{}
+	for _, c := range pr.Metrics().AllMetrics().Counters() {
+		if c.Key.Namespace == "icebeam" {
+			counters[c.Key.Name] += c.Result()
+		}
+	}
+	snaps, pids := readFileOut[iceberg.SnapshotInfo](t, dir, "join", "snap")
+	dead, _ := readFileOut[iceberg.DeadLetter](t, dir, "join", "dead")
+	if len(snaps) != 1 || len(dead) != 0 {
+		t.Fatalf("snapshots %+v, dead letters %+v", snaps, dead)
+	}
+	if counters["key_files_read"] != 4 || counters["key_column_bytes_read"] <= 0 {
+		t.Errorf("key_files_read %d (key_column_bytes_read %d), want the 4 candidate files once",
+			counters["key_files_read"], counters["key_column_bytes_read"])
+	}
+	got, _ := cityContents(t, lc, "join")
+	if len(got) != 200000-200 {
+		t.Errorf("%d rows, want %d", len(got), 200000-200)
+	}
+	for i := range int64(400) {
+		id := i*499 + 7
+		v, ok := got[id]
+		if i%2 == 0 && ok || i%2 == 1 && v != fmt.Sprintf("moved-%d|NY", id) {
+			t.Fatalf("id %d = %q (present %v)", id, v, ok)
+		}
+	}
+	n := started()
+	t.Logf("%s: %d worker processes started, %d wrote the snapshot; counters %v", runnertest.Runner(), n, len(pids), counters)
+	if n < want {
+		t.Errorf("%d worker processes started, want %d", n, want)
+	}
+}

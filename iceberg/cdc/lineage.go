@@ -56,7 +56,10 @@ func (r *Resolution) RowIDs(ctx context.Context, fs iceio.IO, want func(keyIndex
 		if len(pos) == 0 {
 			continue
 		}
-		t, ok := r.tasks[h.Path]
+		first, ok := r.rowIDBase[h.Path]
+		if t, planned := r.tasks[h.Path]; planned {
+			first, ok = t.FirstRowID, true
+		}
 		if !ok {
 			return nil, fmt.Errorf("row ids: %s was not planned", h.Path)
 		}
@@ -68,8 +71,8 @@ func (r *Resolution) RowIDs(ctx context.Context, fs iceio.IO, want func(keyIndex
 			switch {
 			case stored != nil && stored[i] >= 0:
 				ids[k] = stored[i]
-			case t.FirstRowID != nil:
-				ids[k] = *t.FirstRowID + pos[i]
+			case first != nil:
+				ids[k] = *first + pos[i]
 			}
 		}
 	}

@@ -154,9 +154,8 @@ func (e *Expected) Add(b *KeyBatch) bool {
 	return false
 }
 
-// decodeKeys sets the values of the expected keys from their encodings.
-func (e *Expected) decodeKeys() error {
-	ks := e.ks
+// decode sets the values of ks's keys from their encodings.
+func (ks *keySet) decode() error {
 	n := len(ks.codec.types)
 	vals := make([]any, 0, len(ks.enc)*n)
 	ks.keys = make([][]any, len(ks.enc))
@@ -229,7 +228,7 @@ func (e *Expected) resolve(ctx context.Context, tbl *table.Table, ks *keySet, sc
 // GOMAXPROCS files at a time.
 func (e *Expected) scan(ctx context.Context, tbl *table.Table) error {
 	start := time.Now()
-	if err := e.decodeKeys(); err != nil {
+	if err := e.ks.decode(); err != nil {
 		return err
 	}
 	e.ks.setSingle()

@@ -74,6 +74,8 @@ type Resolution struct {
 	IndexTime time.Duration
 
 	tasks map[string]table.FileScanTask // planned tasks of SnapshotID, by path
+	// rowIDBase: first row ids of a key join's files (it has no tasks; nil: none).
+	rowIDBase map[string]*int64
 }
 
 // Positions returns the found positions by data file path.
@@ -364,12 +366,10 @@ func (r Resolver) plan(ctx context.Context, tbl *table.Table, ks *keySet) (map[s
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
-	var ranges *keyRanges
-	if promoted {
-		ranges = newKeyRanges(ks)
-	}
+	// Bounds that hold no key between them drop files IN keeps (see keyRanges).
+	ranges := newKeyRanges(ks)
 	for _, t := range tasks {
-		if ranges == nil || ranges.mayHold(t.File) {
+		if ranges.mayHold(t.File) {
 			out[t.File.FilePath()] = t
 		}
 	}
@@ -515,7 +515,8 @@ func (r Resolver) Refresh(ctx context.Context, tbl *table.Table, res *Resolution
 	if len(ks.keys) != len(res.Keys) {
 		return fail(fmt.Errorf("resolution holds duplicate keys"))
 	}
-	if r.IndexBytes > 0 {
+	// Read at head (Scanned): planning finds the tasks; the index would read files.
+	if r.IndexBytes > 0 && (head != res.SnapshotID || len(res.Scanned) == 0) {
 		idx := r.index(tbl, codec)
 		// The committer's refresh looks keys up without bringing their partitions
 		// into memory (those on local disk stay there).

@@ -126,6 +126,7 @@ type ShardWindow struct {
 	res          ShardResult
 	schemas      map[int]*row.Schema // older schemas of packets, by id
 	conv         []byte
+	joined       joined // what the key join sent (join packets)
 }
 
 // NewShardWindow returns the ShardWindow of cfg.
@@ -145,10 +146,14 @@ func NewShardWindow(cfg ShardConfig) *ShardWindow {
 func (w *ShardWindow) Lineage() bool { return w.lineage }
 
 // Add sorts the changes of packet p (see NewPacket), but replayed and late ones
-// (see Committed), which go to out.Dead. After the last packet, Finish applies them;
-// Close frees a window that will not be finished.
+// (see Committed), which go to out.Dead; packets of the key join (IsJoinPacket)
+// resolve the window's keys instead of Resolver (see JoinMarker). After the last
+// packet, Finish applies them; Close frees a window that will not be finished.
 func (w *ShardWindow) Add(p []byte, out ShardOutput) error {
 	w.begin()
+	if IsJoinPacket(p) {
+		return w.joined.add(p)
+	}
 	return w.addPacket(p, &w.res, out)
 }
 
@@ -193,7 +198,12 @@ func (w *ShardWindow) Finish(ctx context.Context, out ShardOutput) (ShardResult,
 	if w.format != config.DeleteFormatDV {
 		return res, nil // equality deletes: the keys are the deletes
 	}
-	r, err := w.cfg.Resolver.Resolve(ctx, w.cfg.Table, keys)
+	var r *Resolution
+	if w.joined.marked {
+		r, err = w.joined.resolution(w.cfg.Table, w.cfg.Resolver.KeyColumns, keys)
+	} else {
+		r, err = w.cfg.Resolver.Resolve(ctx, w.cfg.Table, keys)
+	}
 	if err != nil {
 		return res, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/icebeam/icebeam/iceberg/write/commit"
+	"github.com/icebeam/icebeam/iceberg/write/keyjoin"
 )
 
 // MetricsNamespace is the namespace of the write's Beam metrics.
@@ -61,16 +62,16 @@ var (
 	ManifestMerges   = beam.NewCounter(MetricsNamespace, "manifest_merges")
 	SorterSpills     = beam.NewCounter(MetricsNamespace, "sorter_spills")
 	SpilledBytes     = beam.NewCounter(MetricsNamespace, "sorter_spilled_bytes")
-	KeyFilesRead     = beam.NewCounter(MetricsNamespace, "key_files_read")
+	KeyFilesRead     = keyjoin.FilesRead
 	// KeyBytesRead counts the stored bytes of key columns the merge-on-read shards
-	// read to resolve keys (building or updating the key index, or reading
-	// candidate files without one); KeyIndexSpillRead the bytes of key index
-	// blocks they read from local disk (partitions past key_index_memory_mb).
-	KeyBytesRead      = beam.NewCounter(MetricsNamespace, "key_column_bytes_read")
+	// and the key join read to resolve keys (building or updating the key index,
+	// or reading candidate files without one); KeyIndexSpillRead the bytes of key
+	// index blocks they read from local disk (partitions past key_index_memory_mb).
+	KeyBytesRead      = keyjoin.BytesRead
 	KeyIndexSpillRead = beam.NewCounter(MetricsNamespace, "key_index_spill_bytes_read")
 	// KeyIndexBuildMs counts the milliseconds the shards spent bringing the worker's
 	// key index up to the table: on a cold worker, building it (the cold start).
-	KeyIndexBuildMs = beam.NewCounter(MetricsNamespace, "key_index_build_ms")
+	KeyIndexBuildMs = keyjoin.ReadMs
 	// CommitLatency is, for windowed writes, the time from a window's end to its
 	// commit, in milliseconds.
 	CommitLatency = beam.NewDistribution(MetricsNamespace, "commit_latency_ms")

@@ -2,8 +2,10 @@ package write
 
 import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/write/keyjoin"
 	"github.com/icebeam/icebeam/iceberg/write/maintain"
 )
 
@@ -17,14 +19,18 @@ import (
 //     taken from the change envelope (cdc.Envelope) and projected by keep or drop;
 //     its key picks a shard (cdc.Sharder); parsed changes
 //     travel in packets per (window, shard), not one element per row.
+//     A batch pipeline in the global window (DV mode) also resolves every
+//     parsed key with one read of each candidate data file's key columns,
+//     spread over the workers: the key join (package keyjoin), whose results
+//     join the packets as join packets of their keys' shards.
 //  2. GroupByKey per shard and window, then per shard (changeShardFn, which runs
 //     cdc.ShardWindow): sort by (key, sequence number, kind) within
 //     sorter_memory_mb, collapse each key to its net effect, pack new rows, and
-//     resolve the keys to delete to row positions (DV mode, through the worker's
-//     cdc.KeyIndex) or keep them as keys (equality mode). In DV mode on format
-//     version 3 the new rows that replace a committed row wait until the keys are
-//     resolved and keep that row's _row_id (row lineage, see cdc.RowLineage and
-//     cdc.ShardOutput.Update).
+//     resolve the keys to delete to row positions (DV mode: from the key join's
+//     hits, or through the worker's cdc.KeyIndex) or keep them as keys
+//     (equality mode). In DV mode on format version 3 the new rows that replace
+//     a committed row wait until the keys are resolved and keep that row's
+//     _row_id (row lineage, see cdc.RowLineage and cdc.ShardOutput.Update).
 //  3. GroupByKey by table per window, then morWriteFn writes the new rows of a
 //     pane, from every shard, to as few data files as their size and partitions
 //     need (a shard with more than shardRowsToWriters of new rows writes the rest
@@ -60,12 +66,22 @@ func MergeOnRead(s beam.Scope, spec Spec, rows beam.PCollection) (snapshots, dea
 			return fail(err)
 		}
 	}
-	outs, err := beam.TryParDo(s.Scope("ParseChangesIntoShardPackets"), &changeParseFn{Spec: spec}, rows)
+	// A batch in the global window resolves its keys by the key join; a windowed
+	// write by each worker's key index.
+	join := !spec.Windowed && rows.WindowingStrategy().Fn.Kind == window.GlobalWindows && spec.KeyIndexMemoryMB > 0
+	outs, err := beam.TryParDo(s.Scope("ParseChangesIntoShardPackets"), &changeParseFn{Spec: spec, Join: join}, rows)
 	if err != nil {
 		return fail(err)
 	}
 	deads := []beam.PCollection{outs[1]}
-	shards := beam.GroupByKey(s.Scope("GroupPacketsByShard"), rewindow(s, rows, outs[0]))
+	packets := outs[0]
+	if join {
+		rt, _ := spec.runtime()
+		hits := keyjoin.Resolve(s, keyjoin.Config{Catalog: spec.CatalogName, CatalogProps: spec.CatalogProps, Table: spec.Table,
+			Refresh: rt.refresh, DeleteFormat: spec.DeleteFormat, Resolver: spec.resolver()}, packets)
+		packets = beam.Flatten(s.Scope("ChangesAndKeyHits"), packets, hits)
+	}
+	shards := beam.GroupByKey(s.Scope("GroupPacketsByShard"), rewindow(s, rows, packets))
 	results, err := beam.TryParDo(s.Scope("CollapseAndResolveShardKeys"), &changeShardFn{Spec: spec}, shards)
 	if err != nil {
 		return fail(err)

@@ -33,6 +33,10 @@ import (
 // missing.
 type changeParseFn struct {
 	Spec Spec
+	// Join is set when the key join resolves the keys (see keyjoin): the worker
+	// expects none, and warms its key index only when the keys it parses go past
+	// the join's limit (the shards then resolve them as without the join).
+	Join bool
 
 	rt      *runtime
 	env     *cdc.Envelope
@@ -40,12 +44,16 @@ type changeParseFn struct {
 	gate    *late.Gate
 	parser  *cdc.Parser
 	sharder *cdc.Sharder
-	// expect collects the keys parsed by a batch pipeline's worker, which its
-	// shards then resolve by one scan of the table (cdc.Expected); nil in a
-	// streaming one, whose worker builds its key index instead. The keys are
-	// added to it in batches (expected), at the latest when the bundle finishes.
+	// expect collects the keys parsed by a batch pipeline's worker without the
+	// key join, which its shards then resolve by one scan of the table
+	// (cdc.Expected); nil with the join and in a streaming pipeline, whose
+	// worker builds its key index instead. The keys are added to it in batches
+	// (expected), at the latest when the bundle finishes.
 	expect   *cdc.Expected
 	expected cdc.KeyBatch
+	// joinLimit is the join's limit of keys (DV mode, with Join); parsed counts
+	// the changes the DoFn instance has parsed.
+	joinLimit, parsed int64
 	// warm starts the warm-up of the worker's key index when the bundle finishes
 	// (see FinishBundle): set by the bundle that loaded the table in a streaming
 	// pipeline, and in a batch one when its expected keys go past their limit.
@@ -148,7 +156,8 @@ func (f *changeParseFn) parseSchema(tbl *table.Table) (*cdc.Parser, *cdc.Sharder
 // (cdc.Expected), and a warm-up would read them again, on the processors the
 // parsing needs, for an index no shard uses. The index is built only when a shard
 // needs it: its keys were parsed by another worker, or were too many to expect
-// (expectKeys).
+// (expectKeys). With the key join (Join), the worker expects no keys: the join
+// resolves them all.
 func (f *changeParseFn) planKeys(tbl *table.Table) error {
 	format, err := cdc.ResolveFormat(tbl, config.DeleteFormat(f.Spec.DeleteFormat), f.Spec.EqualityColumns)
 	if err != nil || format != config.DeleteFormatDV {
@@ -156,6 +165,8 @@ func (f *changeParseFn) planKeys(tbl *table.Table) error {
 	}
 	if f.Spec.Windowed {
 		f.warm = true
+	} else if f.Join {
+		f.joinLimit, f.parsed = f.Spec.resolver().IndexBytes/cdc.ExpectedKeyBytes, 0
 	} else if f.expect, err = f.Spec.resolver().Expect(tbl); err != nil {
 		return config.WrapOp("write", f.Spec.Table, err)
 	}
@@ -257,7 +268,12 @@ func (f *changeParseFn) add(ctx context.Context, r row.Row, win int64, emit func
 		dead(DeadLetter{Row: r.String(), Table: f.Spec.Table, Reason: err.Error()})
 		return nil
 	}
-	if f.expect != nil {
+	if f.joinLimit > 0 {
+		// Past the join's limit, the key index (warming) resolves them.
+		if f.parsed++; f.parsed == f.joinLimit+1 {
+			f.warm = true
+		}
+	} else if f.expect != nil {
 		// Past its limit, the key index (warming) resolves them.
 		if f.expected.Append(f.kb); f.expected.Len() >= expectBatch {
 			f.expectKeys()

@@ -1,0 +1,269 @@
+package cdc
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"slices"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// joinTag starts a join packet where a change packet has its schema id (an int32).
+const joinTag = 1 << 40
+
+const joinMarker, joinHits = 1, 2 // the kinds of join packets
+
+// IsJoinPacket reports whether p is a key join packet, not a packet of changes.
+func IsJoinPacket(p []byte) bool {
+	id, n := binary.Uvarint(p)
+	return n > 0 && id == joinTag
+}
+
+// AppendPacketKeys appends to dst the keys of change packet p of shard as one
+// element of the key set (Resolver.JoinKeys): shard, then keys with their length.
+func AppendPacketKeys(dst []byte, shard int, p []byte) ([]byte, error) {
+	dst = binary.AppendUvarint(dst, uint64(shard))
+	_, err := ReadPacket(p, func(key []byte, _ int64, _ Kind, _ []byte) error {
+		dst = appendLen(dst, key)
+		return nil
+	})
+	return dst, err
+}
+
+func appendLen(dst, b []byte) []byte {
+	return append(binary.AppendUvarint(dst, uint64(len(b))), b...)
+}
+
+// JoinKeys is the key set of a batch run, for the key join (package
+// write/keyjoin), which reads each candidate data file's key columns once per
+// run, whatever the workers: Plan, Scan, and JoinMarker for what a shard gets.
+type JoinKeys struct {
+	ks     *keySet
+	shards []int32 // by key: the shard it was parsed in
+	snapID int64   // tasks are of this snapshot
+	tasks  map[string]table.FileScanTask
+}
+
+// JoinKeys returns the key set of tbl's key columns made of the elements of keys
+// (AppendPacketKeys), or nil when they are more than the key index budget holds
+// (IndexBytes / ExpectedKeyBytes) or a key is in two shards (the sharding changed
+// during the run): the shards then resolve them as without the join.
+func (r0 Resolver) JoinKeys(tbl *table.Table, keys func(*[]byte) bool) (*JoinKeys, error) {
+	codec, err := newKeyCodec(tbl.Schema(), r0.KeyColumns)
+	if err != nil {
+		return nil, err
+	}
+	j := &JoinKeys{ks: &keySet{codec: codec, index: map[string]int32{}}}
+	for b := []byte(nil); keys(&b); {
+		r := joinReader{p: b}
+		for shard := int32(r.uvarint()); len(r.p) > 0; {
+			enc := r.str()
+			k, ok := j.ks.index[enc]
+			if ok && j.shards[k] != shard || !ok && int64(len(j.shards)) >= r0.IndexBytes/ExpectedKeyBytes {
+				return nil, r.err
+			} else if !ok {
+				j.ks.index[enc] = int32(len(j.ks.enc))
+				j.ks.enc = append(j.ks.enc, enc)
+				j.shards = append(j.shards, shard)
+			}
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	if err := j.ks.decode(); err != nil {
+		return nil, err
+	}
+	j.ks.setSingle()
+	return j, nil
+}
+
+// Plan returns tbl's current snapshot id (0 without one), the data files whose
+// key column bounds may hold one of the keys (see keyRanges), sorted: the
+// candidates, each to be read once (Scan), and the shards that have keys.
+func (j *JoinKeys) Plan(ctx context.Context, tbl *table.Table) (snapID int64, files []string, shards []int, err error) {
+	for _, s := range j.shards {
+		shards = append(shards, int(s))
+	}
+	slices.Sort(shards)
+	if s := tbl.CurrentSnapshot(); s != nil {
+		snapID, err = s.SnapshotID, j.plan(ctx, tbl, s.SnapshotID)
+		files = sortedKeys(j.tasks)
+	}
+	return snapID, files, slices.Compact(shards), err
+}
+
+// plan plans tbl's snapshot snapID, keeping the candidate files' tasks.
+func (j *JoinKeys) plan(ctx context.Context, tbl *table.Table, snapID int64) error {
+	if j.tasks != nil && j.snapID == snapID {
+		return nil
+	}
+	planned, err := tbl.Scan(table.WithSnapshotID(snapID), table.WithSelectedFields(j.ks.codec.names...)).PlanFiles(ctx)
+	if err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	ranges := newKeyRanges(j.ks)
+	j.tasks, j.snapID = map[string]table.FileScanTask{}, snapID
+	for _, t := range planned {
+		if ranges.mayHold(t.File) {
+			j.tasks[t.File.FilePath()] = t
+		}
+	}
+	return nil
+}
+
+// JoinMarker tells a shard that the join resolved its keys at snapshot snapID
+// from the candidate files scanned (Plan): a key without hits is not in the table.
+func JoinMarker(snapID int64, scanned []string) []byte {
+	p := binary.AppendUvarint(append(binary.AppendUvarint(nil, joinTag), joinMarker), uint64(snapID))
+	for _, s := range scanned {
+		p = appendLen(p, []byte(s))
+	}
+	return p
+}
+
+// Scan reads the key columns of candidate data file path of tbl's snapshot snapID
+// (in spans, by GOMAXPROCS goroutines; row groups whose statistics hold no key are
+// skipped; deleted positions are not hits) and returns its hits as a join packet
+// per shard of their keys, and the key columns' stored size read.
+func (j *JoinKeys) Scan(ctx context.Context, tbl *table.Table, snapID int64, path string) (hits map[int][]byte, read int64, err error) {
+	if err := j.plan(ctx, tbl, snapID); err != nil {
+		return nil, 0, err
+	}
+	t, ok := j.tasks[path]
+	if !ok {
+		return nil, 0, fmt.Errorf("data file %s is not a candidate of snapshot %d", path, snapID)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	h, err := scanFile(ctx, fs, t, j.ks, &read, runtime.GOMAXPROCS(0))
+	if err != nil {
+		return nil, read, err
+	}
+	out := map[int][]byte{}
+	for i, k := range h.KeyIndexes {
+		shard := int(j.shards[k])
+		p, ok := out[shard]
+		if !ok {
+			p = binary.AppendUvarint(append(binary.AppendUvarint(nil, joinTag), joinHits), uint64(snapID))
+			p = appendLen(appendLen(p, []byte(path)), []byte(h.Deletes))
+			if p = append(p, 0); t.FirstRowID != nil {
+				p[len(p)-1] = 1
+				p = binary.AppendUvarint(p, uint64(*t.FirstRowID))
+			}
+		}
+		out[shard] = binary.AppendUvarint(appendLen(p, []byte(j.ks.enc[k])), uint64(h.Positions[i]))
+	}
+	return out, read, nil
+}
+
+// joined is what a shard window received of the join: marker, hits by file.
+type joined struct {
+	marked  bool
+	snapID  int64
+	scanned []string
+	files   map[string]*joinedFile
+}
+
+type joinedFile struct {
+	deletes  string
+	firstRow *int64
+	keys     []string
+	pos      []int64
+}
+
+// add reads the join packet p.
+func (j *joined) add(p []byte) error {
+	r := joinReader{p: p}
+	r.uvarint() // joinTag
+	kind, snap := byte(r.uvarint()), int64(r.uvarint())
+	if j.files == nil {
+		j.files, j.snapID = map[string]*joinedFile{}, snap
+	} else if snap != j.snapID {
+		return fmt.Errorf("%w: key join packets of snapshots %d and %d", ErrCorruptPacket, j.snapID, snap)
+	}
+	if kind == joinMarker {
+		for j.marked = true; len(r.p) > 0; {
+			j.scanned = append(j.scanned, r.str())
+		}
+		return r.err
+	}
+	path := r.str()
+	f := j.files[path]
+	if f == nil {
+		f = &joinedFile{}
+		j.files[path] = f
+	}
+	if f.deletes = r.str(); r.uvarint() == 1 {
+		first := int64(r.uvarint())
+		f.firstRow = &first
+	}
+	for len(r.p) > 0 {
+		f.keys = append(f.keys, r.str())
+		f.pos = append(f.pos, int64(r.uvarint()))
+	}
+	return r.err
+}
+
+// joinReader reads a join packet or key list; past an error (err), zeros.
+type joinReader struct {
+	p   []byte
+	err error
+}
+
+func (r *joinReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.p)
+	return r.advance(v, n)
+}
+
+func (r *joinReader) advance(v uint64, n int) uint64 {
+	if n <= 0 || n > len(r.p) {
+		r.err, r.p = ErrCorruptPacket, nil
+		return 0
+	}
+	r.p = r.p[n:]
+	return v
+}
+
+func (r *joinReader) str() string {
+	l := r.uvarint()
+	if uint64(len(r.p)) < l {
+		return string(r.p[:r.advance(0, -1)])
+	}
+	s := string(r.p[:l])
+	r.p = r.p[l:]
+	return s
+}
+
+// resolution returns the Resolution of keys (none equal) from the join's hits.
+func (j *joined) resolution(tbl *table.Table, keyCols []string, keys [][]any) (*Resolution, error) {
+	codec, err := newKeyCodec(tbl.Schema(), keyCols)
+	if err != nil {
+		return nil, err
+	}
+	ks, err := newKeySet(codec, keys)
+	if err != nil {
+		return nil, err
+	}
+	res := &Resolution{SnapshotID: j.snapID, Keys: ks.keys, Scanned: j.scanned, rowIDBase: map[string]*int64{}}
+	for _, path := range sortedKeys(j.files) {
+		f := j.files[path]
+		h := FileHits{Path: path, Deletes: f.deletes}
+		for i, enc := range f.keys {
+			if k, ok := ks.index[enc]; ok {
+				h.Positions = append(h.Positions, f.pos[i])
+				h.KeyIndexes = append(h.KeyIndexes, k)
+			}
+		}
+		if len(h.Positions) > 0 {
+			sortHits(&h)
+			res.Files = append(res.Files, h)
+			res.rowIDBase[path] = f.firstRow
+		}
+	}
+	return res, nil
+}
