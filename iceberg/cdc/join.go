@@ -1,10 +1,11 @@
 package cdc
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
-	"runtime"
+	"maps"
 	"slices"
 
 	"github.com/apache/iceberg-go/table"
@@ -124,41 +125,101 @@ func JoinMarker(snapID int64, scanned []string) []byte {
 	return p
 }
 
+// joinGroupRows is about the rows of candidate files one work item of the join
+// reads (Groups): enough that a table's many small files are read together, in
+// parallel spans (scanFiles), rather than one after the other, each a fixed
+// cost; few enough that a large table's files spread over the workers.
+const joinGroupRows = 8 << 20
+
+// Groups packs the candidate files (Plan) into groups of about joinGroupRows
+// rows, at most limit: the largest files first, each into the open group while
+// it fits (a file past joinGroupRows alone), past limit groups into the group of
+// the fewest rows. They are the work items of the join, each read by one worker
+// (ScanFiles).
+func (j *JoinKeys) Groups(files []string, limit int) [][]string {
+	order := slices.Clone(files)
+	rows := func(f string) int64 { return j.tasks[f].File.Count() }
+	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(rows(b), rows(a)) })
+	var groups [][]string
+	var sums []int64
+	for _, f := range order {
+		switch last := len(groups) - 1; {
+		case last >= 0 && sums[last]+rows(f) <= joinGroupRows:
+			groups[last], sums[last] = append(groups[last], f), sums[last]+rows(f)
+		case len(groups) < max(limit, 1):
+			groups, sums = append(groups, []string{f}), append(sums, rows(f))
+		default:
+			g := slices.Index(sums, slices.Min(sums))
+			groups[g], sums[g] = append(groups[g], f), sums[g]+rows(f)
+		}
+	}
+	for _, g := range groups {
+		slices.Sort(g)
+	}
+	return groups
+}
+
 // Scan reads the key columns of candidate data file path of tbl's snapshot snapID
-// (in spans, by GOMAXPROCS goroutines; row groups whose statistics hold no key are
-// skipped; deleted positions are not hits) and returns its hits as a join packet
-// per shard of their keys, and the key columns' stored size read.
+// and returns its hits as join packets by shard (see ScanFiles).
 func (j *JoinKeys) Scan(ctx context.Context, tbl *table.Table, snapID int64, path string) (hits map[int][]byte, read int64, err error) {
+	byShard, read, err := j.ScanFiles(ctx, tbl, snapID, []string{path})
+	if err != nil {
+		return nil, read, err
+	}
+	hits = map[int][]byte{}
+	for shard, ps := range byShard {
+		hits[shard] = ps[0]
+	}
+	return hits, read, nil
+}
+
+// ScanFiles reads the key columns of candidate data files paths of tbl's snapshot
+// snapID together (in spans, GOMAXPROCS goroutines shared among them by their
+// rows; row groups whose statistics hold no key are skipped; deleted positions
+// are not hits) and returns their hits as join packets by shard (one a file with
+// hits of the shard's keys), and the key columns' stored size read.
+func (j *JoinKeys) ScanFiles(ctx context.Context, tbl *table.Table, snapID int64, paths []string) (hits map[int][][]byte, read int64, err error) {
 	if err := j.plan(ctx, tbl, snapID); err != nil {
 		return nil, 0, err
 	}
-	t, ok := j.tasks[path]
-	if !ok {
-		return nil, 0, fmt.Errorf("data file %s is not a candidate of snapshot %d", path, snapID)
+	tasks := make([]table.FileScanTask, len(paths))
+	for i, path := range paths {
+		t, ok := j.tasks[path]
+		if !ok {
+			return nil, 0, fmt.Errorf("data file %s is not a candidate of snapshot %d", path, snapID)
+		}
+		tasks[i] = t
 	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	h, err := scanFile(ctx, fs, t, j.ks, &read, runtime.GOMAXPROCS(0))
+	found, read, err := scanFiles(ctx, fs, tasks, j.ks)
 	if err != nil {
 		return nil, read, err
 	}
-	out := map[int][]byte{}
-	for i, k := range h.KeyIndexes {
-		shard := int(j.shards[k])
-		p, ok := out[shard]
-		if !ok {
-			p = binary.AppendUvarint(append(binary.AppendUvarint(nil, joinTag), joinHits), uint64(snapID))
-			p = appendLen(appendLen(p, []byte(path)), []byte(h.Deletes))
-			if p = append(p, 0); t.FirstRowID != nil {
-				p[len(p)-1] = 1
-				p = binary.AppendUvarint(p, uint64(*t.FirstRowID))
+	hits = map[int][][]byte{}
+	for i, h := range found {
+		t, path := tasks[i], paths[i]
+		out := map[int][]byte{}
+		for k, key := range h.KeyIndexes {
+			shard := int(j.shards[key])
+			p, ok := out[shard]
+			if !ok {
+				p = binary.AppendUvarint(append(binary.AppendUvarint(nil, joinTag), joinHits), uint64(snapID))
+				p = appendLen(appendLen(p, []byte(path)), []byte(h.Deletes))
+				if p = append(p, 0); t.FirstRowID != nil {
+					p[len(p)-1] = 1
+					p = binary.AppendUvarint(p, uint64(*t.FirstRowID))
+				}
 			}
+			out[shard] = binary.AppendUvarint(appendLen(p, []byte(j.ks.enc[key])), uint64(h.Positions[k]))
 		}
-		out[shard] = binary.AppendUvarint(appendLen(p, []byte(j.ks.enc[k])), uint64(h.Positions[i]))
+		for _, shard := range slices.Sorted(maps.Keys(out)) {
+			hits[shard] = append(hits[shard], out[shard])
+		}
 	}
-	return out, read, nil
+	return hits, read, nil
 }
 
 // joined is what a shard window received of the join: marker, hits by file.

@@ -13,15 +13,15 @@
 //     up to the key index budget (cdc.ExpectedKeyBytes a key).
 //  2. Plan (once the keys are all there): the table's current snapshot S and its
 //     candidate data files, those whose key column bounds may hold a key
-//     (cdc.JoinKeys.Plan); work items of files with the key set, one per file
-//     (within a bound on the copies of the key set, see replicated), keyed by
-//     their number and grouped, so that the runner spreads them over its
-//     workers; and a marker for every shard with keys (cdc.JoinMarker):
-//     "resolved by the join at S".
-//  3. Scan: each file is read by one worker (its key column in spans, by up to
-//     GOMAXPROCS goroutines; row groups whose statistics hold no key are
-//     skipped, deleted positions are not hits) and probed against the key set;
-//     its hits go to their keys' shards (cdc.JoinKeys.Scan).
+//     (cdc.JoinKeys.Plan); work items of files with the key set, about 8M rows
+//     of files each (cdc.JoinKeys.Groups; within a bound on the copies of the
+//     key set, see replicated), keyed by their number and grouped, so that the
+//     runner spreads them over its workers; and a marker for every shard with
+//     keys (cdc.JoinMarker): "resolved by the join at S".
+//  3. Scan: each item is read by one worker (its files' key columns together,
+//     in spans, by up to GOMAXPROCS goroutines; row groups whose statistics hold
+//     no key are skipped, deleted positions are not hits) and probed against the
+//     key set; the hits go to their keys' shards (cdc.JoinKeys.ScanFiles).
 //
 // The markers and hits are join packets (cdc.IsJoinPacket), flattened with the
 // change packets into the shards' GroupByKey: a shard window with a marker builds
@@ -168,14 +168,13 @@ func (f *planFn) ProcessElement(ctx context.Context, _ int, keys func(*[]byte) b
 	for _, shard := range shards {
 		markers(shard, marker)
 	}
-	// As many items as files, within the copies' bound: file i goes to item i mod n.
-	n := min(len(files), max(1, replicated/size))
-	for i := range n {
-		w := work{Snapshot: snap, Keys: elems}
-		for k := i; k < len(files); k += n {
-			w.Paths = append(w.Paths, files[k])
-		}
-		works(i, w)
+	// Items of about 8M rows of candidate files (cdc.JoinKeys.Groups), within the
+	// copies' bound. One item a file made a worker read a table's small files one
+	// after the other, and copy and index the key set for each: 50M rows in one
+	// file and 45 small ones, on one worker, 10,000 changes took 2.1-2.5 s
+	// against 1.0 s for the worker's own scan, 100,000 took 6.4 s against 1.9.
+	for i, paths := range j.Groups(files, max(1, replicated/size)) {
+		works(i, work{Snapshot: snap, Keys: elems, Paths: paths})
 	}
 	return nil
 }
@@ -224,24 +223,24 @@ func (f *scanFn) scan(ctx context.Context, w work, emit func(int, []byte)) error
 	if err != nil {
 		return err
 	}
-	for _, path := range w.Paths {
-		start := time.Now()
-		hits, read, err := j.Scan(ctx, f.tbl, w.Snapshot, path)
-		// Counts of 0 are not reported (see write.countShard).
-		if err == nil {
-			FilesRead.Inc(ctx, 1)
-		}
-		if read > 0 {
-			BytesRead.Inc(ctx, read)
-		}
-		if ms := time.Since(start).Milliseconds(); ms > 0 {
-			ReadMs.Inc(ctx, ms)
-		}
-		if err != nil {
-			return err
-		}
-		for _, shard := range slices.Sorted(maps.Keys(hits)) {
-			emit(shard, hits[shard])
+	start := time.Now()
+	hits, read, err := j.ScanFiles(ctx, f.tbl, w.Snapshot, w.Paths)
+	// Counts of 0 are not reported (see write.countShard).
+	if err == nil && len(w.Paths) > 0 {
+		FilesRead.Inc(ctx, int64(len(w.Paths)))
+	}
+	if read > 0 {
+		BytesRead.Inc(ctx, read)
+	}
+	if ms := time.Since(start).Milliseconds(); ms > 0 {
+		ReadMs.Inc(ctx, ms)
+	}
+	if err != nil {
+		return err
+	}
+	for _, shard := range slices.Sorted(maps.Keys(hits)) {
+		for _, p := range hits[shard] {
+			emit(shard, p)
 		}
 	}
 	return nil
