@@ -129,7 +129,7 @@ func JoinMarker(snapID int64, scanned []string) []byte {
 // reads (Groups): enough that a table's many small files are read together, in
 // parallel spans (scanFiles), rather than one after the other, each a fixed
 // cost; few enough that a large table's files spread over the workers.
-const joinGroupRows = 8 << 20
+var joinGroupRows int64 = 8 << 20 // a variable for tests
 
 // Groups packs the candidate files (Plan) into groups of about joinGroupRows
 // rows, at most limit: the largest files first, each into the open group while

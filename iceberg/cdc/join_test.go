@@ -159,3 +159,77 @@ func TestJoinReadsEachFileOnce(t *testing.T) {
 		t.Fatalf("a key of shards 0 and 3: %v, %v; want no join", j, err)
 	}
 }
+
+// TestJoinGroups: the work items of the join hold every candidate file once, in
+// groups of at most joinGroupRows rows (a larger file alone), at most the limit
+// of them, and a group scanned at once finds what its files scanned one by one do.
+func TestJoinGroups(t *testing.T) {
+	ctx := context.Background()
+	f := shuffledCities(t, "joingroups", 3)
+	tbl := f.table(t)
+	keys, _ := randomIDKeys(rand.New(rand.NewPCG(5, 6)), 600, 7000)
+	slices.SortFunc(keys, func(a, b []any) int { return int(a[0].(int64) - b[0].(int64)) })
+	keys = slices.CompactFunc(keys, func(a, b []any) bool { return a[0] == b[0] })
+	r := Resolver{KeyColumns: []string{"id"}, IndexBytes: 64 << 20}
+	elems, _ := joinElements(t, tbl, r, keys, 4)
+	j, err := r.JoinKeys(tbl, iterOf(elems))
+	if err != nil || j == nil {
+		t.Fatalf("JoinKeys: %v %v", j, err)
+	}
+	snap, files, _, err := j.Plan(ctx, tbl)
+	if err != nil || len(files) < 10 {
+		t.Fatalf("plan: %d candidate files (%v)", len(files), err)
+	}
+	defer func(v int64) { joinGroupRows = v }(joinGroupRows)
+	rows := func(g []string) (n int64) {
+		for _, p := range g {
+			n += j.tasks[p].File.Count()
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		groupRows int64
+		limit     int
+	}{{1000, 100}, {1000, 3}, {100, 100}, {1 << 30, 100}} {
+		joinGroupRows = tc.groupRows
+		groups := j.Groups(files, tc.limit)
+		if len(groups) > tc.limit {
+			t.Fatalf("%+v: %d groups", tc, len(groups))
+		}
+		if got := slices.Sorted(slices.Values(slices.Concat(groups...))); !slices.Equal(got, files) {
+			t.Fatalf("%+v: groups hold %d files, want each of the %d candidates once", tc, len(got), len(files))
+		}
+		for _, g := range groups {
+			if len(groups) < tc.limit && len(g) > 1 && rows(g) > tc.groupRows {
+				t.Fatalf("%+v: a group of %d files holds %d rows", tc, len(g), rows(g))
+			}
+		}
+		if tc.groupRows >= 1<<30 && len(groups) != 1 {
+			t.Fatalf("%+v: %d groups, want one", tc, len(groups))
+		}
+	}
+	joinGroupRows = 1000
+	group := j.Groups(files, 100)[0]
+	together, _, err := j.ScanFiles(ctx, tbl, snap, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := map[int][][]byte{}
+	for _, p := range group {
+		hits, _, err := j.Scan(ctx, tbl, snap, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, h := range hits {
+			alone[s] = append(alone[s], h)
+		}
+	}
+	if len(together) != len(alone) {
+		t.Fatalf("scanned together: hits for %d shards, one by one %d", len(together), len(alone))
+	}
+	for s, ps := range alone {
+		if !slices.EqualFunc(together[s], ps, slices.Equal) {
+			t.Fatalf("shard %d: %d packets scanned together differ from the %d of the files one by one", s, len(together[s]), len(ps))
+		}
+	}
+}
