@@ -126,10 +126,12 @@ func JoinMarker(snapID int64, scanned []string) []byte {
 }
 
 // joinGroupRows is about the rows of candidate files one work item of the join
-// reads (Groups): enough that a table's many small files are read together, in
-// parallel spans (scanFiles), rather than one after the other, each a fixed
-// cost; few enough that a large table's files spread over the workers.
-var joinGroupRows int64 = 8 << 20 // a variable for tests
+// reads (Groups): enough that a table's files are read together, in parallel
+// spans (scanFiles), rather than one item after the other on a worker; few
+// enough that a large table's files spread over the workers (a 1B-row table: 30
+// items). On one worker, 50M rows in 25 files, 10,000 changes: 1.0 s with items
+// of 8M rows, 0.82 s with 32M, 0.86 s for the worker's own scan.
+var joinGroupRows int64 = 32 << 20 // a variable for tests
 
 // Groups packs the candidate files (Plan) into groups of about joinGroupRows
 // rows, at most limit: the largest files first, each into the open group while

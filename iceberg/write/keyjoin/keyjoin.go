@@ -13,7 +13,7 @@
 //     up to the key index budget (cdc.ExpectedKeyBytes a key).
 //  2. Plan (once the keys are all there): the table's current snapshot S and its
 //     candidate data files, those whose key column bounds may hold a key
-//     (cdc.JoinKeys.Plan); work items of files with the key set, about 8M rows
+//     (cdc.JoinKeys.Plan); work items of files with the key set, about 32M rows
 //     of files each (cdc.JoinKeys.Groups; within a bound on the copies of the
 //     key set, see replicated), keyed by their number and grouped, so that the
 //     runner spreads them over its workers; and a marker for every shard with
@@ -168,7 +168,7 @@ func (f *planFn) ProcessElement(ctx context.Context, _ int, keys func(*[]byte) b
 	for _, shard := range shards {
 		markers(shard, marker)
 	}
-	// Items of about 8M rows of candidate files (cdc.JoinKeys.Groups), within the
+	// Items of about 32M rows of candidate files (cdc.JoinKeys.Groups), within the
 	// copies' bound. One item a file made a worker read a table's small files one
 	// after the other, and copy and index the key set for each: 50M rows in one
 	// file and 45 small ones, on one worker, 10,000 changes took 2.1-2.5 s
