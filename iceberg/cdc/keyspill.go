@@ -16,8 +16,8 @@ import (
 // cost 8 bytes per fenceStep entries (1/512 of the run).
 const fenceStep = 256
 
-// maxRuns is the number of runs a spilled partition keeps before its two shortest
-// are merged (a tiered merge: each entry is rewritten about log2(runs) times).
+// maxRuns is the number of runs a spilled partition keeps before two of them
+// are merged (tieredPair: each entry is rewritten about log2(runs) times).
 const maxRuns = 8
 
 // spillFile holds, on local disk, the sorted runs of key index partitions that
