@@ -39,7 +39,8 @@ func appendLen(dst, b []byte) []byte {
 
 // JoinKeys is the key set of a batch run, for the key join (package
 // write/keyjoin), which reads each candidate data file's key columns once per
-// run, whatever the workers: Plan, Scan, and JoinMarker for what a shard gets.
+// run, whatever the workers: Plan, Groups, ScanFiles, and JoinMarker for what a
+// shard gets.
 type JoinKeys struct {
 	ks     *keySet
 	shards []int32 // by key: the shard it was parsed in
@@ -83,7 +84,7 @@ func (r0 Resolver) JoinKeys(tbl *table.Table, keys func(*[]byte) bool) (*JoinKey
 
 // Plan returns tbl's current snapshot id (0 without one), the data files whose
 // key column bounds may hold one of the keys (see keyRanges), sorted: the
-// candidates, each to be read once (Scan), and the shards that have keys.
+// candidates, each to be read once (ScanFiles), and the shards that have keys.
 func (j *JoinKeys) Plan(ctx context.Context, tbl *table.Table) (snapID int64, files []string, shards []int, err error) {
 	for _, s := range j.shards {
 		shards = append(shards, int(s))
@@ -159,20 +160,6 @@ func (j *JoinKeys) Groups(files []string, limit int) [][]string {
 		slices.Sort(g)
 	}
 	return groups
-}
-
-// Scan reads the key columns of candidate data file path of tbl's snapshot snapID
-// and returns its hits as join packets by shard (see ScanFiles).
-func (j *JoinKeys) Scan(ctx context.Context, tbl *table.Table, snapID int64, path string) (hits map[int][]byte, read int64, err error) {
-	byShard, read, err := j.ScanFiles(ctx, tbl, snapID, []string{path})
-	if err != nil {
-		return nil, read, err
-	}
-	hits = map[int][]byte{}
-	for shard, ps := range byShard {
-		hits[shard] = ps[0]
-	}
-	return hits, read, nil
 }
 
 // ScanFiles reads the key columns of candidate data files paths of tbl's snapshot

@@ -60,7 +60,7 @@ func iterOf(elems [][]byte) func(*[]byte) bool {
 }
 
 // TestJoinReadsEachFileOnce: the key join plans the candidate files once and
-// each is read by one Scan (here each by a key set of its own, as on workers of
+// each is read by one ScanFiles (here each by a key set of its own, as on workers of
 // their own); every shard, from its marker and the hits of its keys, finds
 // exactly the live rows of its keys (not the rows its DVs delete), and the
 // committer's refresh at that snapshot reads no file and builds no key index.
@@ -100,15 +100,15 @@ func TestJoinReadsEachFileOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hits, read, err := w.Scan(ctx, tbl, snap, p)
+		hits, read, err := w.ScanFiles(ctx, tbl, snap, []string{p})
 		if err != nil || read <= 0 {
 			t.Fatalf("scan %s: read %d bytes, %v", p, read, err)
 		}
-		for s, h := range hits {
-			if !IsJoinPacket(h) {
-				t.Fatalf("hits of shard %d are not a join packet", s)
+		for s, hs := range hits {
+			if len(hs) != 1 || !IsJoinPacket(hs[0]) {
+				t.Fatalf("hits of shard %d are %d packets, want one join packet", s, len(hs))
 			}
-			packets[s] = append(packets[s], h)
+			packets[s] = append(packets[s], hs[0])
 		}
 	}
 	codec, _ := newKeyCodec(tbl.Schema(), r.KeyColumns)
@@ -216,12 +216,12 @@ func TestJoinGroups(t *testing.T) {
 	}
 	alone := map[int][][]byte{}
 	for _, p := range group {
-		hits, _, err := j.Scan(ctx, tbl, snap, p)
+		hits, _, err := j.ScanFiles(ctx, tbl, snap, []string{p})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for s, h := range hits {
-			alone[s] = append(alone[s], h)
+		for s, hs := range hits {
+			alone[s] = append(alone[s], hs...)
 		}
 	}
 	if len(together) != len(alone) {
