@@ -46,12 +46,7 @@ func TestReadSplitsRowGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counters := map[string]int64{}
-	for _, c := range res.Metrics().AllMetrics().Counters() {
-		if c.Key.Namespace == "icebeam" {
-			counters[c.Key.Name] += c.Result()
-		}
-	}
+	counters := icebeamCounters(res)
 	units := int64(len(files[0].SplitOffsets()))
 	for name, wantN := range map[string]int64{
 		"files_planned":   1,

@@ -214,12 +214,7 @@ func TestReadStreamingLive(t *testing.T) {
 	for _, i := range []int{2, 4} {
 		t.Logf("snapshot %d: first row %v after the commit returned", i, first[int64(i)].Sub(committed[i]).Round(time.Millisecond))
 	}
-	counters := map[string]int64{}
-	for _, c := range res.Metrics().AllMetrics().Counters() {
-		if c.Key.Namespace == "icebeam" {
-			counters[c.Key.Name] += c.Result()
-		}
-	}
+	counters := icebeamCounters(res)
 	if counters["snapshots_skipped"] != 1 || counters["snapshots_read"] != 3 {
 		t.Errorf("counters snapshots_skipped = %d, snapshots_read = %d; want 1 and 3 (all: %v)",
 			counters["snapshots_skipped"], counters["snapshots_read"], counters)

@@ -55,6 +55,18 @@ func debeziumEnvelopeConfig(lc *icebergtest.LocalCatalog, table, sinkID string) 
 		Upsert: true, SequenceNumberColumn: "source.lsn", EqualityColumns: []string{"id"}, SinkID: sinkID}
 }
 
+// icebeamCounters sums the pipeline's counters of the icebeam namespace by name
+// (over the steps that count them).
+func icebeamCounters(r beam.PipelineResult) map[string]int64 {
+	counters := map[string]int64{}
+	for _, c := range r.Metrics().AllMetrics().Counters() {
+		if c.Key.Namespace == "icebeam" {
+			counters[c.Key.Name] += c.Result()
+		}
+	}
+	return counters
+}
+
 // runMORCounters is runMOR that also returns the icebeam counters of the run.
 func runMORCounters(t *testing.T, cfg iceberg.WriteConfig, build func(s beam.Scope) beam.PCollection) ([]iceberg.SnapshotInfo, []iceberg.DeadLetter, map[string]int64) {
 	t.Helper()
@@ -73,12 +85,7 @@ func runMORCounters(t *testing.T, cfg iceberg.WriteConfig, build func(s beam.Sco
 	if err != nil {
 		t.Fatal(err)
 	}
-	counters := map[string]int64{}
-	for _, c := range pr.Metrics().AllMetrics().Counters() {
-		if c.Key.Namespace == "icebeam" {
-			counters[c.Key.Name] += c.Result()
-		}
-	}
+	counters := icebeamCounters(pr)
 	morMu.Lock()
 	defer morMu.Unlock()
 	return morSnaps[key], morDead[key], counters

@@ -106,12 +106,7 @@ func runStreamFrom(t *testing.T, source streamSource, cfg iceberg.WriteConfig, c
 	if err != nil {
 		t.Fatal(err)
 	}
-	streamCounters = map[string]int64{}
-	for _, c := range pr.Metrics().AllMetrics().Counters() {
-		if c.Key.Namespace == "icebeam" {
-			streamCounters[c.Key.Name] += c.Result()
-		}
-	}
+	streamCounters = icebeamCounters(pr)
 	if dir := streamOutDir; dir != "" {
 		snaps, pids := readFileOut[iceberg.SnapshotInfo](t, dir, key, "snap")
 		dead, dp := readFileOut[iceberg.DeadLetter](t, dir, key, "dead")

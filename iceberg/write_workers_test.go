@@ -189,12 +189,7 @@ func TestBatchKeyJoinSeveralWorkerProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counters := map[string]int64{}
-	for _, c := range pr.Metrics().AllMetrics().Counters() {
-		if c.Key.Namespace == "icebeam" {
-			counters[c.Key.Name] += c.Result()
-		}
-	}
+	counters := icebeamCounters(pr)
 	snaps, pids := readFileOut[iceberg.SnapshotInfo](t, dir, "join", "snap")
 	dead, _ := readFileOut[iceberg.DeadLetter](t, dir, "join", "dead")
 	if len(snaps) != 1 || len(dead) != 0 {
