@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/icebeam/icebeam/iceberg/internal/keyblob"
 )
 
 // joinTag starts a join packet where a change packet has its schema id (an int32).
@@ -108,6 +110,7 @@ func (j *JoinKeys) plan(ctx context.Context, tbl *table.Table, snapID int64) err
 	}
 	ranges := newKeyRanges(j.ks)
 	j.tasks, j.snapID = map[string]table.FileScanTask{}, snapID
+	j.ks.useBlobs(tbl.Metadata(), true)
 	for _, t := range planned {
 		if ranges.mayHold(t.File) {
 			j.tasks[t.File.FilePath()] = t
@@ -162,38 +165,60 @@ func (j *JoinKeys) Groups(files []string, limit int) [][]string {
 	return groups
 }
 
+// Scanned is what JoinKeys.ScanFiles read and found.
+type Scanned struct {
+	// Hits are the join packets by shard (one a file with hits of the shard's keys).
+	Hits map[int][][]byte
+	// Bytes counts the stored bytes read: key column chunks and key index blobs.
+	Bytes int64
+	// FromBlobs counts the files resolved by their key index blob (package keyblob)
+	// instead of their key column.
+	FromBlobs int
+	// Blobs are the key index blobs built of the large files whose key column was
+	// read (their keys ascending in row order), for the caller to attach to the
+	// table (keyblob.Write).
+	Blobs []keyblob.Blob
+}
+
 // ScanFiles reads the key columns of candidate data files paths of tbl's snapshot
 // snapID together (in spans, GOMAXPROCS goroutines shared among them by their
 // rows; row groups whose statistics hold no key are skipped; deleted positions
-// are not hits) and returns their hits as join packets by shard (one a file with
-// hits of the shard's keys), and the key columns' stored size read.
-func (j *JoinKeys) ScanFiles(ctx context.Context, tbl *table.Table, snapID int64, paths []string) (hits map[int][][]byte, read int64, err error) {
+// are not hits), or the key index blob of a file that has one, and returns their
+// hits as join packets by shard, with the blobs it built of large files.
+func (j *JoinKeys) ScanFiles(ctx context.Context, tbl *table.Table, snapID int64, paths []string) (Scanned, error) {
+	var out Scanned
 	if err := j.plan(ctx, tbl, snapID); err != nil {
-		return nil, 0, err
+		return out, err
 	}
 	tasks := make([]table.FileScanTask, len(paths))
 	for i, path := range paths {
 		t, ok := j.tasks[path]
 		if !ok {
-			return nil, 0, fmt.Errorf("data file %s is not a candidate of snapshot %d", path, snapID)
+			return out, fmt.Errorf("data file %s is not a candidate of snapshot %d", path, snapID)
 		}
 		tasks[i] = t
 	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
-		return nil, 0, err
+		return out, err
 	}
 	found, read, err := scanFiles(ctx, fs, tasks, j.ks)
-	if err != nil {
-		return nil, read, err
+	if out.Bytes = read; err != nil {
+		return out, err
 	}
-	hits = map[int][][]byte{}
+	hits := map[int][][]byte{}
 	for i, h := range found {
 		t, path := tasks[i], paths[i]
-		out := map[int][]byte{}
+		if h.FromBlob {
+			out.FromBlobs++
+		}
+		if h.Blob != nil {
+			out.Blobs = append(out.Blobs, keyblob.Blob{DataFile: path, Rows: t.File.Count(), Data: h.Blob})
+		}
+		byShard := map[int][]byte{}
 		for k, key := range h.KeyIndexes {
 			shard := int(j.shards[key])
-			p, ok := out[shard]
+			p, ok := byShard[shard]
 			if !ok {
 				p = binary.AppendUvarint(append(binary.AppendUvarint(nil, joinTag), joinHits), uint64(snapID))
 				p = appendLen(appendLen(p, []byte(path)), []byte(h.Deletes))
@@ -202,13 +227,23 @@ func (j *JoinKeys) ScanFiles(ctx context.Context, tbl *table.Table, snapID int64
 					p = binary.AppendUvarint(p, uint64(*t.FirstRowID))
 				}
 			}
-			out[shard] = binary.AppendUvarint(appendLen(p, []byte(j.ks.enc[key])), uint64(h.Positions[k]))
+			byShard[shard] = binary.AppendUvarint(appendLen(p, []byte(j.ks.enc[key])), uint64(h.Positions[k]))
 		}
-		for _, shard := range slices.Sorted(maps.Keys(out)) {
-			hits[shard] = append(hits[shard], out[shard])
+		for _, shard := range slices.Sorted(maps.Keys(byShard)) {
+			hits[shard] = append(hits[shard], byShard[shard])
 		}
 	}
-	return hits, read, nil
+	out.Hits = hits
+	return out, nil
+}
+
+// KeyField is the field id of the key column of the key index blobs ScanFiles
+// uses and builds (of one long key column; 0 for other keys).
+func (j *JoinKeys) KeyField() int {
+	if j.ks.single == nil {
+		return 0
+	}
+	return j.ks.codec.ids[0]
 }
 
 // joined is what a shard window received of the join: marker, hits by file.

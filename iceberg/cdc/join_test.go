@@ -100,11 +100,11 @@ func TestJoinReadsEachFileOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hits, read, err := w.ScanFiles(ctx, tbl, snap, []string{p})
-		if err != nil || read <= 0 {
-			t.Fatalf("scan %s: read %d bytes, %v", p, read, err)
+		sc, err := w.ScanFiles(ctx, tbl, snap, []string{p})
+		if err != nil || sc.Bytes <= 0 {
+			t.Fatalf("scan %s: read %d bytes, %v", p, sc.Bytes, err)
 		}
-		for s, hs := range hits {
+		for s, hs := range sc.Hits {
 			if len(hs) != 1 || !IsJoinPacket(hs[0]) {
 				t.Fatalf("hits of shard %d are %d packets, want one join packet", s, len(hs))
 			}
@@ -210,17 +210,18 @@ func TestJoinGroups(t *testing.T) {
 	}
 	joinGroupRows = 1000
 	group := j.Groups(files, 100)[0]
-	together, _, err := j.ScanFiles(ctx, tbl, snap, group)
+	sc, err := j.ScanFiles(ctx, tbl, snap, group)
+	together := sc.Hits
 	if err != nil {
 		t.Fatal(err)
 	}
 	alone := map[int][][]byte{}
 	for _, p := range group {
-		hits, _, err := j.ScanFiles(ctx, tbl, snap, []string{p})
+		sc, err := j.ScanFiles(ctx, tbl, snap, []string{p})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for s, hs := range hits {
+		for s, hs := range sc.Hits {
 			alone[s] = append(alone[s], hs...)
 		}
 	}

@@ -253,6 +253,7 @@ func (e *Expected) scan(ctx context.Context, tbl *table.Table) error {
 	if err != nil {
 		return err
 	}
+	e.ks.useBlobs(tbl.Metadata(), false)
 	hits, read, err := scanFiles(ctx, fs, tasks, e.ks)
 	if err != nil {
 		return err

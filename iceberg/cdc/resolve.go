@@ -26,6 +26,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
 
+	"github.com/icebeam/icebeam/iceberg/internal/keyblob"
 	"github.com/icebeam/icebeam/iceberg/internal/pqspan"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
@@ -46,6 +47,12 @@ type FileHits struct {
 	Positions []int64
 	// KeyIndexes, parallel to Positions, index Resolution.Keys.
 	KeyIndexes []int32
+	// FromBlob: the file's key index blob (package keyblob) resolved the keys,
+	// its key column was not read.
+	FromBlob bool
+	// Blob is the key index (keyblob.Encode) the read built of the file, when
+	// asked to (keySet.indexFiles) and its keys allow.
+	Blob []byte
 }
 
 // Resolution maps keys to the row positions that hold them in the live rows (not
@@ -160,6 +167,12 @@ type keySet struct {
 	// column's min/max statistics hold none of them is not read (outside).
 	sortedLongs []int64
 	sortedBytes []string
+	// blobs are the key index blobs of the table's data files (keyblob.Refs), by
+	// path, of one long key column: a file with one is resolved by its blob
+	// (scanBlob). indexFiles asks scanFile to build the blob of each large file
+	// read without one (blobBuild).
+	blobs      map[string]keyblob.Ref
+	indexFiles bool
 }
 
 func newKeySet(codec *keyCodec, keys [][]any) (*keySet, error) {
@@ -337,6 +350,7 @@ func (r Resolver) plan(ctx context.Context, tbl *table.Table, ks *keySet) (map[s
 	if tbl.CurrentSnapshot() == nil || len(ks.keys) == 0 {
 		return out, nil
 	}
+	ks.useBlobs(tbl.Metadata(), false)
 	chunk := r.ChunkKeys
 	if chunk <= 0 {
 		chunk = DefaultChunkKeys
@@ -833,6 +847,9 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 		return h, err
 	}
 	live := func(pos int64) bool { return deleted == nil || !deleted.Contains(uint64(pos)) }
+	if ok := ks.scanBlob(fs, t, &h, live, read); ok {
+		return h, nil
+	}
 	// The hits of each span of a direct read, concatenated in row order.
 	spans := make([]FileHits, max(par, 1))
 	join := func(err error) (FileHits, error) {
@@ -851,8 +868,13 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 				s.KeyIndexes = append(s.KeyIndexes, k)
 			}
 		}
-		err := readInt64Key(ctx, fs, path, ks.codec, read, par, ks.outside, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
+		build, skip := ks.blobBuild(t, par), ks.outside
+		if build != nil {
+			skip = nil // every key goes into the index
+		}
+		err := readInt64Key(ctx, fs, path, ks.codec, read, par, skip, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
 			s := &spans[span]
+			build.add(span, vals, defs, maxDef, base)
 			if defs == nil {
 				for j, v := range vals {
 					if ks.maybeKey(v) {
@@ -874,6 +896,9 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 			return nil
 		})
 		if !errors.Is(err, pqspan.ErrNotDirect) {
+			if err == nil {
+				h.Blob = build.finish(*read)
+			}
 			return join(err)
 		}
 	}

@@ -88,7 +88,8 @@ func Resolve(s beam.Scope, cfg Config, packets beam.PCollection) beam.PCollectio
 	keys := beam.ParDo(s.Scope("KeysOfPackets"), keysFn, packets)
 	all := beam.GroupByKey(s.Scope("AllKeys"), keys)
 	works, markers := beam.ParDo2(s.Scope("PlanCandidateFiles"), &planFn{Config: cfg}, all)
-	hits := beam.ParDo(s.Scope("ReadKeysOfFiles"), &scanFn{Config: cfg}, beam.GroupByKey(s.Scope("SpreadFiles"), works))
+	hits, blobs := beam.ParDo2(s.Scope("ReadKeysOfFiles"), &scanFn{Config: cfg}, beam.GroupByKey(s.Scope("SpreadFiles"), works))
+	beam.ParDo0(s.Scope("AttachKeyIndexBlobs"), &attachFn{Config: cfg}, beam.GroupByKey(s.Scope("AllBlobs"), blobs))
 	return beam.Flatten(s.Scope("MarkersAndHits"), markers, hits)
 }
 
@@ -187,18 +188,18 @@ type scanFn struct {
 	tbl *table.Table
 }
 
-func (f *scanFn) ProcessElement(ctx context.Context, _ int, works func(*work) bool, emit func(int, []byte)) error {
+func (f *scanFn) ProcessElement(ctx context.Context, _ int, works func(*work) bool, emit func(int, []byte), blobs func(int, blob)) error {
 	var w work
 	for works(&w) {
-		if err := f.scan(ctx, w, emit); err != nil {
+		if err := f.scan(ctx, w, emit, blobs); err != nil {
 			return config.WrapOp("write", f.Config.Table, err)
 		}
 	}
 	return nil
 }
 
-// scan reads the files of w.
-func (f *scanFn) scan(ctx context.Context, w work, emit func(int, []byte)) error {
+// scan reads the files of w, and emits the key index blobs it built under key 0.
+func (f *scanFn) scan(ctx context.Context, w work, emit func(int, []byte), blobs func(int, blob)) error {
 	if f.tbl == nil || f.tbl.Metadata().SnapshotByID(w.Snapshot) == nil {
 		tbl, err := f.Config.load(ctx, f.tbl != nil)
 		if err == nil && tbl.Metadata().SnapshotByID(w.Snapshot) == nil {
@@ -224,13 +225,16 @@ func (f *scanFn) scan(ctx context.Context, w work, emit func(int, []byte)) error
 		return err
 	}
 	start := time.Now()
-	hits, read, err := j.ScanFiles(ctx, f.tbl, w.Snapshot, w.Paths)
+	sc, err := j.ScanFiles(ctx, f.tbl, w.Snapshot, w.Paths)
 	// Counts of 0 are not reported (see write.countShard).
 	if err == nil && len(w.Paths) > 0 {
 		FilesRead.Inc(ctx, int64(len(w.Paths)))
 	}
-	if read > 0 {
-		BytesRead.Inc(ctx, read)
+	if sc.Bytes > 0 {
+		BytesRead.Inc(ctx, sc.Bytes)
+	}
+	if sc.FromBlobs > 0 {
+		BlobsRead.Inc(ctx, int64(sc.FromBlobs))
 	}
 	if ms := time.Since(start).Milliseconds(); ms > 0 {
 		ReadMs.Inc(ctx, ms)
@@ -238,10 +242,13 @@ func (f *scanFn) scan(ctx context.Context, w work, emit func(int, []byte)) error
 	if err != nil {
 		return err
 	}
-	for _, shard := range slices.Sorted(maps.Keys(hits)) {
-		for _, p := range hits[shard] {
+	for _, shard := range slices.Sorted(maps.Keys(sc.Hits)) {
+		for _, p := range sc.Hits[shard] {
 			emit(shard, p)
 		}
+	}
+	for _, b := range sc.Blobs {
+		blobs(0, blob{Snapshot: w.Snapshot, Field: j.KeyField(), DataFile: b.DataFile, Rows: b.Rows, Data: b.Data})
 	}
 	return nil
 }
@@ -249,7 +256,11 @@ func (f *scanFn) scan(ctx context.Context, w work, emit func(int, []byte)) error
 func init() {
 	register.Function3x1(keysFn)
 	register.DoFn5x1[context.Context, int, func(*[]byte) bool, func(int, work), func(int, []byte), error](&planFn{})
-	register.DoFn4x1[context.Context, int, func(*work) bool, func(int, []byte), error](&scanFn{})
+	register.DoFn5x1[context.Context, int, func(*work) bool, func(int, []byte), func(int, blob), error](&scanFn{})
+	register.DoFn3x1[context.Context, int, func(*blob) bool, error](&attachFn{})
+	register.Emitter2[int, blob]()
+	register.Iter1[blob]()
+	beam.RegisterType(reflect.TypeFor[blob]())
 	register.Emitter2[int, []byte]()
 	register.Emitter2[int, work]()
 	register.Iter1[[]byte]()
