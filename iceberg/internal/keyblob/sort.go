@@ -1,6 +1,9 @@
 package keyblob
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // sortByKey returns a copy of keys sorted ascending and, for each, its index
 // in keys; equal keys keep their index order. A first radix pass scatters the
@@ -30,8 +33,7 @@ func sortByKey[P posType](keys []int64) ([]int64, []P) {
 		largest = max(largest, count[g])
 		count[g] += count[g-1]
 	}
-	next := count[: 1<<top : 1<<top]
-	next = append([]int(nil), next...)
+	next := slices.Clone(count[:1<<top])
 	for i, k := range keys {
 		g := (uint64(k) ^ sign - umin) >> shift
 		sk[next[g]], pos[next[g]] = k, P(i)
