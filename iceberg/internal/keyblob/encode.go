@@ -52,7 +52,18 @@ type posType interface{ uint32 | uint64 }
 func build[P posType](keys []int64, pos []P, bs int) []byte {
 	n := len(keys)
 	nb := (n + bs - 1) / bs
-	b := make([]byte, headerLen+dirEntryLen*nb, headerLen+dirEntryLen*nb+n+trailerLen)
+	heads := make([]blockHead, nb)
+	size := headerLen + dirEntryLen*nb + trailerLen
+	for i := range heads {
+		lo, hi := i*bs, min((i+1)*bs, n)
+		var ps []P
+		if pos != nil {
+			ps = pos[lo:hi]
+		}
+		heads[i] = head(keys[lo:hi], ps)
+		size += heads[i].size(hi-lo, pos != nil)
+	}
+	b := make([]byte, headerLen+dirEntryLen*nb, size)
 	copy(b, magic)
 	le := binary.LittleEndian
 	le.PutUint16(b[4:], version)
@@ -62,7 +73,7 @@ func build[P posType](keys []int64, pos []P, bs int) []byte {
 	le.PutUint64(b[8:], uint64(n))
 	le.PutUint32(b[16:], uint32(bs))
 	le.PutUint32(b[20:], uint32(nb))
-	for i := range nb {
+	for i, h := range heads {
 		lo, hi := i*bs, min((i+1)*bs, n)
 		d := b[headerLen+dirEntryLen*i:]
 		le.PutUint64(d, uint64(keys[lo]))
@@ -72,43 +83,63 @@ func build[P posType](keys []int64, pos []P, bs int) []byte {
 		if pos != nil {
 			ps = pos[lo:hi]
 		}
-		b = appendBlock(b, keys[lo:hi], ps)
+		b = appendBlock(b, h, keys[lo:hi], ps)
 	}
 	return le.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
-// appendBlock appends the block of the entries (ks[j], ps[j]); ps nil means
-// positions implicit.
-func appendBlock[P posType](b []byte, ks []int64, ps []P) []byte {
+// blockHead is a block's header: the widths and minimums of its key deltas
+// and positions.
+type blockHead struct {
+	kw, pw     uint
+	minD, minP uint64
+}
+
+// head returns the header of the block of the entries (ks[j], ps[j]); ps nil
+// means positions implicit.
+func head[P posType](ks []int64, ps []P) blockHead {
 	minD, maxD := ^uint64(0), uint64(0)
 	for j := 1; j < len(ks); j++ {
 		d := uint64(ks[j]) - uint64(ks[j-1])
 		minD, maxD = min(minD, d), max(maxD, d)
 	}
 	if len(ks) < 2 {
-		minD = 0
+		minD, maxD = 0, 0
 	}
-	kw := uint(bits.Len64(maxD - minD))
-	b = append(b, byte(kw))
-	b = binary.LittleEndian.AppendUint64(b, minD)
-	var minP, pw uint64
+	h := blockHead{kw: uint(bits.Len64(maxD - minD)), minD: minD}
 	if ps != nil {
-		maxP := uint64(slices.Max(ps))
-		minP = uint64(slices.Min(ps))
-		pw = uint64(bits.Len64(maxP - minP))
-		b = append(b, byte(pw))
-		b = binary.LittleEndian.AppendUint64(b, minP)
+		h.minP = uint64(slices.Min(ps))
+		h.pw = uint(bits.Len64(uint64(slices.Max(ps)) - h.minP))
+	}
+	return h
+}
+
+// size returns the byte length of a block of n entries with this header.
+func (h blockHead) size(n int, explicit bool) int {
+	if !explicit {
+		return blockHeaderLen + packedLen(n-1, h.kw)
+	}
+	return blockHeaderLen + posHeaderLen + packedLen(n-1, h.kw) + packedLen(n, h.pw)
+}
+
+// appendBlock appends the block of the entries (ks[j], ps[j]) with header h.
+func appendBlock[P posType](b []byte, h blockHead, ks []int64, ps []P) []byte {
+	b = append(b, byte(h.kw))
+	b = binary.LittleEndian.AppendUint64(b, h.minD)
+	if ps != nil {
+		b = append(b, byte(h.pw))
+		b = binary.LittleEndian.AppendUint64(b, h.minP)
 	}
 	p := packer{dst: b}
-	if kw > 0 {
+	if h.kw > 0 {
 		for j := 1; j < len(ks); j++ {
-			p.put(uint64(ks[j])-uint64(ks[j-1])-minD, kw)
+			p.put(uint64(ks[j])-uint64(ks[j-1])-h.minD, h.kw)
 		}
 	}
 	p.dst = p.flush()
-	if pw > 0 {
+	if h.pw > 0 {
 		for _, v := range ps {
-			p.put(uint64(v)-minP, uint(pw))
+			p.put(uint64(v)-h.minP, h.pw)
 		}
 	}
 	return p.flush()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"sort"
 )
 
@@ -67,25 +68,21 @@ func Open(b []byte) (*Index, error) {
 	}
 	x := &Index{b: b[:body], rows: int64(rows), bs: int(bs), nb: int(nb), implicit: flags&flagImplicit != 0,
 		dir: b[headerLen:dirEnd], cur: -1}
-	next, prevLast := dirEnd, int64(0)
+	prev, prevLast := dirEnd, int64(0)
 	for i := range x.nb {
 		first, last, off := x.first(i), x.last(i), x.offset(i)
 		switch {
-		case off != next:
-			return nil, corrupt("block %d: offset %d, want %d", i, off, next)
+		case off < prev || off > uint64(body) || i == 0 && off != dirEnd:
+			return nil, corrupt("block %d: offset %d out of order or past the end (%d bytes)", i, off, len(b))
 		case first > last:
 			return nil, corrupt("block %d: first key %d above its last %d", i, first, last)
 		case i > 0 && first < prevLast:
 			return nil, corrupt("block %d: first key %d below block %d's last %d", i, first, i-1, prevLast)
 		}
-		end, err := x.blockEnd(i)
-		if err != nil {
-			return nil, err
-		}
-		next, prevLast = end, last
+		prev, prevLast = off, last
 	}
-	if next != uint64(body) {
-		return nil, corrupt("blocks end at %d, the trailer starts at %d", next, body)
+	if nb == 0 && dirEnd != uint64(body) {
+		return nil, corrupt("%d bytes after an empty directory", uint64(body)-dirEnd)
 	}
 	return x, nil
 }
@@ -105,37 +102,6 @@ func (x *Index) offset(i int) uint64 {
 	return binary.LittleEndian.Uint64(x.dir[dirEntryLen*i+16:])
 }
 
-// entries returns block i's entry count.
-func (x *Index) entries(i int) int {
-	if i == x.nb-1 {
-		return int(x.rows - int64(i)*int64(x.bs))
-	}
-	return x.bs
-}
-
-// blockEnd returns where block i ends, from its header, checking that its
-// header lies in the blob and its widths are at most 64.
-func (x *Index) blockEnd(i int) (uint64, error) {
-	off := x.offset(i)
-	hl := uint64(blockHeaderLen)
-	if !x.implicit {
-		hl += posHeaderLen
-	}
-	if off > uint64(len(x.b)) || uint64(len(x.b))-off < hl {
-		return 0, corrupt("block %d: offset %d past the end", i, off)
-	}
-	h := x.b[off:]
-	kw, pw := uint(h[0]), uint(0)
-	if !x.implicit {
-		pw = uint(h[blockHeaderLen])
-	}
-	if kw > 64 || pw > 64 {
-		return 0, corrupt("block %d: key width %d, position width %d", i, kw, pw)
-	}
-	n := x.entries(i)
-	return off + hl + uint64(packedLen(n-1, kw)+packedLen(n, pw)), nil
-}
-
 // block is a view of one block's fields.
 type block struct {
 	n, start   int // entries, and the first one's number
@@ -146,23 +112,48 @@ type block struct {
 	pos        []byte
 }
 
-// block returns the fields of block i (checked by Open).
-func (x *Index) block(i int) block {
+// block returns the fields of block i, checking that they fill the bytes up
+// to the next block (Open checked the offsets' order).
+func (x *Index) block(i int) (block, error) {
 	le := binary.LittleEndian
-	off := x.offset(i)
-	h := x.b[off:]
-	bl := block{n: x.entries(i), start: i * x.bs, first: x.first(i), kw: uint(h[0]), minD: le.Uint64(h[1:])}
-	h = h[blockHeaderLen:]
-	if !x.implicit {
-		bl.pw, bl.minP = uint(h[0]), le.Uint64(h[1:])
-		h = h[posHeaderLen:]
+	off, end := x.offset(i), uint64(len(x.b))
+	if i+1 < x.nb {
+		end = x.offset(i + 1)
 	}
-	kl := packedLen(bl.n-1, bl.kw)
-	bl.deltas, bl.pos = h[:kl], h[kl:kl+packedLen(bl.n, bl.pw)]
-	return bl
+	h := x.b[off:end]
+	bl := block{n: x.bs, start: i * x.bs, first: x.first(i)}
+	if i == x.nb-1 {
+		bl.n = int(x.rows - int64(bl.start))
+	}
+	hl := blockHeaderLen
+	if !x.implicit {
+		hl += posHeaderLen
+	}
+	if len(h) < hl {
+		return bl, corrupt("block %d: %d bytes, shorter than its header", i, len(h))
+	}
+	bl.kw, bl.minD = uint(h[0]), le.Uint64(h[1:])
+	if !x.implicit {
+		bl.pw, bl.minP = uint(h[blockHeaderLen]), le.Uint64(h[blockHeaderLen+1:])
+	}
+	if bl.kw > 64 || bl.pw > 64 {
+		return bl, corrupt("block %d: key width %d, position width %d", i, bl.kw, bl.pw)
+	}
+	h = h[hl:]
+	kl, pl := packedLen(bl.n-1, bl.kw), packedLen(bl.n, bl.pw)
+	if len(h) != kl+pl {
+		return bl, corrupt("block %d: %d bytes of values, want %d", i, len(h), kl+pl)
+	}
+	bl.deltas, bl.pos = h[:kl], h[kl:]
+	if bl.kw == 0 {
+		if last := uint64(bl.first) + uint64(bl.n-1)*bl.minD; int64(last) != x.last(i) {
+			return bl, corrupt("block %d: keys end at %d, the directory says %d", i, int64(last), x.last(i))
+		}
+	}
+	return bl, nil
 }
 
-// position returns the row position of entry j of bl.
+// position returns the row position of entry j of block i.
 func (x *Index) position(i int, bl *block, j int) (int64, error) {
 	if x.implicit {
 		return int64(bl.start + j), nil
@@ -178,74 +169,75 @@ func (x *Index) position(i int, bl *block, j int) (int64, error) {
 	return int64(p), nil
 }
 
-// decode returns the keys of block i, decoding it unless it is the last one
-// decoded; it checks that they end at the directory's last key.
-func (x *Index) decode(i int, bl *block) ([]int64, error) {
-	if x.cur == i {
-		return x.keys, nil
+// keysTo returns the keys of block i (key width > 0) from its first up to one
+// above p, or all of them: it decodes the block incrementally, keeping the keys
+// decoded of the last block asked for. Whole, the keys must end at the
+// directory's last key.
+func (x *Index) keysTo(i int, bl *block, p int64) ([]int64, error) {
+	ks := x.keys
+	if x.cur != i {
+		x.decoded++
+		if cap(ks) < bl.n {
+			ks = make([]int64, 0, max(x.bs, bl.n))
+		}
+		ks = append(ks[:0], bl.first)
+		x.cur = i
 	}
-	x.decoded++
-	ks := x.keys[:0]
-	if cap(ks) < bl.n {
-		ks = make([]int64, 0, x.bs)
+	if n := len(ks); n == bl.n || ks[n-1] > p {
+		return ks, nil
 	}
-	ks = ks[:bl.n]
-	k := uint64(bl.first)
-	ks[0] = int64(k)
+	k := uint64(ks[len(ks)-1])
 	a, w, m := bl.deltas, bl.kw, mask(bl.kw)
-	if fast := max(0, min(bl.n-1, (len(a)-9)*8/int(w))); fast > 0 {
-		// Values that end 9 bytes or more before the area's end: one unaligned load.
-		bit := uint(0)
-		for j := 1; j <= fast; j++ {
-			i, s := bit>>3, bit&7
-			v := binary.LittleEndian.Uint64(a[i:]) >> s
+	// Value j-1 for j below fast ends 9 bytes or more before a's end: one
+	// unaligned load reads it.
+	fast := min(bl.n, (len(a)-9)*8/int(w)+1)
+	j := len(ks)
+	for ; j < bl.n && int64(k) <= p; j++ {
+		var v uint64
+		if j < fast {
+			bit := uint(j-1) * w
+			o, s := bit>>3, bit&7
+			v = binary.LittleEndian.Uint64(a[o:]) >> s
 			if s+w > 64 {
-				v |= uint64(a[i+8]) << (64 - s)
+				v |= uint64(a[o+8]) << (64 - s)
 			}
-			k += v&m + bl.minD
-			ks[j] = int64(k)
-			bit += w
+			v &= m
+		} else {
+			v = get(a, j-1, w)
 		}
-		for j := fast + 1; j < bl.n; j++ {
-			k += get(a, j-1, w) + bl.minD
-			ks[j] = int64(k)
-		}
-	} else {
-		for j := 1; j < bl.n; j++ {
-			k += get(a, j-1, w) + bl.minD
-			ks[j] = int64(k)
-		}
+		k += v + bl.minD
+		ks = append(ks, int64(k))
 	}
-	if ks[bl.n-1] != x.last(i) {
+	x.keys = ks
+	if j == bl.n && ks[j-1] != x.last(i) {
 		x.cur = -1
-		return nil, corrupt("block %d: keys end at %d, the directory says %d", i, ks[bl.n-1], x.last(i))
+		return nil, corrupt("block %d: keys end at %d, the directory says %d", i, ks[j-1], x.last(i))
 	}
-	x.cur, x.keys = i, ks
 	return ks, nil
 }
 
 // match calls fn(pos) for every entry of block i holding key p, in position
 // order.
 func (x *Index) match(i int, p int64, fn func(pos int64)) error {
-	bl := x.block(i)
+	bl, err := x.block(i)
+	if err != nil {
+		return err
+	}
 	var lo, hi int // the entries holding p
 	if bl.kw == 0 {
 		// k[j] = first + j*minD: no decoding.
-		if last := uint64(bl.first) + uint64(bl.n-1)*bl.minD; int64(last) != x.last(i) {
-			return corrupt("block %d: keys end at %d, the directory says %d", i, int64(last), x.last(i))
-		}
 		d := uint64(p) - uint64(bl.first)
 		switch {
 		case bl.minD == 0:
 			lo, hi = 0, bl.n
-		case d%bl.minD != 0:
+		case d%bl.minD != 0 || d/bl.minD >= uint64(bl.n):
 			return nil
 		default:
 			lo = int(d / bl.minD)
 			hi = lo + 1
 		}
 	} else {
-		ks, err := x.decode(i, &bl)
+		ks, err := x.keysTo(i, &bl, p)
 		if err != nil {
 			return err
 		}
@@ -266,7 +258,8 @@ func (x *Index) match(i int, p int64, fn func(pos int64)) error {
 // Lookup calls fn(i, pos) for every row position pos holding probes[i], in
 // probe order, then position order. probes must be sorted ascending
 // (duplicates allowed). Only the blocks whose key range holds a probe are
-// read, and of those only the ones whose keys are not arithmetic are decoded.
+// read; a block whose keys are arithmetic (key width 0) is not decoded, and
+// the others only up to their last probe.
 func (x *Index) Lookup(probes []int64, fn func(i int, pos int64)) error {
 	var prev []int64 // the positions of the previous probe
 	b := 0           // no probe from here on is in a block before b
@@ -302,15 +295,15 @@ func (x *Index) Lookup(probes []int64, fn func(i int, pos int64)) error {
 // a full decode.
 func (x *Index) All(fn func(key, pos int64)) error {
 	for i := range x.nb {
-		bl := x.block(i)
+		bl, err := x.block(i)
+		if err != nil {
+			return err
+		}
 		var ks []int64
 		if bl.kw > 0 {
-			var err error
-			if ks, err = x.decode(i, &bl); err != nil {
+			if ks, err = x.keysTo(i, &bl, math.MaxInt64); err != nil {
 				return err
 			}
-		} else if last := uint64(bl.first) + uint64(bl.n-1)*bl.minD; int64(last) != x.last(i) {
-			return corrupt("block %d: keys end at %d, the directory says %d", i, int64(last), x.last(i))
 		}
 		for j := range bl.n {
 			k := bl.first + int64(uint64(j)*bl.minD)

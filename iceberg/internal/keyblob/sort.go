@@ -1,10 +1,13 @@
 package keyblob
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // sortByKey returns a copy of keys sorted ascending and, for each, its index
 // in keys; equal keys keep their index order. A first radix pass scatters the
-// keys by their high bits into groups of about a thousand, each then radix
+// keys by their high bits into at most 2,048 groups, each then radix
 // sorted on its remaining bits (skipping the bytes its keys share).
 func sortByKey[P posType](keys []int64) ([]int64, []P) {
 	n := len(keys)
@@ -19,7 +22,9 @@ func sortByKey[P posType](keys []int64) ([]int64, []P) {
 		umin, umax = min(umin, u), max(umax, u)
 	}
 	width := bits.Len64(umax - umin)
-	top := min(max(bits.Len(uint(n))-10, 1), 16, width)
+	// At most 2,048 groups (the scatter's write streams stay in cache), of
+	// about 16k entries when n is large (a group's passes run in cache).
+	top := min(max(bits.Len(uint(n))-14, 1), 11, width)
 	shift := uint(width - top)
 	count := make([]int, 1<<top+1)
 	for _, k := range keys {
@@ -30,8 +35,7 @@ func sortByKey[P posType](keys []int64) ([]int64, []P) {
 		largest = max(largest, count[g])
 		count[g] += count[g-1]
 	}
-	next := count[: 1<<top : 1<<top]
-	next = append([]int(nil), next...)
+	next := slices.Clone(count[:1<<top])
 	for i, k := range keys {
 		g := (uint64(k) ^ sign - umin) >> shift
 		sk[next[g]], pos[next[g]] = k, P(i)
