@@ -11,9 +11,10 @@ import (
 	"github.com/icebeam/icebeam/iceberg/internal/keyblob"
 )
 
-// minBlobRows: a data file of fewer rows gets no key index blob (blobBuild): its
-// key column reads fast enough.
-var minBlobRows int64 = 1 << 20 // a variable for tests
+// MinBlobRows is the least record count of a data file whose key index blob
+// (package iceberg/internal/keyblob) a batch merge-on-read write builds when it
+// reads the file's key column: a smaller file's key column reads fast enough.
+var MinBlobRows int64 = 1 << 20
 
 // useBlobs lets ks resolve its keys in the data files of tbl's metadata that
 // have a key index blob (keyblob.Refs) by the blob, and, with build, build the
@@ -75,7 +76,7 @@ type blobBuilder struct {
 // blobBuild returns the builder of the key index blob of t's data file, or nil
 // when ks does not index files, or the file is small or has a blob.
 func (ks *keySet) blobBuild(t table.FileScanTask, par int) *blobBuilder {
-	if !ks.indexFiles || t.File.Count() < minBlobRows {
+	if !ks.indexFiles || t.File.Count() < MinBlobRows {
 		return nil
 	}
 	if _, ok := ks.blobs[t.File.FilePath()]; ok {

@@ -22,8 +22,8 @@ import (
 // excluded); a blob that fails its checks is ignored and the column read again.
 func TestJoinKeyBlobs(t *testing.T) {
 	ctx := context.Background()
-	defer func(n int64) { minBlobRows = n }(minBlobRows)
-	minBlobRows = 1000
+	defer func(n int64) { MinBlobRows = n }(MinBlobRows)
+	MinBlobRows = 1000
 	f := newFixture(t, nil, "blobs", indexed(64<<20))
 	rows := cityRows(6000) // ids 1..6000: the first file ascends, the second is shuffled
 	rand.New(rand.NewPCG(3, 4)).Shuffle(3000, func(i, j int) { rows[3000+i], rows[3000+j] = rows[3000+j], rows[3000+i] })

@@ -25,6 +25,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg"
+	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
 
@@ -128,6 +129,10 @@ func writeIcebeamMOR(t *testing.T) {
 	sc.Lineage = lineageQuery(t, cat, compacted)
 	exp.Scenarios = append(exp.Scenarios, sc)
 	exp.Scenarios = append(exp.Scenarios, writeUTF8MOR(t, cat))
+	const blobbed = "go_icebeam.v3_mor_keyblob"
+	sc = scenarioFor(t, "v3 merge-on-read CDC (2 batches), the second resolved by a key index blob in a statistics file",
+		blobbed, 3, writeMORKeyBlob(t, cat, blobbed), "PUFFIN/position")
+	exp.Scenarios = append(exp.Scenarios, sc)
 	if err := WriteJSON(filepath.Join(expectedDir(t), "icebeam_mor.json"), exp); err != nil {
 		t.Fatal(err)
 	}
@@ -372,6 +377,38 @@ func writeMORCompacted(t *testing.T, cat *icebergtest.LocalCatalog, ident string
 		t.Fatalf("%s after Maintain: %d data files, %d delete files; want 1 and 0", ident, len(d), len(del))
 	}
 	return live
+}
+
+// writeMORKeyBlob writes ident: 20,000 rows in one append, then two CDC batches;
+// the first reads the key column of the large data file (cdc.MinBlobRows lowered
+// to 5,000) and attaches its key index blob to the table as a Puffin statistics
+// file of blob type icebeam-key-index-v1, which the second uses: the engines read
+// a table with a statistics file of a blob type they do not know.
+func writeMORKeyBlob(t *testing.T, cat *icebergtest.LocalCatalog, ident string) map[int64][]any {
+	defer func(n int64) { cdc.MinBlobRows = n }(cdc.MinBlobRows)
+	cdc.MinBlobRows = 5000
+	m := newMORTable(t, cat, ident, [2]int64{0, 20000})
+	for b := range int64(2) {
+		var changes []changeSpec
+		for id := b; id < 20000; id += 97 {
+			op := map[bool]string{true: "d", false: "u"}[id%2 == 0]
+			changes = append(changes, m.change(op, id, id+900000))
+		}
+		changes = append(changes, m.change("c", 20000+b, 20000+b))
+		m.apply(changes)
+	}
+	tbl := m.load()
+	icebergtest.RequireValid(t, tbl)
+	var blobs []string
+	for sf := range tbl.Metadata().Statistics() {
+		for _, b := range sf.BlobMetadata {
+			blobs = append(blobs, string(b.Type))
+		}
+	}
+	if len(icebergtest.DataFiles(t, tbl)) < 1 || !slices.Equal(blobs, []string{"icebeam-key-index-v1"}) {
+		t.Fatalf("%s: statistics blobs %v, want one key index blob", ident, blobs)
+	}
+	return m.live
 }
 
 // lineageQuery is the row lineage read of ident (id, _row_id,

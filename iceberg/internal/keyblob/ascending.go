@@ -54,7 +54,7 @@ func (a *Ascending) Add(base int64, keys []int64) bool {
 			a.cur = append(a.cur, k)
 			if int64(len(a.cur)) == a.bs {
 				a.dir = append(a.dir, dirEntry{first: a.cur[0], last: k, off: len(a.blocks)})
-				a.blocks = appendBlock[uint32](a.blocks, a.cur, nil)
+				a.blocks = appendBlock(a.blocks, head[uint32](a.cur, nil), a.cur, []uint32(nil))
 				a.cur = a.cur[:0]
 			}
 		}
@@ -80,7 +80,7 @@ func JoinAscending(parts []*Ascending, rows int64) ([]byte, bool) {
 	flush := func() {
 		if len(pending) > 0 {
 			dir = append(dir, dirEntry{first: pending[0], last: pending[len(pending)-1], off: len(body)})
-			body = appendBlock[uint32](body, pending, nil)
+			body = appendBlock(body, head[uint32](pending, nil), pending, []uint32(nil))
 			pending = pending[:0]
 		}
 	}
