@@ -71,6 +71,10 @@ type blobBuilder struct {
 	rows   int64
 	parts  []*keyblob.Ascending
 	failed atomic.Bool
+	// size is the bytes the parts encoded, at most limit: the key column's stored
+	// size (from the manifest's metrics), as a blob larger than the column it
+	// replaces (sparse keys) costs more to read than it saves.
+	size, limit atomic.Int64
 }
 
 // blobBuild returns the builder of the key index blob of t's data file, or nil
@@ -82,7 +86,12 @@ func (ks *keySet) blobBuild(t table.FileScanTask, par int) *blobBuilder {
 	if _, ok := ks.blobs[t.File.FilePath()]; ok {
 		return nil
 	}
-	return &blobBuilder{rows: t.File.Count(), parts: make([]*keyblob.Ascending, max(par, 1))}
+	b := &blobBuilder{rows: t.File.Count(), parts: make([]*keyblob.Ascending, max(par, 1))}
+	b.limit.Store(t.File.FileSizeBytes())
+	if n, ok := t.File.ColumnSizes()[ks.codec.ids[0]]; ok && n > 0 {
+		b.limit.Store(n)
+	}
+	return b
 }
 
 // add adds the keys vals of span, from row position base on (defs and maxDef as
@@ -102,20 +111,20 @@ func (b *blobBuilder) add(span int, vals []int64, defs []int16, maxDef int16, ba
 		p = keyblob.NewAscending(base)
 		b.parts[span] = p
 	}
-	if !p.Add(base, vals) {
+	before := p.Size()
+	if !p.Add(base, vals) || b.size.Add(int64(p.Size()-before)) > b.limit.Load() {
 		b.failed.Store(true)
 	}
 }
 
 // finish returns the blob, or nil (nil builder, keys not ascending, a null key,
-// or a blob larger than the key column's stored bytes: sparse keys, a blob that
-// would cost more to read than the column it replaces).
-func (b *blobBuilder) finish(column int64) []byte {
+// rows not read, or a blob past the limit).
+func (b *blobBuilder) finish() []byte {
 	if b == nil || b.failed.Load() {
 		return nil
 	}
 	blob, ok := keyblob.JoinAscending(b.parts, b.rows)
-	if !ok || int64(len(blob)) > column {
+	if !ok || int64(len(blob)) > b.limit.Load() {
 		return nil
 	}
 	return blob

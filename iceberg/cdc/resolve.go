@@ -50,8 +50,8 @@ type FileHits struct {
 	// FromBlob: the file's key index blob (package keyblob) resolved the keys,
 	// its key column was not read.
 	FromBlob bool
-	// Blob is the key index (keyblob.Encode) the read built of the file, when
-	// asked to (keySet.indexFiles) and its keys allow.
+	// Blob is the key index blob (package keyblob) the read built of the file,
+	// when asked to (keySet.indexFiles) and the file allows (see blobBuilder).
 	Blob []byte
 }
 
@@ -868,11 +868,8 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 				s.KeyIndexes = append(s.KeyIndexes, k)
 			}
 		}
-		build, skip := ks.blobBuild(t, par), ks.outside
-		if build != nil {
-			skip = nil // every key goes into the index
-		}
-		err := readInt64Key(ctx, fs, path, ks.codec, read, par, skip, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
+		build := ks.blobBuild(t, par) // a read that skips row groups builds none
+		err := readInt64Key(ctx, fs, path, ks.codec, read, par, ks.outside, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
 			s := &spans[span]
 			build.add(span, vals, defs, maxDef, base)
 			if defs == nil {
@@ -897,7 +894,7 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 		})
 		if !errors.Is(err, pqspan.ErrNotDirect) {
 			if err == nil {
-				h.Blob = build.finish(*read)
+				h.Blob = build.finish()
 			}
 			return join(err)
 		}

@@ -63,6 +63,9 @@ func (a *Ascending) Add(base int64, keys []int64) bool {
 	return true
 }
 
+// Size returns the bytes of the blocks a has encoded.
+func (a *Ascending) Size() int { return len(a.blocks) }
+
 // JoinAscending returns the index of a file of rows rows from its parts (nil
 // parts are ignored), or false when the parts do not cover the rows exactly
 // or their keys descend where one part meets the next.

@@ -23,6 +23,12 @@
 //     no key are skipped, deleted positions are not hits) and probed against the
 //     key set; the hits go to their keys' shards (cdc.JoinKeys.ScanFiles).
 //
+//  4. Blobs: a scan that read the whole key column of a large data file whose
+//     keys ascend also built the file's key index blob (package
+//     iceberg/internal/keyblob); the blobs go to one step that writes them as one
+//     Puffin statistics file and attaches it to S (blobs.go). A later run's scan
+//     resolves such a file by its blob instead of its key column.
+//
 // The markers and hits are join packets (cdc.IsJoinPacket), flattened with the
 // change packets into the shards' GroupByKey: a shard window with a marker builds
 // its resolution at S from its hits (cdc.ShardWindow), and the commit brings it
