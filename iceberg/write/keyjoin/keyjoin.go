@@ -22,7 +22,6 @@
 //     in spans, by up to GOMAXPROCS goroutines; row groups whose statistics hold
 //     no key are skipped, deleted positions are not hits) and probed against the
 //     key set; the hits go to their keys' shards (cdc.JoinKeys.ScanFiles).
-//
 //  4. Blobs: a scan that read the whole key column of a large data file whose
 //     keys ascend also built the file's key index blob (package
 //     iceberg/internal/keyblob); the blobs go to one step that writes them as one
