@@ -31,7 +31,7 @@ import (
 
 // IndexEntryBytes is the memory one indexed row takes in a KeyIndex: a 64-bit key
 // fingerprint and a 64-bit location (data file ordinal, row position).
-const IndexEntryBytes = 16
+const IndexEntryBytes = keyrun.EntryBytes
 
 // KeyIndex maps the keys of a table's live rows to their data file and row
 // position, so that resolving a window's keys costs lookups, not reads of every
@@ -101,7 +101,7 @@ type KeyIndex struct {
 	part        []indexPart                   // by partition
 	held, total int64                         // entries in memory, and in memory and spilled
 	dead        int64                         // entries of files no longer live
-	spill       *spillFile                    // nil until a partition is spilled
+	spill       *keyrun.SpillFile                    // nil until a partition is spilled
 	deleted     map[string]deletedRows
 	lastUse     int64
 	// warmed are the data files a warm-up (Resolver.Warm) read, warmedBytes their
@@ -126,7 +126,7 @@ type indexPart struct {
 	claimed     bool // a resolution of the worker wanted it (see want)
 	main, delta []indexEntry
 	pend        [][]indexEntry // sorted runs added in memory, merged by mergePending
-	runs        []spillRun
+	runs        []keyrun.SpillRun
 }
 
 func (p *indexPart) entries() int64 {
@@ -135,7 +135,7 @@ func (p *indexPart) entries() int64 {
 		n += int64(len(r))
 	}
 	for _, r := range p.runs {
-		n += int64(r.n)
+		n += int64(r.N)
 	}
 	return n
 }
@@ -297,7 +297,7 @@ func (x *KeyIndex) Bytes() int64 {
 	for _, p := range x.part {
 		n += int64(cap(p.main)+cap(p.delta)) * IndexEntryBytes
 		for _, r := range p.runs {
-			n += int64(cap(r.fences)) * 8
+			n += int64(cap(r.Fences)) * 8
 		}
 	}
 	for _, f := range x.files {
@@ -427,7 +427,7 @@ func (x *KeyIndex) reset() {
 		x.part[q].mem = true
 	}
 	x.held, x.total, x.dead = 0, 0, 0
-	x.spill.close()
+	x.spill.Close()
 	x.spill = nil
 }
 
@@ -761,26 +761,26 @@ func (p *indexPart) mergePending() {
 func (x *KeyIndex) spillRun(q int, es []indexEntry) error {
 	if x.spill == nil {
 		var err error
-		if x.spill, err = newSpillFile(); err != nil {
+		if x.spill, err = keyrun.NewSpillFile(); err != nil {
 			return err
 		}
 	}
 	p := &x.part[q]
-	r, err := x.spill.write(es)
+	r, err := x.spill.Write(es)
 	if err != nil {
 		return err
 	}
 	p.runs = append(p.runs, r)
-	for len(p.runs) > maxRuns {
-		slices.SortFunc(p.runs, func(a, b spillRun) int { return cmp.Compare(b.n, a.n) })
-		i := tieredPair(p.runs)
+	for len(p.runs) > keyrun.MaxRuns {
+		slices.SortFunc(p.runs, func(a, b keyrun.SpillRun) int { return cmp.Compare(b.N, a.N) })
+		i := keyrun.TieredPair(p.runs)
 		two := p.runs[i : i+2]
-		es, err := x.spill.readAll(two, nil)
+		es, err := x.spill.ReadAll(two, nil)
 		if err != nil {
 			return err
 		}
-		x.spill.drop(two)
-		if r, err = x.spill.write(es); err != nil {
+		x.spill.Drop(two)
+		if r, err = x.spill.Write(es); err != nil {
 			return err
 		}
 		p.runs = append(slices.Delete(p.runs, i, i+2), r)
@@ -788,45 +788,29 @@ func (x *KeyIndex) spillRun(q int, es []indexEntry) error {
 	return x.rewriteSpill()
 }
 
-// tieredPair returns i, the runs (sorted by length, longest first) to merge
-// being i and i+1: the shortest pair of neighbours within 4x of each other's
-// length, else the two shortest. Merging the two shortest merged each window's
-// small run (a CDC commit's new file) with a run of the cold build, rewriting
-// megabytes per spilled partition per window, until the spill file's dead space
-// forced a rewrite of the whole file (50M rows, default budget: a 1.4-1.7 s
-// window about once a minute).
-func tieredPair(runs []spillRun) int {
-	for i := len(runs) - 2; i >= 0; i-- {
-		if runs[i].n <= 4*max(runs[i+1].n, 1) {
-			return i
-		}
-	}
-	return len(runs) - 2
-}
-
 // rewriteSpill copies the live runs to a new spill file when most of the file is
 // space of dropped runs.
 func (x *KeyIndex) rewriteSpill() error {
-	if x.spill == nil || x.spill.size < 64<<20 || x.spill.live*2 > x.spill.size {
+	if x.spill == nil || x.spill.Size < 64<<20 || x.spill.Live*2 > x.spill.Size {
 		return nil
 	}
-	fresh, err := newSpillFile()
+	fresh, err := keyrun.NewSpillFile()
 	if err != nil {
 		return err
 	}
 	for q := range x.part {
 		for i, r := range x.part[q].runs {
-			es, err := x.spill.read(make([]indexEntry, 0, r.n), r, 0, r.n)
+			es, err := x.spill.Read(make([]indexEntry, 0, r.N), r, 0, r.N)
 			if err == nil {
-				x.part[q].runs[i], err = fresh.write(es)
+				x.part[q].runs[i], err = fresh.Write(es)
 			}
 			if err != nil {
-				fresh.close()
+				fresh.Close()
 				return err
 			}
 		}
 	}
-	x.spill.close()
+	x.spill.Close()
 	x.spill = fresh
 	return nil
 }
@@ -884,11 +868,11 @@ func (x *KeyIndex) want(q int) error {
 		return nil // looked up on disk
 	}
 	if len(p.runs) > 0 {
-		es, err := x.spill.readAll(p.runs, nil)
+		es, err := x.spill.ReadAll(p.runs, nil)
 		if err != nil {
 			return err
 		}
-		x.spill.drop(p.runs)
+		x.spill.Drop(p.runs)
 		p.runs, p.main = nil, es
 	}
 	p.mem = true
@@ -913,19 +897,19 @@ func (x *KeyIndex) compact() error {
 		if len(p.runs) == 0 {
 			continue
 		}
-		es, err := x.spill.readAll(p.runs, x.live)
+		es, err := x.spill.ReadAll(p.runs, x.live)
 		if err != nil {
 			return err
 		}
-		x.spill.drop(p.runs)
+		x.spill.Drop(p.runs)
 		p.runs = nil
 		x.total += int64(len(es))
 		if len(es) > 0 {
-			r, err := x.spill.write(es)
+			r, err := x.spill.Write(es)
 			if err != nil {
 				return err
 			}
-			p.runs = []spillRun{r}
+			p.runs = []keyrun.SpillRun{r}
 		}
 	}
 	x.dead = 0
@@ -1086,7 +1070,7 @@ func (x *KeyIndex) readFile(ctx context.Context, fs iceio.IO, t table.FileScanTa
 // fingerprint order, see resolve).
 type lookups struct {
 	mem  [][2]int
-	runs [][]runCursor
+	runs [][]keyrun.RunCursor
 	read int64 // spilled bytes read
 }
 
@@ -1110,10 +1094,10 @@ func (x *KeyIndex) find(l *lookups, fp uint64, fn func(loc uint64)) error {
 		return nil
 	}
 	if len(l.runs[q]) != len(p.runs) {
-		l.runs[q] = make([]runCursor, len(p.runs))
+		l.runs[q] = make([]keyrun.RunCursor, len(p.runs))
 	}
 	for i := range p.runs {
-		n, err := x.spill.find(&p.runs[i], &l.runs[q][i], fp, fn)
+		n, err := x.spill.Find(&p.runs[i], &l.runs[q][i], fp, fn)
 		l.read += n
 		if err != nil {
 			return err
@@ -1198,7 +1182,7 @@ func (x *KeyIndex) resolve(ctx context.Context, tbl *table.Table, ks *keySet, lo
 	// Deleted positions by file ordinal, looked up once per file per resolution.
 	deleted := make([]*dv.RoaringPositionBitmap, len(x.files))
 	loaded := make([]bool, len(x.files))
-	l := &lookups{mem: make([][2]int, x.parts), runs: make([][]runCursor, x.parts)}
+	l := &lookups{mem: make([][2]int, x.parts), runs: make([][]keyrun.RunCursor, x.parts)}
 	for _, p := range probes {
 		k := p.k
 		found := 0

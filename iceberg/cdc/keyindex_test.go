@@ -579,7 +579,7 @@ func TestFindMainAndDelta(t *testing.T) {
 	keyrun.Sort(es)
 	x := &KeyIndex{parts: 1, part: []indexPart{{mem: true, main: es[:4000], delta: slices.Clone(es[4000:])}}}
 	keyrun.Sort(x.part[0].delta)
-	l := &lookups{mem: make([][2]int, 1), runs: make([][]runCursor, 1)}
+	l := &lookups{mem: make([][2]int, 1), runs: make([][]keyrun.RunCursor, 1)}
 	var got []uint64
 	for fp := range uint64(3100) {
 		if err := x.find(l, fp, func(loc uint64) { got = append(got, loc) }); err != nil {
@@ -624,13 +624,13 @@ func TestSpillRunsTiered(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if runs := len(x.part[0].runs); runs > maxRuns {
-		t.Fatalf("%d runs, want at most %d", runs, maxRuns)
+	if runs := len(x.part[0].runs); runs > keyrun.MaxRuns {
+		t.Fatalf("%d runs, want at most %d", runs, keyrun.MaxRuns)
 	}
-	if written := x.spill.size / IndexEntryBytes; written > 3*int64(loc) {
+	if written := x.spill.Size / IndexEntryBytes; written > 3*int64(loc) {
 		t.Fatalf("%d entries written to the spill file for %d added", written, loc)
 	}
-	l := &lookups{mem: make([][2]int, 1), runs: make([][]runCursor, 1)}
+	l := &lookups{mem: make([][2]int, 1), runs: make([][]keyrun.RunCursor, 1)}
 	x.part[0].mem = false
 	var got []uint64
 	for fp := uint64(0); fp < loc*7; fp += 7 {
