@@ -45,8 +45,15 @@
 // a sorted compaction writes them), the position of entry e is e itself.
 //
 // A reader checks the magic, version, flags, sizes, the directory's order and
-// the checksum before it trusts any offset: corruption is an error, never a
-// wrong position.
+// the checksum before it trusts any offset, and a block's length against its
+// widths when it reads the block: corruption is an error, never a wrong
+// position.
+//
+// To find key p, a reader binary searches the directory for the first block
+// whose last key is p or above and reads it and the next ones while their
+// first key is p or below (a key's entries may span blocks). Encode writes
+// blocks of [DefaultBlockSize] entries: at 50M rows, 256 and 1,024 measured no
+// faster a lookup of 10,000 keys, and 1,024 slower where blocks are decoded.
 package keyblob
 
 // BlobType is the Puffin blob type of a key index.

@@ -179,6 +179,27 @@ func TestArithmeticBlocks(t *testing.T) {
 	}
 }
 
+// TestLookupDecodesProbedBlocks checks that Lookup decodes only the blocks
+// holding a probe, each once.
+func TestLookupDecodesProbedBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	keys := layouts(40*DefaultBlockSize, r)["ascending gaps"]
+	x, err := Open(Encode(keys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two keys of block 3, one of block 17, the first of block 30, one above
+	// every key.
+	probes := []int64{keys[3*DefaultBlockSize+1], keys[4*DefaultBlockSize-1], keys[17*DefaultBlockSize+9],
+		keys[30*DefaultBlockSize], keys[len(keys)-1] + 1}
+	if err := x.Lookup(probes, func(int, int64) {}); err != nil {
+		t.Fatal(err)
+	}
+	if x.decoded != 3 {
+		t.Errorf("%d blocks decoded for probes in blocks 3, 17 and 30, want 3", x.decoded)
+	}
+}
+
 func TestCorruption(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for name, keys := range layouts(3*DefaultBlockSize+11, r) {
