@@ -178,7 +178,7 @@ func (x *Index) keysTo(i int, bl *block, p int64) ([]int64, error) {
 	if x.cur != i {
 		x.decoded++
 		if cap(ks) < bl.n {
-			ks = make([]int64, 0, max(x.bs, bl.n))
+			ks = make([]int64, 0, bl.n)
 		}
 		ks = append(ks[:0], bl.first)
 		x.cur = i

@@ -260,7 +260,8 @@ func FuzzOpen(f *testing.F) {
 			binary.LittleEndian.PutUint32(b[body:], crc32.Checksum(b[:body], castagnoli))
 		}
 		x, err := Open(b)
-		if err != nil {
+		if err != nil || x.Rows() > 1<<20 {
+			// A few bytes can claim 2^32 rows of one key: valid, but slow to list.
 			return
 		}
 		_ = x.Lookup([]int64{math.MinInt64, 0, 1, 2, 5, 9, math.MaxInt64}, func(int, int64) {})
