@@ -87,7 +87,8 @@ func Open(b []byte) (*Index, error) {
 	return x, nil
 }
 
-// Rows returns the number of entries: the data file's rows.
+// Rows returns the number of entries: the data file's rows. A reader should
+// check it against the data file's record count before trusting the index.
 func (x *Index) Rows() int64 { return x.rows }
 
 func (x *Index) first(i int) int64 {
