@@ -18,8 +18,8 @@
 //	directory at 24, C entries of 24 bytes, entry i:
 //	  int64  first key of block i
 //	  int64  last key of block i
-//	  uint64 offset of block i; offset 0 is 24 + 24*C, each next one follows
-//	         the previous block: block i ends where block i+1 (or the trailer) starts
+//	  uint64 offset of block i: block 0 starts at 24 + 24*C, right after the
+//	         directory; block i ends where block i+1 (or the trailer) starts
 //	blocks, one after another
 //	trailer: uint32 CRC-32C (Castagnoli) of every byte before it
 //
@@ -45,8 +45,17 @@
 // a sorted compaction writes them), the position of entry e is e itself.
 //
 // A reader checks the magic, version, flags, sizes, the directory's order and
-// the checksum before it trusts any offset: corruption is an error, never a
-// wrong position.
+// the checksum before it trusts any offset, and a block's length against its
+// widths when it reads the block: corruption is an error, never a wrong
+// position.
+//
+// To find key p, a reader binary searches the directory for the first block
+// whose last key is p or above and reads it and the next ones while their
+// first key is p or below (a key's entries may span blocks). Encode writes
+// blocks of [DefaultBlockSize] entries: at 50M rows a lookup of 10,000 keys
+// measured no faster with blocks of 128 or 256 (whose directory costs 1.5 or
+// 0.75 bits a row, against 0.375 at 512) and slower with 1,024 where blocks are
+// decoded.
 package keyblob
 
 // BlobType is the Puffin blob type of a key index.

@@ -87,7 +87,8 @@ func Open(b []byte) (*Index, error) {
 	return x, nil
 }
 
-// Rows returns the number of entries: the data file's rows.
+// Rows returns the number of entries: the data file's rows. A reader should
+// check it against the data file's record count before trusting the index.
 func (x *Index) Rows() int64 { return x.rows }
 
 func (x *Index) first(i int) int64 {
@@ -178,7 +179,7 @@ func (x *Index) keysTo(i int, bl *block, p int64) ([]int64, error) {
 	if x.cur != i {
 		x.decoded++
 		if cap(ks) < bl.n {
-			ks = make([]int64, 0, max(x.bs, bl.n))
+			ks = make([]int64, 0, bl.n)
 		}
 		ks = append(ks[:0], bl.first)
 		x.cur = i

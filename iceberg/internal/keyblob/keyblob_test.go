@@ -160,7 +160,6 @@ func TestArithmeticBlocks(t *testing.T) {
 		probes := slices.Clone(keys)
 		slices.Sort(probes)
 		probes = slices.Compact(probes)
-		m, _ := want(keys)
 		found := 0
 		if err := x.Lookup(probes, func(i int, pos int64) {
 			if keys[pos] != probes[i] {
@@ -171,11 +170,32 @@ func TestArithmeticBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 		if found != len(keys) {
-			t.Errorf("%s: %d positions found, want %d", name, found, len(m))
+			t.Errorf("%s: %d positions found, want %d", name, found, len(keys))
 		}
 		if got := x.decoded > 0; got != decodes {
 			t.Errorf("%s: %d blocks decoded, want decoding %v", name, x.decoded, decodes)
 		}
+	}
+}
+
+// TestLookupDecodesProbedBlocks checks that Lookup decodes only the blocks
+// holding a probe, each once.
+func TestLookupDecodesProbedBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	keys := layouts(40*DefaultBlockSize, r)["ascending gaps"]
+	x, err := Open(Encode(keys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two keys of block 3, one of block 17, the first of block 30, one above
+	// every key.
+	probes := []int64{keys[3*DefaultBlockSize+1], keys[4*DefaultBlockSize-1], keys[17*DefaultBlockSize+9],
+		keys[30*DefaultBlockSize], keys[len(keys)-1] + 1}
+	if err := x.Lookup(probes, func(int, int64) {}); err != nil {
+		t.Fatal(err)
+	}
+	if x.decoded != 3 {
+		t.Errorf("%d blocks decoded for probes in blocks 3, 17 and 30, want 3", x.decoded)
 	}
 }
 
@@ -239,7 +259,8 @@ func FuzzOpen(f *testing.F) {
 			binary.LittleEndian.PutUint32(b[body:], crc32.Checksum(b[:body], castagnoli))
 		}
 		x, err := Open(b)
-		if err != nil {
+		if err != nil || x.Rows() > 1<<20 {
+			// A few bytes can claim 2^32 rows of one key: valid, but slow to list.
 			return
 		}
 		_ = x.Lookup([]int64{math.MinInt64, 0, 1, 2, 5, 9, math.MaxInt64}, func(int, int64) {})
