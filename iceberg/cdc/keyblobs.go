@@ -3,7 +3,6 @@ package cdc
 import (
 	"cmp"
 	"slices"
-	"sync/atomic"
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -62,70 +61,22 @@ func (ks *keySet) scanBlob(fs iceio.IO, t table.FileScanTask, h *FileHits, live 
 	return true
 }
 
-// blobBuilder builds the key index blob of a data file from its key column as
-// read in spans (readInt64Key), each span's keys into a part of its own. The
-// blob is built when the keys ascend in row order (an in-order load, a sorted
-// compaction), so that a part needs no more memory than its encoded blocks;
-// a file whose keys do not ascend, or with a null key, gets none.
-type blobBuilder struct {
-	rows   int64
-	parts  []*keyblob.Ascending
-	failed atomic.Bool
-	// size is the bytes the parts encoded, at most limit: the key column's stored
-	// size (from the manifest's metrics), as a blob larger than the column it
-	// replaces (sparse keys) costs more to read than it saves.
-	size, limit atomic.Int64
-}
-
-// blobBuild returns the builder of the key index blob of t's data file, or nil
-// when ks does not index files, or the file is small or has a blob.
-func (ks *keySet) blobBuild(t table.FileScanTask, par int) *blobBuilder {
+// blobBuild returns the builder of the key index blob of t's data file (see
+// keyblob.Spans: keys ascending in row order, as an in-order load or a sorted
+// compaction writes them), or nil when ks does not index files, or the file is
+// small or has a blob. Its limit is the key column's stored size (the manifest's
+// metrics): a blob larger than the column it replaces (sparse keys) costs more to
+// read than it saves.
+func (ks *keySet) blobBuild(t table.FileScanTask, par int) *keyblob.Spans {
 	if !ks.indexFiles || t.File.Count() < MinBlobRows {
 		return nil
 	}
 	if _, ok := ks.blobs[t.File.FilePath()]; ok {
 		return nil
 	}
-	b := &blobBuilder{rows: t.File.Count(), parts: make([]*keyblob.Ascending, max(par, 1))}
-	b.limit.Store(t.File.FileSizeBytes())
+	limit := t.File.FileSizeBytes()
 	if n, ok := t.File.ColumnSizes()[ks.codec.ids[0]]; ok && n > 0 {
-		b.limit.Store(n)
+		limit = n
 	}
-	return b
-}
-
-// add adds the keys vals of span, from row position base on (defs and maxDef as
-// readInt64Key gives them); nil does nothing.
-func (b *blobBuilder) add(span int, vals []int64, defs []int16, maxDef int16, base int64) {
-	if b == nil || b.failed.Load() {
-		return
-	}
-	for _, d := range defs {
-		if d != maxDef {
-			b.failed.Store(true) // a null key: no position for it in the index
-			return
-		}
-	}
-	p := b.parts[span]
-	if p == nil {
-		p = keyblob.NewAscending(base)
-		b.parts[span] = p
-	}
-	before := p.Size()
-	if !p.Add(base, vals) || b.size.Add(int64(p.Size()-before)) > b.limit.Load() {
-		b.failed.Store(true)
-	}
-}
-
-// finish returns the blob, or nil (nil builder, keys not ascending, a null key,
-// rows not read, or a blob past the limit).
-func (b *blobBuilder) finish() []byte {
-	if b == nil || b.failed.Load() {
-		return nil
-	}
-	blob, ok := keyblob.JoinAscending(b.parts, b.rows)
-	if !ok || int64(len(blob)) > b.limit.Load() {
-		return nil
-	}
-	return blob
+	return keyblob.NewSpans(t.File.Count(), par, limit)
 }

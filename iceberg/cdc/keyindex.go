@@ -101,7 +101,7 @@ type KeyIndex struct {
 	part        []indexPart                   // by partition
 	held, total int64                         // entries in memory, and in memory and spilled
 	dead        int64                         // entries of files no longer live
-	spill       *keyrun.SpillFile                    // nil until a partition is spilled
+	spill       *keyrun.SpillFile             // nil until a partition is spilled
 	deleted     map[string]deletedRows
 	lastUse     int64
 	// warmed are the data files a warm-up (Resolver.Warm) read, warmedBytes their

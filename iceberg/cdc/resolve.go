@@ -871,7 +871,12 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 		build := ks.blobBuild(t, par) // a read that skips row groups builds none
 		err := readInt64Key(ctx, fs, path, ks.codec, read, par, ks.outside, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
 			s := &spans[span]
-			build.add(span, vals, defs, maxDef, base)
+			if build != nil {
+				if slices.ContainsFunc(defs, func(d int16) bool { return d != maxDef }) {
+					build.Fail() // a null key: no position for it in the index
+				}
+				build.Add(span, base, vals)
+			}
 			if defs == nil {
 				for j, v := range vals {
 					if ks.maybeKey(v) {
@@ -893,8 +898,8 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 			return nil
 		})
 		if !errors.Is(err, pqspan.ErrNotDirect) {
-			if err == nil {
-				h.Blob = build.finish()
+			if err == nil && build != nil {
+				h.Blob = build.Finish()
 			}
 			return join(err)
 		}

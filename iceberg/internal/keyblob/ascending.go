@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"slices"
+	"sync/atomic"
 )
 
 // Ascending builds the index of a data file whose keys ascend in row order
@@ -145,4 +146,56 @@ func assemble(rows, bs int64, dir []dirEntry, body []byte) []byte {
 	}
 	b = append(b, body...)
 	return le.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// Spans builds the index of a data file of ascending keys from its key column
+// as read in spans: ranges of rows read concurrently, one part each. It gives up
+// (Finish returns nil) when a part's keys do not follow or descend, on Fail, or
+// when the encoded blocks pass limit bytes.
+type Spans struct {
+	rows        int64
+	parts       []*Ascending
+	failed      atomic.Bool
+	size, limit atomic.Int64
+}
+
+// NewSpans starts the index of a file of rows rows read in at most spans
+// spans, of at most limit bytes.
+func NewSpans(rows int64, spans int, limit int64) *Spans {
+	b := &Spans{rows: rows, parts: make([]*Ascending, max(spans, 1))}
+	b.limit.Store(limit)
+	return b
+}
+
+// Add adds the keys of span's rows from base on. Calls for one span must not
+// be concurrent; calls for different spans may be.
+func (b *Spans) Add(span int, base int64, keys []int64) {
+	if b.failed.Load() {
+		return
+	}
+	p := b.parts[span]
+	if p == nil {
+		p = NewAscending(base)
+		b.parts[span] = p
+	}
+	before := p.Size()
+	if !p.Add(base, keys) || b.size.Add(int64(p.Size()-before)) > b.limit.Load() {
+		b.failed.Store(true)
+	}
+}
+
+// Fail gives the index up (a row the index cannot hold, such as a null key).
+func (b *Spans) Fail() { b.failed.Store(true) }
+
+// Finish returns the index, or nil when it was given up or its parts do not
+// cover the rows.
+func (b *Spans) Finish() []byte {
+	if b.failed.Load() {
+		return nil
+	}
+	blob, ok := JoinAscending(b.parts, b.rows)
+	if !ok || int64(len(blob)) > b.limit.Load() {
+		return nil
+	}
+	return blob
 }
