@@ -110,7 +110,9 @@ func (j *JoinKeys) plan(ctx context.Context, tbl *table.Table, snapID int64) err
 	}
 	ranges := newKeyRanges(j.ks)
 	j.tasks, j.snapID = map[string]table.FileScanTask{}, snapID
-	j.ks.useBlobs(tbl.Metadata(), true)
+	if fs, err := tbl.FS(ctx); err == nil {
+		j.ks.useBlobs(fs, tbl, true)
+	}
 	for _, t := range planned {
 		if ranges.mayHold(t.File) {
 			j.tasks[t.File.FilePath()] = t

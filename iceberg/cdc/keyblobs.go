@@ -15,15 +15,20 @@ import (
 // reads the file's key column: a smaller file's key column reads fast enough.
 var MinBlobRows int64 = 1 << 20
 
-// useBlobs lets ks resolve its keys in the data files of tbl's metadata that
-// have a key index blob (keyblob.Refs) by the blob, and, with build, build the
-// blob of each large file it reads without one (FileHits.Blob): only for one long
-// key column, whose values the blobs hold.
-func (ks *keySet) useBlobs(meta table.Metadata, build bool) {
+// useBlobs lets ks resolve its keys in the data files of tbl that have a key
+// index blob in the table's key index file (keyblob.IndexProperty) by the blob,
+// and, with build, build the blob of each large file it reads without one
+// (FileHits.Blob): only for one long key column, whose values the blobs hold. An
+// unreadable key index file counts as none: the key columns are read (and the
+// blobs built again).
+func (ks *keySet) useBlobs(fs iceio.IO, tbl *table.Table, build bool) {
 	if ks.single == nil {
 		return
 	}
-	ks.blobs, ks.indexFiles = keyblob.Refs(meta, ks.codec.ids[0]), build
+	ks.indexFiles = build
+	if refs, err := keyblob.Refs(fs, tbl.Properties()[keyblob.IndexProperty], ks.codec.ids[0]); err == nil {
+		ks.blobs = refs
+	}
 }
 
 // scanBlob resolves ks's keys in the data file of t by its key index blob, into

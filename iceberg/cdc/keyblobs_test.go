@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	ibg "github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/keyblob"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
@@ -60,13 +60,17 @@ func TestJoinKeyBlobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := tbl.Location() + "/metadata/test-keyindex.stats"
+	path := tbl.Location() + "/metadata/test.keyindex.puffin"
 	field, _ := tbl.Schema().FindFieldByName("id")
-	sf, err := keyblob.Write(fs.(iceio.WriteFileIO), path, tbl.CurrentSnapshot(), field.ID, first.Blobs)
-	if err != nil {
+	snap := tbl.CurrentSnapshot()
+	if err := keyblob.Write(fs.(iceio.WriteFileIO), path, snap.SnapshotID, snap.SequenceNumber, field.ID, first.Blobs); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := f.cat.Catalog.CommitTable(ctx, f.ident, nil, []table.Update{table.NewSetStatisticsUpdate(sf)}); err != nil {
+	tx := tbl.NewTransaction()
+	if err := tx.SetProperties(ibg.Properties{keyblob.IndexProperty: path}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -82,7 +86,11 @@ func TestJoinKeyBlobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := keyblob.Refs(f.table(t).Metadata(), field.ID)[first.Blobs[0].DataFile]
+	refs, err := keyblob.Refs(fs, path, field.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := refs[first.Blobs[0].DataFile]
 	b[ref.Offset+ref.Length/2] ^= 0xff
 	if err := os.WriteFile(local, b, 0o644); err != nil {
 		t.Fatal(err)

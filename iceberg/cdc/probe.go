@@ -253,7 +253,7 @@ func (e *Expected) scan(ctx context.Context, tbl *table.Table) error {
 	if err != nil {
 		return err
 	}
-	e.ks.useBlobs(tbl.Metadata(), false)
+	e.ks.useBlobs(fs, tbl, false)
 	hits, read, err := scanFiles(ctx, fs, tasks, e.ks)
 	if err != nil {
 		return err

@@ -350,7 +350,9 @@ func (r Resolver) plan(ctx context.Context, tbl *table.Table, ks *keySet) (map[s
 	if tbl.CurrentSnapshot() == nil || len(ks.keys) == 0 {
 		return out, nil
 	}
-	ks.useBlobs(tbl.Metadata(), false)
+	if fs, err := tbl.FS(ctx); err == nil {
+		ks.useBlobs(fs, tbl, false)
+	}
 	chunk := r.ChunkKeys
 	if chunk <= 0 {
 		chunk = DefaultChunkKeys
