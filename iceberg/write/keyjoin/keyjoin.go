@@ -24,9 +24,9 @@
 //     key set; the hits go to their keys' shards (cdc.JoinKeys.ScanFiles).
 //  4. Blobs: a scan that read the whole key column of a large data file whose
 //     keys ascend also built the file's key index blob (package
-//     iceberg/internal/keyblob); the blobs go to one step that writes them as one
-//     Puffin statistics file and attaches it to S (blobs.go). A later run's scan
-//     resolves such a file by its blob instead of its key column.
+//     iceberg/internal/keyblob); the blobs go to one step that adds them to the
+//     table's key index file (keyblob.IndexProperty; blobs.go). A later run's
+//     scan resolves such a file by its blob instead of its key column.
 //
 // The markers and hits are join packets (cdc.IsJoinPacket), flattened with the
 // change packets into the shards' GroupByKey: a shard window with a marker builds
