@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/icebeam/icebeam/iceberg/internal/config"
+	"github.com/icebeam/icebeam/iceberg/internal/keyblob"
 	"github.com/icebeam/icebeam/iceberg/write/commit"
 )
 
@@ -789,13 +790,43 @@ type OrphanResult struct {
 
 // RemoveOrphanFiles removes the files under tbl's location that no metadata of tbl
 // references and that are older than olderThan (files younger than that may belong
-// to a commit in progress), or only lists them when dryRun.
+// to a commit in progress), or only lists them when dryRun. The table's key index
+// file (keyblob.IndexProperty), which only a table property references, is kept.
 func RemoveOrphanFiles(ctx context.Context, tbl *table.Table, olderThan time.Duration, dryRun bool) (OrphanResult, error) {
-	res, err := tbl.DeleteOrphanFiles(ctx, table.WithFilesOlderThan(olderThan), table.WithDryRun(dryRun))
+	name := strings.Join(tbl.Identifier(), ".")
+	fs, err := tbl.FS(ctx)
 	if err != nil {
-		return OrphanResult{}, config.WrapOp("remove orphan files", strings.Join(tbl.Identifier(), "."), err)
+		return OrphanResult{}, config.WrapOp("remove orphan files", name, err)
 	}
-	out := OrphanResult{Files: res.OrphanFileLocations, Bytes: res.TotalSizeBytes, Removed: len(res.DeletedFiles)}
+	index := tbl.Properties()[keyblob.IndexProperty]
+	kept := func(p string) bool { return index != "" && trimFileScheme(p) == trimFileScheme(index) }
+	res, err := tbl.DeleteOrphanFiles(ctx, table.WithFilesOlderThan(olderThan), table.WithDryRun(dryRun),
+		table.WithDeleteFunc(func(p string) error {
+			if kept(p) {
+				return nil
+			}
+			return fs.Remove(p)
+		}))
+	if err != nil {
+		return OrphanResult{}, config.WrapOp("remove orphan files", name, err)
+	}
+	var out OrphanResult
+	for _, f := range res.OrphanFiles {
+		if !kept(f.Path) {
+			out.Files, out.Bytes = append(out.Files, f.Path), out.Bytes+f.SizeBytes
+		}
+	}
+	for _, p := range res.DeletedFiles {
+		if !kept(p) {
+			out.Removed++
+		}
+	}
 	slices.Sort(out.Files)
 	return out, nil
+}
+
+// trimFileScheme drops a file:// or file: scheme, as orphan listings and
+// metadata may spell a local path either way.
+func trimFileScheme(p string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(p, "file://"), "file:")
 }

@@ -13,8 +13,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	ibg "github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg/internal/keyblob"
 	"github.com/icebeam/icebeam/iceberg/write/commit"
 	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -647,6 +650,19 @@ func TestRemoveOrphanFiles(t *testing.T) {
 		want[i] = f.FilePath()
 	}
 	slices.Sort(want)
+	// The key index file only a table property references is not an orphan.
+	fs, _ := tbl.FS(ctx)
+	index := tbl.Location() + "/metadata/1-test.keyindex.puffin"
+	if err := fs.(iceio.WriteFileIO).WriteFile(index, []byte("index")); err != nil {
+		t.Fatal(err)
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.SetProperties(ibg.Properties{keyblob.IndexProperty: index}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
 	tbl, _ = cat.LoadTable(ctx, ident)
 	dry, err := RemoveOrphanFiles(ctx, tbl, 0, true)
 	if err != nil {
@@ -655,7 +671,6 @@ func TestRemoveOrphanFiles(t *testing.T) {
 	if !slices.Equal(stripScheme(dry.Files), stripScheme(want)) || dry.Removed != 0 {
 		t.Fatalf("dry run found %v, want %v", dry.Files, want)
 	}
-	fs, _ := tbl.FS(ctx)
 	if _, err := fs.Open(want[0]); err != nil {
 		t.Fatalf("a dry run removed %s: %v", want[0], err)
 	}
@@ -671,6 +686,9 @@ func TestRemoveOrphanFiles(t *testing.T) {
 		if _, err := fs.Open(p); err == nil {
 			t.Errorf("orphan %s still exists", p)
 		}
+	}
+	if _, err := fs.Open(index); err != nil {
+		t.Errorf("the key index file was removed: %v", err)
 	}
 	if n := len(tableIDs(t, cat, ident)); n != 100 {
 		t.Fatalf("%d rows after orphan removal, want 100", n)
