@@ -1,7 +1,6 @@
 package cdc
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +22,7 @@ import (
 // DVMerge is the outcome of merging new positions with live deletion vectors.
 type DVMerge struct {
 	// Added are the new DVs, one blob per data file, in the Puffin files PuffinPaths
-	// (laid out by puffinGroups).
+	// (laid out by dvfile.Groups).
 	Added []ibg.DataFile
 	// Replaced are the live DVs the new ones supersede; they must be removed in the
 	// same RowDelta.
@@ -37,7 +36,7 @@ type DVMerge struct {
 // MergeDVs writes, for every data file in positions (data file path -> positions,
 // from any number of shards), a DV that is the union of the positions with the
 // file's live DV, read from the planned task in tasks, into as few Puffin files as
-// puffinGroups allows. A data file whose positions are all deleted already gets no
+// dvfile.Groups allows. A data file whose positions are all deleted already gets no
 // new DV. A data file with more than one live DV is an error (the table is already
 // invalid); a position past the end of the file is an error. The Puffin files are
 // written under the table's data location.
@@ -100,7 +99,7 @@ func MergeDVs(ctx context.Context, tbl *table.Table, tasks map[string]table.File
 		for _, pos := range fresh {
 			bm.Set(uint64(pos))
 		}
-		// The blob's length is what the layout needs (puffinGroups).
+		// The blob's length is what the layout needs (dvfile.Groups).
 		b, err := dv.SerializeDV(bm)
 		if err != nil {
 			return fail(fmt.Errorf("serialize deletion vector of %s: %w", p, err))
@@ -108,12 +107,12 @@ func MergeDVs(ctx context.Context, tbl *table.Table, tasks map[string]table.File
 		blobs = append(blobs, dvBlob{DataFile: p, Data: b, Cardinality: int64(bm.Cardinality()), SpecID: df.SpecID(), Partition: df.Partition()})
 		out.Positions += int64(len(fresh))
 	}
-	for _, g := range puffinGroups(blobs) {
+	for _, g := range dvfile.Groups(blobs) {
 		path := dataLocation(tbl) + "/" + uuid.NewString() + "-deletes.puffin"
 		added, err := dvfile.Write(wfs, meta, path, g)
 		if err == nil {
 			out.PuffinPaths = append(out.PuffinPaths, path)
-			err = checkIncreasing(added)
+			err = dvfile.CheckIncreasing(added)
 		}
 		if err != nil {
 			out.removeFiles(ctx, tbl)
@@ -143,54 +142,6 @@ func (m DVMerge) removeFiles(ctx context.Context, tbl *table.Table) {
 
 // dvBlob is one DV to write: the serialized merged positions of a data file.
 type dvBlob = dvfile.Blob
-
-// puffinGroups lays the DVs of one commit out in Puffin files, each file's blobs in
-// strictly increasing length: the k-th blob of each length goes to the k-th file, so
-// there are as many files as the most frequent length has blobs (one per commit when
-// all lengths differ).
-//
-// The order keeps DuckDB 1.5.5 from applying one data file's DV to another. Its
-// iceberg extension (duckdb-iceberg 45163a28, IcebergMultiFileList::ScanPuffinFile
-// in src/core/deletes/iceberg_deletion_vector.cpp) reads a blob with
-// CachingFileHandle::Read (duckdb src/storage/caching_file_system.cpp) and decodes
-// buf_handle.Ptr(), the start of the cached range that served the read, not the
-// blob's offset in it. Read widens a range up to the next cached one when the gap is
-// no longer than the read (ShouldExpandToFillGap), so a read of blob A can cache a
-// range that also holds a later blob B, whose DV DuckDB then decodes from A's bytes.
-// That range must span the bytes between A and the end of B, at least B's length;
-// with B longer than A the gap is longer than A's read and the range is never
-// widened over B, whatever order or cache state DuckDB reads the file in. One blob
-// per file would be safe too, at one file per DV. duckdb-iceberg fixed the read in
-// 8b2e25f4c, after 1.5.5 (testing/interop/README.md).
-func puffinGroups(blobs []dvBlob) [][]dvBlob {
-	sorted := slices.Clone(blobs)
-	slices.SortStableFunc(sorted, func(a, b dvBlob) int { return cmp.Compare(len(a.Data), len(b.Data)) })
-	var groups [][]dvBlob
-	for i, k := 0, 0; i < len(sorted); i++ {
-		if i > 0 && len(sorted[i].Data) == len(sorted[i-1].Data) {
-			k++
-		} else {
-			k = 0
-		}
-		if k == len(groups) {
-			groups = append(groups, nil)
-		}
-		groups[k] = append(groups[k], sorted[i])
-	}
-	return groups
-}
-
-// checkIncreasing reports a Puffin file whose blobs are not in strictly increasing
-// length (see puffinGroups).
-func checkIncreasing(added []ibg.DataFile) error {
-	for i := 1; i < len(added); i++ {
-		if *added[i].ContentSizeInBytes() <= *added[i-1].ContentSizeInBytes() {
-			return fmt.Errorf("puffin file %s: deletion vector of %s (%d bytes) not longer than the one before it (%d bytes)",
-				added[i].FilePath(), *added[i].ReferencedDataFile(), *added[i].ContentSizeInBytes(), *added[i-1].ContentSizeInBytes())
-		}
-	}
-	return nil
-}
 
 // dataLocation is where the table's data and delete files go.
 func dataLocation(tbl *table.Table) string {

@@ -13,6 +13,7 @@ import (
 	ibg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/puffin"
 
+	"github.com/icebeam/icebeam/iceberg/cdc/dvfile"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 	"github.com/icebeam/icebeam/testing/icebergtest"
 )
@@ -36,7 +37,7 @@ func TestPuffinGroups(t *testing.T) {
 			for i, s := range tc.sizes {
 				blobs = append(blobs, dvBlob{DataFile: string(rune('a' + i)), Data: make([]byte, s)})
 			}
-			groups := puffinGroups(blobs)
+			groups := dvfile.Groups(blobs)
 			var got [][]int64
 			n := 0
 			for _, g := range groups {

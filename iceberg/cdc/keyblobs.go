@@ -1,13 +1,17 @@
 package cdc
 
 import (
-	"cmp"
+	"context"
+	"errors"
+	"runtime"
 	"slices"
 
+	ibg "github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/keyblob"
+	"github.com/icebeam/icebeam/iceberg/internal/pqspan"
 )
 
 // MinBlobRows is the least record count of a data file whose key index blob
@@ -45,21 +49,12 @@ func (ks *keySet) scanBlob(fs iceio.IO, t table.FileScanTask, h *FileHits, live 
 	if err != nil {
 		return false
 	}
-	type hit struct {
-		pos int64
-		key int32
-	}
-	var hits []hit
-	if err := x.Lookup(ks.sortedLongs, func(i int, pos int64) {
-		if live(pos) {
-			hits = append(hits, hit{pos, ks.single[ks.sortedLongs[i]]})
-		}
-	}); err != nil {
+	pos, probe, err := x.Hits(ks.sortedLongs, live)
+	if err != nil {
 		return false
 	}
-	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.pos, b.pos) })
-	for _, e := range hits {
-		h.Positions, h.KeyIndexes = append(h.Positions, e.pos), append(h.KeyIndexes, e.key)
+	for i, p := range pos {
+		h.Positions, h.KeyIndexes = append(h.Positions, p), append(h.KeyIndexes, ks.single[ks.sortedLongs[probe[i]]])
 	}
 	*read += ref.Length
 	h.FromBlob = true
@@ -79,9 +74,60 @@ func (ks *keySet) blobBuild(t table.FileScanTask, par int) *keyblob.Spans {
 	if _, ok := ks.blobs[t.File.FilePath()]; ok {
 		return nil
 	}
-	limit := t.File.FileSizeBytes()
-	if n, ok := t.File.ColumnSizes()[ks.codec.ids[0]]; ok && n > 0 {
+	return newSpans(t.File, ks.codec, par)
+}
+
+// newSpans starts the blob of data file f read in par spans, its limit the
+// stored size of f's key column (codec's one column, from the manifest's
+// metrics), or of f when the manifest has none.
+func newSpans(f ibg.DataFile, codec *keyCodec, par int) *keyblob.Spans {
+	limit := f.FileSizeBytes()
+	if n, ok := f.ColumnSizes()[codec.ids[0]]; ok && n > 0 {
 		limit = n
 	}
-	return keyblob.NewSpans(t.File.Count(), par, limit)
+	return keyblob.NewSpans(f.Count(), par, limit)
+}
+
+// KeyBlobs reads the key column keyCol (one long column) of the data files of
+// tbl whole and returns the key index blobs of those of at least MinBlobRows
+// rows whose keys ascend in row order (compaction's sorted output): for the
+// writer to attach to the table (commit.Committer.AttachKeyIndex), so that the
+// first batch after it resolves them by their blobs too.
+func KeyBlobs(ctx context.Context, tbl *table.Table, keyCol string, files []ibg.DataFile) ([]keyblob.Blob, error) {
+	codec, err := newKeyCodec(tbl.Schema(), []string{keyCol})
+	if err != nil {
+		return nil, err
+	}
+	fs, err := tbl.FS(ctx)
+	if _, long := codec.types[0].(ibg.Int64Type); err != nil || !long {
+		return nil, err
+	}
+	var out []keyblob.Blob
+	for _, f := range files {
+		if f.Count() < MinBlobRows {
+			continue
+		}
+		par := runtime.GOMAXPROCS(0)
+		b, read := newSpans(f, codec, par), int64(0)
+		err := readInt64Key(ctx, fs, f.FilePath(), codec, &read, par, nil, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
+			addSpan(b, span, vals, defs, maxDef, base)
+			return nil
+		})
+		if err != nil && !errors.Is(err, pqspan.ErrNotDirect) {
+			return out, err
+		}
+		if data := b.Finish(); err == nil && data != nil {
+			out = append(out, keyblob.Blob{DataFile: f.FilePath(), Rows: f.Count(), Data: data})
+		}
+	}
+	return out, nil
+}
+
+// addSpan adds a span's keys (as readInt64Key gives them) to b; a null key
+// gives the blob up.
+func addSpan(b *keyblob.Spans, span int, vals []int64, defs []int16, maxDef int16, base int64) {
+	if slices.ContainsFunc(defs, func(d int16) bool { return d != maxDef }) {
+		b.Fail()
+	}
+	b.Add(span, base, vals)
 }

@@ -874,10 +874,7 @@ func scanFile(ctx context.Context, fs iceio.IO, t table.FileScanTask, ks *keySet
 		err := readInt64Key(ctx, fs, path, ks.codec, read, par, ks.outside, func(span int, vals []int64, defs []int16, maxDef int16, base int64) error {
 			s := &spans[span]
 			if build != nil {
-				if slices.ContainsFunc(defs, func(d int16) bool { return d != maxDef }) {
-					build.Fail() // a null key: no position for it in the index
-				}
-				build.Add(span, base, vals)
+				addSpan(build, span, vals, defs, maxDef, base)
 			}
 			if defs == nil {
 				for j, v := range vals {

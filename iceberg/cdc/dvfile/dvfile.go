@@ -7,8 +7,10 @@ package dvfile
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	ibg "github.com/apache/iceberg-go"
@@ -90,4 +92,52 @@ func Write(fs iceio.WriteFileIO, meta table.Metadata, path string, blobs []Blob)
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	return out, nil
+}
+
+// Groups lays the DVs of one commit out in Puffin files, each file's blobs in
+// strictly increasing length: the k-th blob of each length goes to the k-th file, so
+// there are as many files as the most frequent length has blobs (one per commit when
+// all lengths differ).
+//
+// The order keeps DuckDB 1.5.5 from applying one data file's DV to another. Its
+// iceberg extension (duckdb-iceberg 45163a28, IcebergMultiFileList::ScanPuffinFile
+// in src/core/deletes/iceberg_deletion_vector.cpp) reads a blob with
+// CachingFileHandle::Read (duckdb src/storage/caching_file_system.cpp) and decodes
+// buf_handle.Ptr(), the start of the cached range that served the read, not the
+// blob's offset in it. Read widens a range up to the next cached one when the gap is
+// no longer than the read (ShouldExpandToFillGap), so a read of blob A can cache a
+// range that also holds a later blob B, whose DV DuckDB then decodes from A's bytes.
+// That range must span the bytes between A and the end of B, at least B's length;
+// with B longer than A the gap is longer than A's read and the range is never
+// widened over B, whatever order or cache state DuckDB reads the file in. One blob
+// per file would be safe too, at one file per DV. duckdb-iceberg fixed the read in
+// 8b2e25f4c, after 1.5.5 (testing/interop/README.md).
+func Groups(blobs []Blob) [][]Blob {
+	sorted := slices.Clone(blobs)
+	slices.SortStableFunc(sorted, func(a, b Blob) int { return cmp.Compare(len(a.Data), len(b.Data)) })
+	var groups [][]Blob
+	for i, k := 0, 0; i < len(sorted); i++ {
+		if i > 0 && len(sorted[i].Data) == len(sorted[i-1].Data) {
+			k++
+		} else {
+			k = 0
+		}
+		if k == len(groups) {
+			groups = append(groups, nil)
+		}
+		groups[k] = append(groups[k], sorted[i])
+	}
+	return groups
+}
+
+// CheckIncreasing reports a Puffin file whose blobs are not in strictly increasing
+// length (see Groups).
+func CheckIncreasing(added []ibg.DataFile) error {
+	for i := 1; i < len(added); i++ {
+		if *added[i].ContentSizeInBytes() <= *added[i-1].ContentSizeInBytes() {
+			return fmt.Errorf("puffin file %s: deletion vector of %s (%d bytes) not longer than the one before it (%d bytes)",
+				added[i].FilePath(), *added[i].ReferencedDataFile(), *added[i].ContentSizeInBytes(), *added[i-1].ContentSizeInBytes())
+		}
+	}
+	return nil
 }

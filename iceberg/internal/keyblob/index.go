@@ -1,11 +1,13 @@
 package keyblob
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -319,4 +321,24 @@ func (x *Index) All(fn func(key, pos int64)) error {
 		}
 	}
 	return nil
+}
+
+// Hits returns the row positions holding probes (sorted ascending, as Lookup)
+// that keep accepts, in position order, each with the index of its probe.
+func (x *Index) Hits(probes []int64, keep func(pos int64) bool) (pos []int64, probe []int, err error) {
+	type hit struct {
+		pos   int64
+		probe int
+	}
+	var hits []hit
+	err = x.Lookup(probes, func(i int, p int64) {
+		if keep(p) {
+			hits = append(hits, hit{p, i})
+		}
+	})
+	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.pos, b.pos) })
+	for _, h := range hits {
+		pos, probe = append(pos, h.pos), append(probe, h.probe)
+	}
+	return pos, probe, err
 }

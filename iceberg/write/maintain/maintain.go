@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table/compaction"
 	"github.com/google/uuid"
 
+	"github.com/icebeam/icebeam/iceberg/cdc"
 	"github.com/icebeam/icebeam/iceberg/internal/config"
 	"github.com/icebeam/icebeam/iceberg/internal/keyblob"
 	"github.com/icebeam/icebeam/iceberg/write/commit"
@@ -345,6 +346,7 @@ func CompactGroup(ctx context.Context, c commit.Committer, cat table.CatalogIO, 
 			return res, config.WrapOp("compact", name, err)
 		}
 		if !stale {
+			indexCompacted(ctx, c, cat, ident, tbl, gr.NewDataFiles, o.KeyColumns, res.SnapshotID)
 			return res, nil
 		}
 		removeFiles(ctx, tbl, gr.NewDataFiles)
@@ -353,6 +355,31 @@ func CompactGroup(ctx context.Context, c commit.Committer, cat table.CatalogIO, 
 	res.Stale = true
 	log.Warnf(ctx, "iceberg: compact %s: gave up group %s after %d rewrites: concurrent deletes kept changing its files", name, g.Partition, maxStaleRedos+1)
 	return res, nil
+}
+
+// indexCompacted adds the key index blobs of the large files a compaction of tbl
+// committed at snapshot snap (cdc.KeyBlobs) to the table's key index file
+// (commit.Committer.AttachKeyIndex), so that the first merge-on-read batch after
+// the compaction resolves their keys by their blobs too. Only when compaction
+// sorted them by one long key column first (its identifier field, or the key
+// column inline maintenance gives): their keys then ascend. Best effort: a
+// failure is logged, the compaction stands.
+func indexCompacted(ctx context.Context, c commit.Committer, cat table.CatalogIO, ident table.Identifier, tbl *table.Table, files []ibg.DataFile, keys []string, snap int64) {
+	cols, ids := sortColumns(tbl, keys), tbl.Schema().IdentifierFieldIDs
+	if len(cols) == 0 || len(ids) > 1 || len(ids) == 0 && len(keys) != 1 {
+		return
+	}
+	f, ok := tbl.Schema().FindFieldByName(cols[0].name)
+	if !ok || len(ids) == 1 && f.ID != ids[0] || len(ids) == 0 && cols[0].name != keys[0] {
+		return // sorted by another column first: the keys do not ascend
+	}
+	blobs, err := cdc.KeyBlobs(ctx, tbl, f.Name, files)
+	if err == nil && len(blobs) > 0 {
+		_, err = c.AttachKeyIndex(ctx, cat, ident, snap, f.ID, blobs)
+	}
+	if err != nil {
+		log.Warnf(ctx, "iceberg: compact %s: key index blobs of the compacted files not attached: %v (the next batch reads their key columns)", strings.Join(ident, "."), err)
+	}
 }
 
 // ownPositionDeletes keeps the position delete files that reference one data file of

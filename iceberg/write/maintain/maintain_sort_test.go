@@ -14,6 +14,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icebeam/icebeam/iceberg/cdc"
+	"github.com/icebeam/icebeam/iceberg/internal/keyblob"
 	"github.com/icebeam/icebeam/iceberg/write/commit"
 	"github.com/icebeam/icebeam/iceberg/write/internal/writetest"
 	"github.com/icebeam/icebeam/testing/icebergtest"
@@ -98,9 +100,15 @@ func fileIDs(t *testing.T, tbl *table.Table) (ids [][]int64, lower, upper []int6
 // maintenance: the sink's equality columns), so that files of one group hold
 // disjoint, tight id ranges; the table holds the same live ids and passes the
 // invariant checks.
+//
+// The compacted files of at least cdc.MinBlobRows rows (lowered to 1,000) get
+// their key index blobs in the table's key index file: each blob finds every id
+// of its file at its row position.
 func TestCompactSortsByIdentifierFields(t *testing.T) {
 	ctx := context.Background()
 	cat := writetest.NewCatalog(t)
+	defer func(n int64) { cdc.MinBlobRows = n }(cdc.MinBlobRows)
+	cdc.MinBlobRows = 1000
 	for _, tc := range []struct {
 		name   string
 		target int64 // compaction target file size: small makes one group write several files
@@ -145,6 +153,7 @@ func TestCompactSortsByIdentifierFields(t *testing.T) {
 			if !slices.Equal(all, live) {
 				t.Fatalf("compacted table holds %d ids, want the %d live ones", len(all), len(live))
 			}
+			checkKeyBlobs(t, tbl, files)
 		})
 	}
 }
@@ -183,6 +192,7 @@ func TestCompactSortLimit(t *testing.T) {
 			if !slices.Equal(all, live) {
 				t.Fatalf("compacted table holds %d ids, want the %d live ones", len(all), len(live))
 			}
+			checkKeyBlobs(t, tbl, files)
 		})
 	}
 }
@@ -285,5 +295,43 @@ func TestCompactSortsEveryType(t *testing.T) {
 	files, _, _ := fileIDs(t, tbl)
 	if len(files) != 1 || !slices.IsSorted(files[0]) {
 		t.Fatalf("compacted files' ids: %d files, first sorted %v", len(files), len(files) > 0 && slices.IsSorted(files[0]))
+	}
+}
+
+// checkKeyBlobs requires the table's key index file to hold a blob of each of
+// its data files (files: their ids in row order, by lower bound) that finds
+// every id at its row position.
+func checkKeyBlobs(t *testing.T, tbl *table.Table, files [][]int64) {
+	t.Helper()
+	ctx := context.Background()
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := keyblob.Refs(fs, tbl.Properties()[keyblob.IndexProperty], 1)
+	if err != nil || len(refs) != len(files) {
+		t.Fatalf("key index file %q: %d blobs for %d compacted files, %v", tbl.Properties()[keyblob.IndexProperty], len(refs), len(files), err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(tasks, func(a, b table.FileScanTask) int {
+		return int(int64(binary.LittleEndian.Uint64(a.File.LowerBoundValues()[1])) - int64(binary.LittleEndian.Uint64(b.File.LowerBoundValues()[1])))
+	})
+	for i, task := range tasks {
+		x, err := keyblob.Read(fs, refs[task.File.FilePath()], task.File.Count())
+		if err != nil {
+			t.Fatalf("file %d: %v", i, err)
+		}
+		pos, probe, err := x.Hits(files[i], func(int64) bool { return true })
+		if err != nil || len(pos) != len(files[i]) {
+			t.Fatalf("file %d: %d of %d ids found, %v", i, len(pos), len(files[i]), err)
+		}
+		for j := range pos {
+			if pos[j] != int64(probe[j]) {
+				t.Fatalf("file %d: id %d at position %d, the blob says %d", i, files[i][probe[j]], probe[j], pos[j])
+			}
+		}
 	}
 }
