@@ -2,9 +2,10 @@
 // the one loop of load, token check, staging, commit and retry (conflicts, lost
 // responses), and each kind of commit is a named [Change] it runs: the window commit
 // of a sink ([Committer.Commit]; a late pane is a window commit with a LateID, and a
-// merge-on-read window adds its [Deletes]), the heartbeat ([RefreshToken]), and, in
-// their packages, the schema evolution (package schema) and the rewrite, expiry and
-// manifest merge (package maintain).
+// merge-on-read window adds its [Deletes]), the heartbeat ([RefreshToken]), the key
+// index file's update ([Committer.AttachKeyIndex]), and, in their packages, the
+// schema evolution (package schema) and the rewrite, expiry and manifest merge
+// (package maintain).
 //
 // Its tokens (token.go) are the snapshot summary keys with which a sink records the
 // windows it committed ([SummarySinkID], [CommittedThroughKey], runs, late panes,
