@@ -3,22 +3,12 @@ package keyjoin
 import (
 	"context"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icebeam/icebeam/iceberg/internal/catalogs"
 	"github.com/icebeam/icebeam/iceberg/internal/keyblob"
 	"github.com/icebeam/icebeam/iceberg/write/commit"
-)
-
-// Counters of the key index blobs (package keyblob).
-var (
-	// BlobsRead counts the data files whose keys were resolved by their key index
-	// blob instead of their key column.
-	BlobsRead = beam.NewCounter(commit.MetricsNamespace, "key_index_blobs_read")
-	// BlobsWritten counts the key index blobs attached to the table.
-	BlobsWritten = beam.NewCounter(commit.MetricsNamespace, "key_index_blobs_written")
 )
 
 // blob is a key index blob a scan built, of a data file of snapshot Snapshot,

@@ -68,6 +68,11 @@ var (
 	// ReadMs counts the milliseconds spent reading key columns (for the key
 	// index: bringing it up to the table).
 	ReadMs = beam.NewCounter(commit.MetricsNamespace, "key_index_build_ms")
+	// BlobsRead counts the data files whose keys were resolved by their key index
+	// blob (package iceberg/internal/keyblob) instead of their key column.
+	BlobsRead = beam.NewCounter(commit.MetricsNamespace, "key_index_blobs_read")
+	// BlobsWritten counts the key index blobs added to the table's key index file.
+	BlobsWritten = beam.NewCounter(commit.MetricsNamespace, "key_index_blobs_written")
 )
 
 // Config is what the join needs of the write.
