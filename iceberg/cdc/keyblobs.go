@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"slices"
+	"sync"
 
 	ibg "github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -22,17 +23,40 @@ var MinBlobRows int64 = 1 << 20
 // useBlobs lets ks resolve its keys in the data files of tbl that have a key
 // index blob in the table's key index file (keyblob.IndexProperty) by the blob,
 // and, with build, build the blob of each large file it reads without one
-// (FileHits.Blob): only for one long key column, whose values the blobs hold. An
-// unreadable key index file counts as none: the key columns are read (and the
-// blobs built again).
+// (FileHits.Blob): only for one long key column, whose values the blobs hold. It
+// reads nothing: the key index file's footer is read when a file is first
+// scanned (a commit's refresh that scans no file reads none).
 func (ks *keySet) useBlobs(fs iceio.IO, tbl *table.Table, build bool) {
 	if ks.single == nil {
 		return
 	}
 	ks.indexFiles = build
-	if refs, err := keyblob.Refs(fs, tbl.Properties()[keyblob.IndexProperty], ks.codec.ids[0]); err == nil {
-		ks.blobs = refs
+	ks.blobs = &blobSource{fs: fs, file: tbl.Properties()[keyblob.IndexProperty], field: ks.codec.ids[0]}
+}
+
+// blobSource is a table's key index file, its blobs read once, when first asked
+// for (by concurrent scans).
+type blobSource struct {
+	fs    iceio.IO
+	file  string
+	field int
+	once  sync.Once
+	refs  map[string]keyblob.Ref
+}
+
+// ref returns the blob of the data file at path. An unreadable key index file
+// counts as none: the key columns are read (and the blobs built again).
+func (b *blobSource) ref(path string) (keyblob.Ref, bool) {
+	if b == nil || b.file == "" {
+		return keyblob.Ref{}, false
 	}
+	b.once.Do(func() {
+		if refs, err := keyblob.Refs(b.fs, b.file, b.field); err == nil {
+			b.refs = refs
+		}
+	})
+	r, ok := b.refs[path]
+	return r, ok
 }
 
 // scanBlob resolves ks's keys in the data file of t by its key index blob, into
@@ -41,7 +65,7 @@ func (ks *keySet) useBlobs(fs iceio.IO, tbl *table.Table, build bool) {
 // be read or fails its checks: the key column is then read, the blob being an
 // index, never the data.
 func (ks *keySet) scanBlob(fs iceio.IO, t table.FileScanTask, h *FileHits, live func(int64) bool, read *int64) bool {
-	ref, ok := ks.blobs[t.File.FilePath()]
+	ref, ok := ks.blobs.ref(t.File.FilePath())
 	if !ok {
 		return false
 	}
@@ -71,7 +95,7 @@ func (ks *keySet) blobBuild(t table.FileScanTask, par int) *keyblob.Spans {
 	if !ks.indexFiles || t.File.Count() < MinBlobRows {
 		return nil
 	}
-	if _, ok := ks.blobs[t.File.FilePath()]; ok {
+	if _, ok := ks.blobs.ref(t.File.FilePath()); ok {
 		return nil
 	}
 	return newSpans(t.File, ks.codec, par)

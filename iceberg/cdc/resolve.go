@@ -26,7 +26,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
 
-	"github.com/icebeam/icebeam/iceberg/internal/keyblob"
 	"github.com/icebeam/icebeam/iceberg/internal/pqspan"
 	"github.com/icebeam/icebeam/iceberg/internal/row"
 )
@@ -51,7 +50,7 @@ type FileHits struct {
 	// its key column was not read.
 	FromBlob bool
 	// Blob is the key index blob (package keyblob) the read built of the file,
-	// when asked to (keySet.indexFiles) and the file allows (see blobBuilder).
+	// when asked to (keySet.indexFiles) and the file allows (see blobBuild).
 	Blob []byte
 }
 
@@ -167,11 +166,11 @@ type keySet struct {
 	// column's min/max statistics hold none of them is not read (outside).
 	sortedLongs []int64
 	sortedBytes []string
-	// blobs are the key index blobs of the table's data files (keyblob.Refs), by
-	// path, of one long key column: a file with one is resolved by its blob
-	// (scanBlob). indexFiles asks scanFile to build the blob of each large file
-	// read without one (blobBuild).
-	blobs      map[string]keyblob.Ref
+	// blobs are the key index blobs of the table's data files (useBlobs), of
+	// one long key column: a file with one is resolved by its blob (scanBlob).
+	// indexFiles asks scanFile to build the blob of each large file read
+	// without one (blobBuild).
+	blobs      *blobSource
 	indexFiles bool
 }
 
