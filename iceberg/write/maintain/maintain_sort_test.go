@@ -63,18 +63,25 @@ func shuffledTable(t *testing.T, cat catalog.Catalog, name string, sc *ibg.Schem
 	return tbl, live
 }
 
-// fileIDs returns the ids of each live data file of tbl in file order, with the
-// file's manifest bounds on id.
-func fileIDs(t *testing.T, tbl *table.Table) (ids [][]int64, lower, upper []int64) {
+// tasksByLowerID plans tbl's files, in the order of their lower id bound.
+func tasksByLowerID(t *testing.T, tbl *table.Table) []table.FileScanTask {
 	t.Helper()
-	ctx := context.Background()
-	tasks, err := tbl.Scan().PlanFiles(ctx)
+	tasks, err := tbl.Scan().PlanFiles(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	slices.SortFunc(tasks, func(a, b table.FileScanTask) int {
 		return int(int64(binary.LittleEndian.Uint64(a.File.LowerBoundValues()[1])) - int64(binary.LittleEndian.Uint64(b.File.LowerBoundValues()[1])))
 	})
+	return tasks
+}
+
+// fileIDs returns the ids of each live data file of tbl in file order, with the
+// file's manifest bounds on id.
+func fileIDs(t *testing.T, tbl *table.Table) (ids [][]int64, lower, upper []int64) {
+	t.Helper()
+	ctx := context.Background()
+	tasks := tasksByLowerID(t, tbl)
 	for _, task := range tasks {
 		_, recs, err := tbl.Scan(table.WithSelectedFields("id")).ReadTasks(ctx, []table.FileScanTask{task})
 		if err != nil {
@@ -311,13 +318,7 @@ func checkKeyBlobs(t *testing.T, tbl *table.Table, files [][]int64) {
 	if err != nil || len(refs) != len(files) {
 		t.Fatalf("key index file %q: %d blobs for %d compacted files, %v", tbl.Properties()[keyblob.IndexProperty], len(refs), len(files), err)
 	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(tasks, func(a, b table.FileScanTask) int {
-		return int(int64(binary.LittleEndian.Uint64(a.File.LowerBoundValues()[1])) - int64(binary.LittleEndian.Uint64(b.File.LowerBoundValues()[1])))
-	})
+	tasks := tasksByLowerID(t, tbl)
 	for i, task := range tasks {
 		x, err := keyblob.Read(fs, refs[task.File.FilePath()], task.File.Count())
 		if err != nil {
